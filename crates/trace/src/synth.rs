@@ -1,0 +1,1 @@
+//! Synthetic traces (filled in by the generator work).
