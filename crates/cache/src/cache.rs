@@ -1,0 +1,119 @@
+//! A cache = block table + policy, with the find / insert / evict / remove vocabulary.
+
+use crate::{BlockMeta, BlockTable, Policy, Slot};
+use shingled_core::BlockNo;
+
+/// The metadata of an SSD cache of 4 KiB blocks under one replacement policy.
+///
+/// It decides hits and victims; it does not move data or model time. The replay engine (or a
+/// real data path) does the I/O the outcomes call for: writing dirty victims back, filling
+/// missed blocks.
+pub struct Cache {
+    table: BlockTable,
+    policy: Box<dyn Policy>,
+    victims: Vec<Slot>,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache")
+            .field("policy", &self.policy.name())
+            .field("len", &self.table.len())
+            .field("capacity", &self.table.capacity())
+            .finish()
+    }
+}
+
+impl Cache {
+    /// An empty cache of `capacity` blocks managed by `policy`.
+    pub fn new(capacity: u32, policy: Box<dyn Policy>) -> Self {
+        Cache { table: BlockTable::new(capacity), policy, victims: Vec::with_capacity(64) }
+    }
+
+    /// The block table (read-only).
+    #[inline]
+    pub fn table(&self) -> &BlockTable {
+        &self.table
+    }
+
+    /// The policy's name.
+    pub fn policy_name(&self) -> &'static str {
+        self.policy.name()
+    }
+
+    /// Looks `block` up without touching anything.
+    #[inline]
+    pub fn peek(&self, block: BlockNo) -> Option<&BlockMeta> {
+        self.table.slot_of(block).map(|s| self.table.meta(s))
+    }
+
+    /// Accesses `block`: on a hit updates its state (a write makes it dirty), tells the policy,
+    /// and returns whether it was dirty before this access. `None` on a miss (nothing changes).
+    #[inline]
+    pub fn access(&mut self, block: BlockNo, write: bool) -> Option<bool> {
+        let slot = self.table.slot_of(block)?;
+        let was_dirty = self.table.meta(slot).dirty;
+        let became_dirty = self.table.touch(slot, write);
+        self.policy.on_hit(&self.table, slot, became_dirty);
+        Some(was_dirty)
+    }
+
+    /// Inserts `block` (not cached) as clean or dirty, first evicting as the policy decides when
+    /// the cache is full. Evicted blocks' final states are appended to `evicted`, in the order
+    /// the policy chose them.
+    ///
+    /// # Panics
+    /// If the policy returns no victim, or a free or repeated slot, for a full cache: that is a
+    /// policy bug, not an input error.
+    pub fn insert(&mut self, block: BlockNo, dirty: bool, evicted: &mut Vec<BlockMeta>) {
+        debug_assert!(self.table.slot_of(block).is_none(), "block {block} already cached");
+        if self.table.is_full() {
+            self.evict(evicted);
+        }
+        let slot = self.table.insert(block, dirty);
+        self.policy.on_insert(&self.table, slot);
+    }
+
+    /// Asks the policy for victims and removes them.
+    fn evict(&mut self, evicted: &mut Vec<BlockMeta>) {
+        self.victims.clear();
+        self.policy.select_victims(&self.table, &mut self.victims);
+        assert!(
+            !self.victims.is_empty(),
+            "policy {} chose no victim for a full cache",
+            self.policy.name()
+        );
+        for i in 0..self.victims.len() {
+            let s = self.victims[i];
+            assert!(self.table.is_used(s), "policy {} chose free or repeated slot {s}", self.policy.name());
+            self.policy.on_remove(&self.table, s);
+            evicted.push(self.table.remove(s));
+        }
+    }
+
+    /// Removes `block` if cached (e.g. a write that bypasses the cache), returning its state.
+    pub fn invalidate(&mut self, block: BlockNo) -> Option<BlockMeta> {
+        let slot = self.table.slot_of(block)?;
+        self.policy.on_remove(&self.table, slot);
+        Some(self.table.remove(slot))
+    }
+
+    /// Marks a cached block clean after the caller wrote it to the drive without evicting it.
+    /// The policy sees it through the meta on its next call.
+    pub fn mark_clean(&mut self, block: BlockNo) {
+        if let Some(slot) = self.table.slot_of(block) {
+            self.table.mark_clean(slot);
+        }
+    }
+
+    /// Approximate heap bytes of the table and the policy structures.
+    pub fn heap_bytes(&self) -> usize {
+        let cap = self.table.capacity() as usize;
+        // hashbrown: one (key, value) pair + one control byte per bucket, buckets = capacity * 8/7
+        // rounded up to a power of two.
+        let buckets = (cap * 8 / 7).next_power_of_two();
+        let map = buckets * (std::mem::size_of::<(BlockNo, Slot)>() + 1);
+        let meta = cap * (std::mem::size_of::<BlockMeta>() + 1 + std::mem::size_of::<Slot>());
+        map + meta + self.policy.heap_bytes()
+    }
+}

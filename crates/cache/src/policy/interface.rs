@@ -1,0 +1,80 @@
+//! The replacement-policy interface.
+
+use crate::{BlockTable, Slot};
+use shingled_core::BandMap;
+use std::sync::Arc;
+
+/// What a policy may know about its surroundings when it is built.
+#[derive(Clone, Debug, Default)]
+pub struct PolicyContext {
+    /// Cache capacity in 4 KiB blocks.
+    pub capacity_blocks: u32,
+    /// The drive's true band layout, when the drive has bands and the experiment lets policies
+    /// know it (LRU-band does; PORE and SAC deliberately assume their own zone size instead).
+    pub bands: Option<Arc<BandMap>>,
+    /// The drive's persistent-buffer capacity in blocks, when known (PORE's default period and
+    /// SAC's default cycle length).
+    pub pb_blocks: Option<u64>,
+    /// Seed for any random choice a policy makes.
+    pub seed: u64,
+}
+
+/// An error building a policy from its configuration.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// A configuration field is out of range.
+    #[error("policy {policy}: field {field}: {reason} (value {value})")]
+    Field {
+        /// Policy name.
+        policy: &'static str,
+        /// Field name.
+        field: &'static str,
+        /// Offending value.
+        value: String,
+        /// What is allowed.
+        reason: String,
+    },
+    /// The policy needs something the experiment does not provide.
+    #[error("policy {policy}: {reason}")]
+    Unsupported {
+        /// Policy name.
+        policy: &'static str,
+        /// What is missing.
+        reason: String,
+    },
+}
+
+/// A cache replacement policy: decides which cached blocks leave when room is needed.
+///
+/// The [`crate::Cache`] owns the [`BlockTable`] and calls the policy after every change, so a
+/// policy only keeps its own ordering structures (usually [`crate::Links`] lists indexed by slot).
+/// Calls arrive in this order and under these promises:
+///
+/// - [`Policy::on_insert`] right after a block entered `slot` (meta already set: `hits == 1`,
+///   `dirty` as inserted).
+/// - [`Policy::on_hit`] after each access to a cached block (meta already updated: `hits`
+///   incremented, `last_access` set, `dirty` set when a write made it dirty — then
+///   `became_dirty` is `true`).
+/// - [`Policy::select_victims`] when the cache is full and a block must enter. The policy pushes
+///   one or more distinct used slots to `victims` (a batch, e.g. a whole band) and must not
+///   change its structures for them yet; the cache then calls [`Policy::on_remove`] for each.
+///   Clean victims are dropped; dirty ones are written back by the caller.
+/// - [`Policy::on_remove`] just before `slot` is freed (after selection, or when the caller
+///   invalidates a block); the meta is still readable.
+pub trait Policy: Send {
+    /// Short name as used in reports (`lru`, `pore-bl` …).
+    fn name(&self) -> &'static str;
+    /// A block entered `slot`.
+    fn on_insert(&mut self, table: &BlockTable, slot: Slot);
+    /// A cached block in `slot` was accessed.
+    fn on_hit(&mut self, table: &BlockTable, slot: Slot, became_dirty: bool);
+    /// Chooses at least one victim among the used slots (the cache is full).
+    fn select_victims(&mut self, table: &BlockTable, victims: &mut Vec<Slot>);
+    /// `slot` is about to be freed.
+    fn on_remove(&mut self, table: &BlockTable, slot: Slot);
+    /// Heap bytes the policy's own structures use (for the memory-per-block figure).
+    fn heap_bytes(&self) -> usize {
+        0
+    }
+}

@@ -1,0 +1,6 @@
+//! The replacement-policy interface and the policies, one file each.
+
+mod interface;
+pub mod lru;
+
+pub use interface::{Policy, PolicyContext, PolicyError};

@@ -1,0 +1,157 @@
+//! The cache's block table: which 4 KiB blocks are cached, in which slot, and their state.
+
+use crate::Slot;
+use rustc_hash::FxHashMap;
+use shingled_core::BlockNo;
+
+/// Per-slot state every policy may read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockMeta {
+    /// The cached block.
+    pub block: BlockNo,
+    /// Logical time (the table's access counter) of the latest access.
+    pub last_access: u64,
+    /// Accesses since the block entered the cache (the inserting access counts as 1).
+    pub hits: u32,
+    /// The cached copy is newer than the drive's.
+    pub dirty: bool,
+}
+
+/// Maps cached blocks to dense slots `0..capacity` and keeps their [`BlockMeta`].
+///
+/// The table changes only through [`crate::Cache`]; policies get `&BlockTable` and read it.
+/// Memory: one hash entry (block → slot) plus 24 bytes of meta per slot.
+#[derive(Debug)]
+pub struct BlockTable {
+    map: FxHashMap<BlockNo, Slot>,
+    meta: Vec<BlockMeta>,
+    used: Vec<bool>,
+    free: Vec<Slot>,
+    capacity: u32,
+    dirty: u32,
+    clock: u64,
+}
+
+impl BlockTable {
+    /// An empty table of `capacity` slots (`1 <= capacity < u32::MAX`).
+    pub fn new(capacity: u32) -> Self {
+        assert!(capacity >= 1 && capacity < Slot::MAX, "cache capacity {capacity} out of range");
+        let mut map = FxHashMap::default();
+        map.reserve(capacity as usize);
+        BlockTable {
+            map,
+            meta: vec![BlockMeta::default(); capacity as usize],
+            used: vec![false; capacity as usize],
+            free: (0..capacity).rev().collect(),
+            capacity,
+            dirty: 0,
+            clock: 0,
+        }
+    }
+
+    /// Number of slots.
+    #[inline]
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+    /// Cached blocks.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.capacity - self.free.len() as u32
+    }
+    /// `true` when nothing is cached.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// `true` when every slot is used.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.free.is_empty()
+    }
+    /// Cached dirty blocks.
+    #[inline]
+    pub fn dirty_len(&self) -> u32 {
+        self.dirty
+    }
+    /// Cached clean blocks.
+    #[inline]
+    pub fn clean_len(&self) -> u32 {
+        self.len() - self.dirty
+    }
+    /// The logical clock: number of block accesses (hits and insertions) so far.
+    #[inline]
+    pub fn clock(&self) -> u64 {
+        self.clock
+    }
+    /// The slot caching `block`, if cached.
+    #[inline]
+    pub fn slot_of(&self, block: BlockNo) -> Option<Slot> {
+        self.map.get(&block).copied()
+    }
+    /// The state of `slot`. Meaningful only for used slots.
+    #[inline]
+    pub fn meta(&self, slot: Slot) -> &BlockMeta {
+        &self.meta[slot as usize]
+    }
+    /// `true` if `slot` holds a block.
+    #[inline]
+    pub fn is_used(&self, slot: Slot) -> bool {
+        self.used.get(slot as usize).copied().unwrap_or(false)
+    }
+    /// Iterates the used slots in slot order (deterministic).
+    pub fn used_slots(&self) -> impl Iterator<Item = Slot> + '_ {
+        (0..self.capacity).filter(|&s| self.used[s as usize])
+    }
+
+    /// Records an access to a cached slot; a write makes it dirty. Returns `true` if it was
+    /// clean and became dirty.
+    #[inline]
+    pub(crate) fn touch(&mut self, slot: Slot, write: bool) -> bool {
+        self.clock += 1;
+        let m = &mut self.meta[slot as usize];
+        m.last_access = self.clock;
+        m.hits = m.hits.saturating_add(1);
+        let became_dirty = write && !m.dirty;
+        if became_dirty {
+            m.dirty = true;
+            self.dirty += 1;
+        }
+        became_dirty
+    }
+
+    /// Puts `block` into a free slot. The table must not be full and must not hold `block`.
+    #[inline]
+    pub(crate) fn insert(&mut self, block: BlockNo, dirty: bool) -> Slot {
+        let slot = self.free.pop().expect("insert into a full block table");
+        self.clock += 1;
+        let prev = self.map.insert(block, slot);
+        debug_assert!(prev.is_none(), "block {block} inserted twice");
+        self.meta[slot as usize] = BlockMeta { block, last_access: self.clock, hits: 1, dirty };
+        self.used[slot as usize] = true;
+        self.dirty += dirty as u32;
+        slot
+    }
+
+    /// Frees `slot`, returning its final state.
+    #[inline]
+    pub(crate) fn remove(&mut self, slot: Slot) -> BlockMeta {
+        let m = self.meta[slot as usize];
+        debug_assert!(self.used[slot as usize], "removing a free slot {slot}");
+        self.map.remove(&m.block);
+        self.used[slot as usize] = false;
+        self.dirty -= m.dirty as u32;
+        self.free.push(slot);
+        m
+    }
+
+    /// Marks a cached block clean (after the caller wrote it back without evicting it).
+    #[inline]
+    pub(crate) fn mark_clean(&mut self, slot: Slot) {
+        let m = &mut self.meta[slot as usize];
+        if m.dirty {
+            m.dirty = false;
+            self.dirty -= 1;
+        }
+    }
+}
