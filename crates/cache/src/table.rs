@@ -35,7 +35,7 @@ pub struct BlockTable {
 impl BlockTable {
     /// An empty table of `capacity` slots (`1 <= capacity < u32::MAX`).
     pub fn new(capacity: u32) -> Self {
-        assert!(capacity >= 1 && capacity < Slot::MAX, "cache capacity {capacity} out of range");
+        assert!((1..Slot::MAX).contains(&capacity), "cache capacity {capacity} out of range");
         let mut map = FxHashMap::default();
         map.reserve(capacity as usize);
         BlockTable {

@@ -108,7 +108,7 @@ impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
         for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-            if b >= (1 << shift) && b % (1 << shift) == 0 {
+            if b >= (1 << shift) && b.is_multiple_of(1 << shift) {
                 return write!(f, "{}{}", b >> shift, unit);
             }
         }
