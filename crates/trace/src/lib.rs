@@ -15,9 +15,21 @@
 //! ```
 
 mod error;
+mod formats;
+mod open;
+mod records;
 mod request;
+mod text;
 
+pub mod binary;
+pub mod mix;
+pub mod stats;
 pub mod synth;
 
+pub use binary::{convert, BinaryReader, BinaryWriter, ConvertSummary};
 pub use error::TraceError;
+pub use formats::{Format, UnknownFormat};
+pub use mix::{mix, MixStream, MixSummary};
+pub use open::{detect_format, open, open_stream, OpenOptions, VolumeFilter};
 pub use request::{Request, TraceReader};
+pub use stats::{footprint, trace_stats, BlockSet, Footprint, TraceStats};
