@@ -4,17 +4,42 @@
 //! it take, and what did it do inside the drive?" The answer is a [`Nanos`] service time plus
 //! counters accumulated in [`DriveStats`]. Models never sleep and never touch real devices.
 //!
-//! - [`ssd`]: flash cache device, per-4 KiB latency plus bandwidth.
+//! - [`ssd`]: flash cache device, per-request latency plus bandwidth.
 //! - [`hdd`]: conventional (CMR) disk mechanics: seek by distance, rotational position from a
 //!   platter phase that advances with the clock, transfer rate falling from outer to inner tracks.
 //! - [`dm_smr`]: the drive-managed SMR drive of the PORE and SAC papers: a persistent buffer
 //!   (PB) managed as a FIFO log over shingled bands, cleaned by band read-modify-write (RMW).
 //!
 //! [`DriveConfig`] is the serde-tagged registry of models; [`DriveConfig::build`] turns one into
-//! a `Box<dyn Drive>`.
+//! a `Box<dyn Drive>`, and [`profile`] / [`ssd_profile`] name ready-made configurations.
+//! `docs/drive-models.md` lists every default with its source.
+//!
+//! ```
+//! use shingled_core::{ByteSize, Nanos};
+//! use shingled_device::{profile, BuildContext};
+//!
+//! let cfg = profile("st5000as0011").unwrap();
+//! let ctx = BuildContext { written_range: ByteSize::gb(10), accessed_range: ByteSize::gb(12) };
+//! let mut drive = cfg.build(&ctx).unwrap();
+//! let t = drive.write(Nanos(0), 1234, 2);
+//! assert!(t > Nanos(0));
+//! assert_eq!(drive.stats().pb_writes, 2);
+//! ```
 
-use shingled_core::{BlockNo, Nanos};
+pub mod config;
+pub mod dm_smr;
+pub mod error;
+pub mod hdd;
+pub mod ssd;
+
+pub use config::{profile, profile_names, ssd_profile, ssd_profile_names, BuildContext, DriveConfig};
+pub use dm_smr::{DmSmr, DmSmrConfig, PbFlavour, PbFree};
+pub use error::{DeviceError, Result};
+pub use hdd::{AccessTiming, Hdd, HddConfig, Mechanism};
+pub use ssd::{Ssd, SsdConfig};
+
 use serde::{Deserialize, Serialize};
+use shingled_core::{BandMap, BlockNo, Nanos};
 
 /// A block device model.
 pub trait Drive: Send {
@@ -32,10 +57,37 @@ pub trait Drive: Send {
 
     /// Short model name for reports (`ssd`, `cmr`, `dm-smr`).
     fn kind(&self) -> &'static str;
+
+    /// Host-visible capacity in 4 KiB blocks. Requests must stay below it; a model serves only
+    /// the in-range part of a request that does not, and counts the rest in
+    /// [`DriveStats::out_of_range_blocks`] (results are then not meaningful). Default: unbounded.
+    fn capacity_blocks(&self) -> u64 {
+        u64::MAX
+    }
+
+    /// `Ok` if `[block, block + nblocks)` lies within [`Drive::capacity_blocks`]; the replay
+    /// engine calls this (or compares the trace's range once) before replaying.
+    fn check_range(&self, block: BlockNo, nblocks: u32) -> Result<()> {
+        let end = block.saturating_add(nblocks as u64);
+        let cap = self.capacity_blocks();
+        if end > cap {
+            return Err(DeviceError::OutOfRange { start: block, end, capacity_blocks: cap });
+        }
+        Ok(())
+    }
+
+    /// The true band layout of a shingled drive, for policies allowed to know it (LRU-band).
+    /// `None` for drives without bands.
+    fn band_map(&self) -> Option<&BandMap> {
+        None
+    }
 }
 
 /// What a drive did. All counters are cumulative; subtract two snapshots to get an interval.
+///
+/// Block counts are 4 KiB blocks; `*_ops` count requests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DriveStats {
     /// Read operations issued to the drive.
     pub read_ops: u64,
@@ -49,7 +101,7 @@ pub struct DriveStats {
     pub read_time: Nanos,
     /// Modelled time spent serving writes (including cleaning charged to them).
     pub write_time: Nanos,
-    /// DM-SMR: host blocks written into the persistent buffer.
+    /// DM-SMR: host blocks written into the persistent buffer (appended, or updated in place).
     pub pb_writes: u64,
     /// DM-SMR: host blocks read from the persistent buffer.
     pub pb_reads: u64,
@@ -65,14 +117,23 @@ pub struct DriveStats {
     pub pb_blocks_cleaned: u64,
     /// DM-SMR: time spent in cleaning (RMWs), part of `write_time`.
     pub clean_time: Nanos,
+    /// DM-SMR: time the mechanism spent on host accesses to the persistent buffer (appends,
+    /// in-place updates and PB reads), part of `read_time` + `write_time`; with `clean_time`
+    /// it splits the drive's time as PORE Fig. 4 does (write buffer vs bands).
+    pub pb_time: Nanos,
+    /// Blocks of requests beyond the drive's capacity, not served (see
+    /// [`Drive::capacity_blocks`]). Non-zero means the run's results are not meaningful.
+    pub out_of_range_blocks: u64,
 }
 
 impl DriveStats {
-    /// Write amplification: band bytes written / bytes cleaned out of the PB. `None` before the
-    /// first cleaning.
+    /// Write amplification: band bytes written / bytes cleaned out of the PB (PORE §V-C: "the I/O
+    /// amount written to SMR bands divided by that evicted from the SMR persistent write
+    /// buffer"). `None` before the first cleaning.
     pub fn write_amplification(&self) -> Option<f64> {
-        (self.pb_blocks_cleaned > 0)
-            .then(|| self.band_bytes_written as f64 / (self.pb_blocks_cleaned * shingled_core::BLOCK_SIZE) as f64)
+        (self.pb_blocks_cleaned > 0).then(|| {
+            self.band_bytes_written as f64 / (self.pb_blocks_cleaned * shingled_core::BLOCK_SIZE) as f64
+        })
     }
 
     /// `self - earlier`, field by field.
@@ -92,6 +153,8 @@ impl DriveStats {
             band_bytes_written: self.band_bytes_written - earlier.band_bytes_written,
             pb_blocks_cleaned: self.pb_blocks_cleaned - earlier.pb_blocks_cleaned,
             clean_time: self.clean_time - earlier.clean_time,
+            pb_time: self.pb_time - earlier.pb_time,
+            out_of_range_blocks: self.out_of_range_blocks - earlier.out_of_range_blocks,
         }
     }
 }

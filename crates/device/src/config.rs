@@ -1,0 +1,346 @@
+//! The registry of drive models and the named profiles.
+//!
+//! [`DriveConfig`] is what a configuration file names under `[drive]`:
+//!
+//! ```toml
+//! [drive]
+//! model = "dm-smr"
+//! pb_size = "1/256"
+//! pb_flavour = "in-place"
+//! bands = { kind = "fixed", size = "18MiB" }
+//! [drive.mechanism]
+//! rpm = 7200
+//! ```
+//!
+//! Every field has a default, so a table names only what it changes. The SSD cache device is
+//! configured separately ([`SsdConfig`]), since every run has one next to the disk.
+//!
+//! Adding a model = one file with its `XxxConfig` + one variant here (+ its profiles).
+
+use crate::dm_smr::{DmSmrConfig, PbFlavour, PbFree};
+use crate::error::{DeviceError, Result};
+use crate::hdd::{Hdd, HddConfig};
+use crate::ssd::SsdConfig;
+use crate::Drive;
+use serde::{Deserialize, Serialize};
+use shingled_core::{BandConfig, ByteSize, SizeSpec};
+
+/// A disk model and its parameters. Serialized with a `model` tag: `model = "cmr"` or
+/// `model = "dm-smr"`, followed by that model's fields.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case")]
+pub enum DriveConfig {
+    /// Conventional drive: host LBAs straight onto the mechanism (the CMR-only baseline).
+    Cmr(HddConfig),
+    /// Drive-managed SMR: persistent buffer + bands (the SMR-only baseline, and the disk under
+    /// every SSD cache experiment).
+    DmSmr(DmSmrConfig),
+}
+
+impl Default for DriveConfig {
+    fn default() -> Self {
+        DriveConfig::DmSmr(DmSmrConfig::default())
+    }
+}
+
+/// What the trace tells the drive builder. Sizes relative to the trace (a PB of "1/256") are
+/// resolved against these.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildContext {
+    /// Written LBA range: total size of the bands that receive writes (PORE Table I). The DM-SMR
+    /// PB size is resolved against it. 0 = unknown (a relative PB size then fails to build).
+    pub written_range: ByteSize,
+    /// Accessed LBA range: the written range plus the range of reads (PORE Table I). No drive
+    /// model reads it today; it is here so cache sizes and future models share one context.
+    pub accessed_range: ByteSize,
+}
+
+impl BuildContext {
+    /// A context for a run without a trace (probes, micro-benchmarks): both ranges = `capacity`.
+    pub fn whole_drive(capacity: ByteSize) -> BuildContext {
+        BuildContext { written_range: capacity, accessed_range: capacity }
+    }
+}
+
+impl DriveConfig {
+    /// Short model name, as in the `model` tag.
+    pub fn model(&self) -> &'static str {
+        match self {
+            DriveConfig::Cmr(_) => "cmr",
+            DriveConfig::DmSmr(_) => "dm-smr",
+        }
+    }
+
+    /// Checks every field that can be checked without a build context; errors name the field.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            DriveConfig::Cmr(c) => c.validate(),
+            DriveConfig::DmSmr(c) => c.validate(),
+        }
+    }
+
+    /// Validates, resolves relative sizes against `ctx` and builds the model.
+    pub fn build(&self, ctx: &BuildContext) -> Result<Box<dyn Drive>> {
+        Ok(match self {
+            DriveConfig::Cmr(c) => Box::new(Hdd::new(c)?),
+            DriveConfig::DmSmr(c) => Box::new(c.build(ctx)?),
+        })
+    }
+
+    /// The CMR-only baseline's drive: the `cmr-7200-500g` profile.
+    pub fn default_cmr() -> DriveConfig {
+        DriveConfig::Cmr(HddConfig::cmr_7200_500g())
+    }
+
+    /// Baseline name stem: `cmr` or `smr` (as in the papers' "CMR-only" / "SMR-only").
+    pub fn short_name(&self) -> &'static str {
+        match self {
+            DriveConfig::Cmr(_) => "cmr",
+            DriveConfig::DmSmr(_) => "smr",
+        }
+    }
+
+    /// Host-visible capacity: requests must end at or below it.
+    pub fn capacity(&self) -> Option<ByteSize> {
+        Some(match self {
+            DriveConfig::Cmr(c) => c.capacity,
+            DriveConfig::DmSmr(c) => c.capacity,
+        })
+    }
+
+    /// Sets the host-visible capacity. For a DM-SMR drive the mechanism grows too when the
+    /// persistent buffer and the bands would no longer fit on it (same rates and seek times: a
+    /// larger drive of the same family); it never shrinks.
+    pub fn set_capacity(&mut self, capacity: ByteSize) {
+        match self {
+            DriveConfig::Cmr(c) => c.capacity = capacity,
+            DriveConfig::DmSmr(c) => {
+                c.capacity = capacity;
+                // The largest PB this config can resolve to: a fraction refers to the written
+                // range, which cannot exceed the capacity.
+                let pb_max = match c.pb_size {
+                    SizeSpec::Absolute(b) => b.0,
+                    SizeSpec::Fraction(f) => (capacity.0 as f64 * f.min(1.0)).ceil() as u64,
+                };
+                let need = capacity.0.saturating_add(pb_max);
+                if c.mechanism.capacity.0 < need {
+                    c.mechanism.capacity = ByteSize(need);
+                }
+            }
+        }
+    }
+
+    /// The DM-SMR parameters, if this is a DM-SMR drive (for command-line overrides).
+    pub fn dm_smr_mut(&mut self) -> Option<&mut DmSmrConfig> {
+        match self {
+            DriveConfig::DmSmr(c) => Some(c),
+            DriveConfig::Cmr(_) => None,
+        }
+    }
+
+    /// The band layout used to measure a trace's written range: the drive's own for DM-SMR, the
+    /// default (PORE's uniform 17–36 MB) for drives without bands.
+    pub fn bands_or_default(&self) -> BandConfig {
+        match self {
+            DriveConfig::DmSmr(c) => c.bands.clone(),
+            DriveConfig::Cmr(_) => BandConfig::default(),
+        }
+    }
+
+    /// PB capacity in blocks for a trace with this written range, as [`DriveConfig::build`]
+    /// would resolve it; `None` for drives without a PB or if it cannot be resolved.
+    pub fn pb_blocks(&self, written_range: ByteSize) -> Option<u64> {
+        match self {
+            DriveConfig::DmSmr(c) => {
+                let ctx = BuildContext { written_range, accessed_range: written_range };
+                c.resolve_pb(&ctx).ok().map(|b| b.blocks())
+            }
+            DriveConfig::Cmr(_) => None,
+        }
+    }
+
+    /// [`profile`], with an error listing the known names.
+    pub fn from_profile(name: &str) -> Result<DriveConfig> {
+        profile(name).ok_or_else(|| DeviceError::UnknownProfile {
+            name: name.to_string(),
+            known: profile_names().join(", "),
+        })
+    }
+}
+
+/// Names accepted by [`profile`], in a stable order.
+pub fn profile_names() -> &'static [&'static str] {
+    &[
+        "cmr-7200-500g",
+        "cmr-5900-5t",
+        "st5000as0011",
+        "st5000as0011-scaled",
+        "pore-emulator",
+        "pore-emulator-uniform",
+        "sac-emulator",
+    ]
+}
+
+/// SAC's emulator: 12,695 bands of 20,480,000 B form its first size class, [0, 259.99 GB)
+/// (published-artifacts.md §1.4).
+const SAC_FIRST_CLASS_BYTES: u64 = 12_695 * 20_480_000;
+
+/// A named drive configuration; `None` for an unknown name. Sources in `docs/drive-models.md`.
+///
+/// - `cmr-7200-500g`: PORE's 7200 rpm 500 GB CMR disk (the CMR-only baseline).
+/// - `cmr-5900-5t`: a 5900 rpm 5 TB CMR disk (PORE §V-G's CMR baseline next to the real SMR
+///   drive), the ST5000AS0011 mechanics without shingling.
+/// - `st5000as0011`: the real Seagate 5 TB DM-SMR drive as Skylight and PORE §II describe it: a
+///   fixed 20 GB PB at the outer diameter, bands falling from 36 MB (LBA 0) to 17 MB, an on-disk
+///   append-only log (append-only, at-head).
+/// - `st5000as0011-scaled`: the same with the PB at 1/256 of the written range (PORE §V-A's
+///   trace scaling) and PORE's uniform 17–36 MB bands.
+/// - `pore-emulator`: PORE's artifact as implemented (in-place, at-head, 18 MiB bands: its size
+///   table never leaves the first class), PB 1/256, on its prototype's 7200 rpm 500 GB disk.
+/// - `pore-emulator-uniform`: the paper's description of that emulator (uniform 17–36 MB bands).
+/// - `sac-emulator`: SAC's artifact (append-only, at-head, PB 150,000 blocks = 614.4 MB, fixed
+///   20,480,000 B bands). The artifact's bands grow by 1,024,000 B steps above 259.99 GB; rather
+///   than model that, the capacity stops at 259.99 GB, so a trace reaching beyond it is rejected
+///   instead of silently meeting different bands. Mechanics of the ST8000AS0002 SAC measured on.
+pub fn profile(name: &str) -> Option<DriveConfig> {
+    let smr = |capacity: ByteSize, pb: SizeSpec, flavour, free, bands, mechanism| {
+        DriveConfig::DmSmr(DmSmrConfig {
+            capacity,
+            pb_size: pb,
+            pb_flavour: flavour,
+            pb_free: free,
+            bands,
+            mechanism,
+        })
+    };
+    let uniform = BandConfig::UniformRandom { min: ByteSize::mb(17), max: ByteSize::mb(36), seed: 0 };
+    let five_tb = ByteSize(5_000_000_000_000);
+    // PORE's prototype emulated the SMR drive on its 500 GB CMR disk; keep 20 GB for the PB.
+    let pore_capacity = ByteSize::gb(480);
+    Some(match name {
+        "cmr-7200-500g" => DriveConfig::Cmr(HddConfig::cmr_7200_500g()),
+        "cmr-5900-5t" => DriveConfig::Cmr(HddConfig { capacity: five_tb, ..HddConfig::archive_5900_5tb() }),
+        "st5000as0011" => smr(
+            five_tb,
+            SizeSpec::Absolute(ByteSize::gb(20)),
+            PbFlavour::AppendOnly,
+            PbFree::AtHead,
+            BandConfig::LbaDependent { outer: ByteSize::mb(36), inner: ByteSize::mb(17) },
+            HddConfig::archive_5900_5tb(),
+        ),
+        "st5000as0011-scaled" => smr(
+            five_tb,
+            SizeSpec::Fraction(1.0 / 256.0),
+            PbFlavour::AppendOnly,
+            PbFree::AtHead,
+            uniform,
+            HddConfig::archive_5900_5tb(),
+        ),
+        "pore-emulator" => smr(
+            pore_capacity,
+            SizeSpec::Fraction(1.0 / 256.0),
+            PbFlavour::InPlace,
+            PbFree::AtHead,
+            BandConfig::Fixed { size: ByteSize::mib(18) },
+            HddConfig::cmr_7200_500g(),
+        ),
+        "pore-emulator-uniform" => smr(
+            pore_capacity,
+            SizeSpec::Fraction(1.0 / 256.0),
+            PbFlavour::InPlace,
+            PbFree::AtHead,
+            uniform,
+            HddConfig::cmr_7200_500g(),
+        ),
+        "sac-emulator" => smr(
+            ByteSize(SAC_FIRST_CLASS_BYTES),
+            SizeSpec::Absolute(ByteSize(150_000 * 4096)),
+            PbFlavour::AppendOnly,
+            PbFree::AtHead,
+            BandConfig::Fixed { size: ByteSize(20_480_000) },
+            HddConfig::archive_5980_8tb(),
+        ),
+        _ => return None,
+    })
+}
+
+/// Names accepted by [`ssd_profile`].
+pub fn ssd_profile_names() -> &'static [&'static str] {
+    &["nvme", "sata"]
+}
+
+/// A named SSD configuration: `nvme` (Intel DC P4500 class, the default) or `sata` (Intel DC
+/// S4500 class). See [`SsdConfig::nvme`] and [`SsdConfig::sata`] for the figures.
+pub fn ssd_profile(name: &str) -> Option<SsdConfig> {
+    match name {
+        "nvme" => Some(SsdConfig::nvme()),
+        "sata" => Some(SsdConfig::sata()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_validates_and_builds() {
+        let ctx = BuildContext { written_range: ByteSize::gb(10), accessed_range: ByteSize::gb(12) };
+        for name in profile_names() {
+            let cfg = profile(name).unwrap_or_else(|| panic!("{name}"));
+            cfg.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let d = cfg.build(&ctx).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(d.kind(), cfg.model());
+        }
+        for name in ssd_profile_names() {
+            ssd_profile(name).unwrap().validate().unwrap();
+        }
+        assert!(profile("nope").is_none());
+        let e = DriveConfig::from_profile("nope").unwrap_err().to_string();
+        assert!(e.contains("pore-emulator"), "{e}");
+    }
+
+    #[test]
+    fn serde_uses_the_model_tag_and_rejects_unknown_fields() {
+        for name in profile_names() {
+            let cfg = profile(name).unwrap();
+            let j = serde_json::to_string(&cfg).unwrap();
+            assert!(j.contains(&format!("\"model\":\"{}\"", cfg.model())), "{j}");
+            assert_eq!(serde_json::from_str::<DriveConfig>(&j).unwrap(), cfg, "{name}");
+        }
+        let partial =
+            r#"{"model":"dm-smr","pb_size":"1/128","pb_flavour":"in-place","mechanism":{"rpm":7200}}"#;
+        let cfg: DriveConfig = serde_json::from_str(partial).unwrap();
+        let DriveConfig::DmSmr(c) = &cfg else { panic!() };
+        assert_eq!(c.pb_size, SizeSpec::Fraction(1.0 / 128.0));
+        assert_eq!(c.pb_flavour, PbFlavour::InPlace);
+        assert_eq!(c.pb_free, PbFree::Immediate);
+        assert_eq!(c.mechanism.rpm, 7200);
+        assert_eq!(c.mechanism.surfaces, HddConfig::default().surfaces);
+        let bad = r#"{"model":"cmr","rpms":7200}"#;
+        let e = serde_json::from_str::<DriveConfig>(bad).unwrap_err().to_string();
+        assert!(e.contains("rpms"), "{e}");
+        let bad = r#"{"model":"dm-smr","mechanism":{"seek":1}}"#;
+        assert!(serde_json::from_str::<DriveConfig>(bad).is_err());
+        let ssd: SsdConfig = serde_json::from_str(r#"{"read_latency_us": 50}"#).unwrap();
+        assert_eq!(ssd.read_latency_us, 50.0);
+        assert_eq!(ssd.write_latency_us, SsdConfig::default().write_latency_us);
+    }
+
+    #[test]
+    fn helpers_for_the_command_line() {
+        let mut cfg = profile("pore-emulator").unwrap();
+        assert_eq!(cfg.short_name(), "smr");
+        assert_eq!(cfg.pb_blocks(ByteSize::gb(256)), Some(1_000_000_000 / 4096));
+        cfg.set_capacity(ByteSize::gb(900));
+        assert_eq!(cfg.capacity(), Some(ByteSize::gb(900)));
+        let ctx = BuildContext::whole_drive(ByteSize::gb(900));
+        cfg.build(&ctx).expect("the mechanism grew to hold PB + bands");
+        cfg.dm_smr_mut().unwrap().pb_flavour = "append-only".parse().unwrap();
+        assert_eq!(cfg.dm_smr_mut().unwrap().pb_flavour, PbFlavour::AppendOnly);
+        let mut cmr = DriveConfig::default_cmr();
+        assert!(cmr.dm_smr_mut().is_none() && cmr.pb_blocks(ByteSize::gb(1)).is_none());
+        assert_eq!(cmr.short_name(), "cmr");
+        assert_eq!(cmr.bands_or_default(), BandConfig::default());
+    }
+}

@@ -1,0 +1,680 @@
+//! The drive-managed SMR drive of the PORE and SAC papers: a persistent buffer (PB) managed as a
+//! FIFO log in front of shingled bands, cleaned by band read-modify-write (RMW).
+//!
+//! # Semantics
+//!
+//! The PB is a FIFO log of `pb_size / 4096` slots of 4 KiB. Every host write of a block goes to
+//! the PB:
+//!
+//! - a block without a valid PB copy is appended at the tail;
+//! - a block that already has a valid PB copy is, with [`PbFlavour::AppendOnly`] (SAC's emulator,
+//!   `emulator_v2.c`), appended again and its old copy invalidated; with [`PbFlavour::InPlace`]
+//!   (PORE's `smr-simulator.c`), updated where it is: no new slot, its FIFO position unchanged,
+//!   counted in [`DriveStats::pb_rewrites_in_place`].
+//!
+//! **Cleaning.** When a write needs a slot and the PB is full, the drive takes the oldest valid
+//! PB block (stale entries at the head are dropped on the way), and cleans its band: it reads the
+//! whole band, merges every valid PB block of that band, and writes the band back. That is one
+//! RMW: `rmws += 1`, `band_bytes_read` and `band_bytes_written` grow by the band's size,
+//! `pb_blocks_cleaned` by the number of merged blocks, and those blocks leave the PB. This repeats
+//! until a slot is free. Write amplification is `band_bytes_written / (pb_blocks_cleaned × 4096)`
+//! ([`DriveStats::write_amplification`]).
+//!
+//! When a slot counts as free depends on [`PbFree`]:
+//!
+//! - [`PbFree::Immediate`]: the slots of merged or superseded blocks are reusable at once; the
+//!   occupancy is the number of valid blocks. An idealised log, and the reading of the papers'
+//!   text ("a FIFO queue" of blocks).
+//! - [`PbFree::AtHead`]: the log is a ring; a hole left in its middle (a superseded copy, or a
+//!   block merged by cleaning another block's band) keeps occupying a slot until the head passes
+//!   it; the occupancy is the ring length including holes. That is how both artifacts behave
+//!   (SAC: `invalidDespInFIFO` only advances the head over *leading* invalid slots; PORE: "slots
+//!   invalidated by an RMW ... free up one per append when the head reaches them"; see
+//!   `published-artifacts.md` §1.4, §2.4).
+//!
+//! | flavour / free | what it models |
+//! |---|---|
+//! | `append-only` + `immediate` | the default: a log-structured PB with ideal space reuse |
+//! | `append-only` + `at-head` | SAC's emulator as implemented (`sac-emulator` profile) and our reading of a real drive's on-disk log (`st5000as0011`) |
+//! | `in-place` + `at-head` | PORE's emulator as implemented (`pore-emulator`) |
+//! | `in-place` + `immediate` | PORE's in-place FIFO with ideal space reuse |
+//!
+//! One ordering detail matters for append-only rewrites in `at-head` mode: the new copy's slot
+//! is obtained first (which may clean, and may merge the old copy with its band), and only then
+//! is a still-valid old copy invalidated. That follows SAC's `simu_smr_write`, which takes a slot
+//! (cleaning inside `getFIFODesp` if the log is full) before invalidating the old copy
+//! (published-artifacts.md §1.4, lines 222 and 237–246).
+//!
+//! Reads: a block whose latest copy is in the PB is read from its PB slot (`pb_reads`), every
+//! other block from its band. A multi-block request is split into runs of physically contiguous
+//! blocks from the same region; each run is one mechanism access.
+//!
+//! # Timing
+//!
+//! PORE's Eq. 1, second case: the PB is on the outer tracks and shares the heads with the bands,
+//! so PB and band times add. Physical layout on the [`Mechanism`]: the PB occupies bytes
+//! `[0, pb)` at the outer diameter, slot `i` at `i × 4096`; LBA block `b` lives at
+//! `pb + b × 4096`. Appends go to consecutive slots, so a burst of appends streams (no seek, no
+//! rotation after the first); an in-place update or a PB read seeks to its slot. An RMW is charged
+//! to the write that triggered it (and summed into `clean_time`):
+//!
+//! 1. read the merged PB copies: `merged × 4096 / PB-region rate` (Eq. 1's `S / B_rbuf`; charged by
+//!    bandwidth only, as if the drive read them in one sorted sweep);
+//! 2. position to the band and read it (seek + rotation + transfer at the band's rate);
+//! 3. write it back: re-position to the band start (the mechanism model gives the seek back over
+//!    the band and the rotational wait, about one revolution) and transfer again.
+//!
+//! The mechanism keeps one head position and one busy-until clock for all of it.
+//!
+//! # Cost
+//!
+//! O(1) amortised per block and O(1) per cleaning, whatever the number of blocks merged: a
+//! block → sequence-number map (FxHashMap) holds each block's latest PB copy; per band, a count
+//! of valid PB blocks and a "cleaned at sequence" mark. A PB entry is valid iff it is its block's
+//! latest copy and its sequence number is at or above its band's mark, so cleaning a band only
+//! sets the mark; the merged entries are recognised as stale lazily, when they reach the head or
+//! are looked up. With [`PbFree::Immediate`] the ring is compacted when it reaches 1.25 × the
+//! capacity (amortised O(1)). No allocation per operation once the tables have grown. Memory:
+//! about 16 B per ring entry + about 30 B per map entry, i.e. ~50 B per PB slot (250 MB for a
+//! 20 GB PB), plus 12 B per band.
+//!
+//! # Capacity
+//!
+//! The host-visible capacity is `capacity` (bands cover exactly `[0, capacity)`). Building fails
+//! if the PB and the bands do not fit on the mechanism. At run time a request reaching beyond the
+//! capacity is served for its in-range part only and the rest counted in
+//! [`DriveStats::out_of_range_blocks`]; the replay engine validates the trace's range with
+//! [`Drive::check_range`] / [`Drive::capacity_blocks`] before replay, so this never happens in a
+//! valid run.
+
+use crate::config::BuildContext;
+use crate::error::{invalid, DeviceError, Result};
+use crate::hdd::{HddConfig, Mechanism};
+use crate::{Drive, DriveStats};
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use shingled_core::{BandConfig, BandMap, BlockNo, ByteSize, Nanos, SizeSpec, BLOCK_SIZE};
+use std::collections::VecDeque;
+
+/// What a rewrite of a block that is already in the persistent buffer does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PbFlavour {
+    /// Append a new copy at the tail and invalidate the old one (SAC's emulator).
+    #[default]
+    AppendOnly,
+    /// Update the existing copy where it is, keeping its FIFO position (PORE's emulator).
+    InPlace,
+}
+
+/// When the slot of a PB entry that is no longer valid can be reused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PbFree {
+    /// At once: occupancy = valid blocks.
+    #[default]
+    Immediate,
+    /// When the ring's head passes it: occupancy = ring length including holes (both artifacts).
+    AtHead,
+}
+
+impl std::str::FromStr for PbFlavour {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "append-only" => Ok(PbFlavour::AppendOnly),
+            "in-place" => Ok(PbFlavour::InPlace),
+            other => Err(format!("unknown PB flavour {other:?} (append-only or in-place)")),
+        }
+    }
+}
+
+impl std::fmt::Display for PbFlavour {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PbFlavour::AppendOnly => "append-only",
+            PbFlavour::InPlace => "in-place",
+        })
+    }
+}
+
+impl std::str::FromStr for PbFree {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "immediate" => Ok(PbFree::Immediate),
+            "at-head" => Ok(PbFree::AtHead),
+            other => Err(format!("unknown PB free mode {other:?} (immediate or at-head)")),
+        }
+    }
+}
+
+impl std::fmt::Display for PbFree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PbFree::Immediate => "immediate",
+            PbFree::AtHead => "at-head",
+        })
+    }
+}
+
+/// Parameters of the [`DmSmr`] model. The default is an ST5000AS0011-like drive with PORE's
+/// uniform 17–36 MB bands and a PB of 1/256 of the written range.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DmSmrConfig {
+    /// Host-visible capacity (the band region); requests must stay below it. Default 5 TB;
+    /// bounds 4 KiB ..= 2^60 B, and `pb + capacity <= mechanism.capacity`.
+    pub capacity: ByteSize,
+    /// Persistent-buffer size: absolute (`"20GB"`) or a fraction of the written LBA range given
+    /// at build time (`"1/256"`, PORE §V-A: 20 GB / 5 TB). Default `1/256`; bounds: at least one
+    /// 4 KiB block, fractions in (0, 1]. Rounded down to whole blocks, never below one.
+    pub pb_size: SizeSpec,
+    /// Rewrite of a block already in the PB. Default `append-only`.
+    pub pb_flavour: PbFlavour,
+    /// When a dead PB slot becomes reusable. Default `immediate`.
+    pub pb_free: PbFree,
+    /// Band layout over `[0, capacity)`. Default uniform 17–36 MB, seed 0 (PORE §V-A).
+    pub bands: BandConfig,
+    /// The disk mechanics underneath; its `capacity` is the physical one and must hold the PB
+    /// and the bands. Default [`HddConfig::archive_5900_5tb`].
+    pub mechanism: HddConfig,
+}
+
+impl Default for DmSmrConfig {
+    fn default() -> Self {
+        DmSmrConfig {
+            capacity: ByteSize(5_000_000_000_000),
+            pb_size: SizeSpec::Fraction(1.0 / 256.0),
+            pb_flavour: PbFlavour::AppendOnly,
+            pb_free: PbFree::Immediate,
+            bands: BandConfig::default(),
+            mechanism: HddConfig::archive_5900_5tb(),
+        }
+    }
+}
+
+/// Upper bound on the number of bands, so per-band tables stay allocatable (12 B each).
+const MAX_BANDS: usize = 1 << 28;
+
+impl DmSmrConfig {
+    /// Checks every field that can be checked without a build context.
+    pub fn validate(&self) -> Result<()> {
+        if self.capacity.0 < BLOCK_SIZE || self.capacity.0 > 1 << 60 {
+            return Err(invalid("capacity", self.capacity, "expected 4 KiB ..= 2^60 bytes"));
+        }
+        match self.pb_size {
+            SizeSpec::Absolute(b) if b.0 < BLOCK_SIZE => {
+                return Err(invalid(
+                    "pb_size",
+                    self.pb_size,
+                    "the persistent buffer needs at least one 4 KiB block",
+                ))
+            }
+            SizeSpec::Fraction(f) if !(f > 0.0 && f <= 1.0) => {
+                return Err(invalid(
+                    "pb_size",
+                    self.pb_size,
+                    "a fraction of the written range must be in (0, 1]",
+                ))
+            }
+            _ => {}
+        }
+        self.bands.validate().map_err(|reason| invalid("bands", format!("{:?}", self.bands), reason))?;
+        self.mechanism.validate().map_err(|e| e.within("mechanism"))?;
+        if let SizeSpec::Absolute(pb) = self.pb_size {
+            self.check_fits(pb.0)?;
+        }
+        Ok(())
+    }
+
+    fn check_fits(&self, pb: u64) -> Result<()> {
+        if pb.saturating_add(self.capacity.0) > self.mechanism.capacity.0 {
+            return Err(DeviceError::LayoutDoesNotFit {
+                pb: ByteSize(pb),
+                capacity: self.capacity,
+                mechanism: self.mechanism.capacity,
+            });
+        }
+        Ok(())
+    }
+
+    /// The PB size in bytes for this build context (a multiple of 4 KiB, at least one block).
+    pub fn resolve_pb(&self, ctx: &BuildContext) -> Result<ByteSize> {
+        match self.pb_size {
+            SizeSpec::Absolute(_) => Ok(self.pb_size.resolve(0)),
+            SizeSpec::Fraction(_) if ctx.written_range.0 == 0 => {
+                Err(DeviceError::MissingWrittenRange { spec: self.pb_size.to_string() })
+            }
+            SizeSpec::Fraction(_) => Ok(self.pb_size.resolve(ctx.written_range.0)),
+        }
+    }
+
+    /// Validates, resolves the PB size against `ctx` and builds the drive.
+    pub fn build(&self, ctx: &BuildContext) -> Result<DmSmr> {
+        self.validate()?;
+        let pb = self.resolve_pb(ctx)?;
+        self.check_fits(pb.0)?;
+        let bands = BandMap::build(&self.bands, self.capacity)
+            .map_err(|reason| invalid("bands", format!("{:?}", self.bands), reason))?;
+        if bands.len() > MAX_BANDS {
+            return Err(invalid(
+                "bands",
+                format!("{:?}", self.bands),
+                format!("gives {} bands over {}; at most {MAX_BANDS} supported", bands.len(), self.capacity),
+            ));
+        }
+        let mech = self.mechanism.mechanism().map_err(|e| e.within("mechanism"))?;
+        Ok(DmSmr::new(self, pb.0 / BLOCK_SIZE, bands, mech))
+    }
+}
+
+/// One PB log entry: the `seq`-th append, holding `block`.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    seq: u64,
+    block: BlockNo,
+}
+
+/// A pending run of physically contiguous blocks, issued as one mechanism access.
+#[derive(Clone, Copy, Debug, Default)]
+struct Run {
+    start: u64,
+    bytes: u64,
+    is_write: bool,
+    in_pb: bool,
+}
+
+/// The drive-managed SMR model. Build it with [`DmSmrConfig::build`] or
+/// [`crate::DriveConfig::build`].
+#[derive(Debug)]
+pub struct DmSmr {
+    bands: BandMap,
+    flavour: PbFlavour,
+    free: PbFree,
+    capacity_blocks: u64,
+    /// PB capacity in slots.
+    cap_slots: u64,
+    pb_bytes: u64,
+    /// The log, oldest first. `AtHead`: at most `cap_slots` entries. `Immediate`: compacted
+    /// before it exceeds `compact_at`.
+    ring: VecDeque<Entry>,
+    compact_at: usize,
+    /// Block → sequence number of its latest PB copy. Every entry has a ring entry with the same
+    /// sequence number; the copy may be stale (merged by a cleaning of its band).
+    loc: FxHashMap<BlockNo, u64>,
+    /// Per band: valid PB blocks.
+    valid: Vec<u32>,
+    /// Per band: copies with a sequence number below this were merged by the last cleaning.
+    cleaned_at: Vec<u64>,
+    valid_total: u64,
+    next_seq: u64,
+    /// Physical slot of `next_seq` (`next_seq % cap_slots`, kept incrementally).
+    tail_slot: u64,
+    mech: Mechanism,
+    /// Bandwidth charge for reading one merged PB block during cleaning, ns.
+    merge_ns_per_block: f64,
+    run: Run,
+    /// Issue time of the host request being served.
+    now: Nanos,
+    stats: DriveStats,
+}
+
+impl DmSmr {
+    fn new(cfg: &DmSmrConfig, cap_slots: u64, bands: BandMap, mech: Mechanism) -> DmSmr {
+        let cap_slots = cap_slots.max(1);
+        let nbands = bands.len();
+        // Immediate mode lets superseded entries pile up in the ring; compacting at 1.25× keeps
+        // the ring bounded and the compaction cost amortised over ≥ cap/4 appends.
+        let compact_at = (cap_slots + (cap_slots / 4).max(16)) as usize;
+        let ring_reserve = match cfg.pb_free {
+            PbFree::AtHead => cap_slots as usize,
+            PbFree::Immediate => compact_at,
+        };
+        // Reserve up front (no growth in the hot path) up to a sane bound; larger PBs grow.
+        const RESERVE_CAP: usize = 1 << 22;
+        let mut loc = FxHashMap::default();
+        loc.reserve((cap_slots as usize).min(RESERVE_CAP));
+        let merge_ns_per_block = BLOCK_SIZE as f64 / mech.rate_at(0) * 1e9;
+        DmSmr {
+            capacity_blocks: cfg.capacity.0 / BLOCK_SIZE,
+            flavour: cfg.pb_flavour,
+            free: cfg.pb_free,
+            cap_slots,
+            pb_bytes: cap_slots * BLOCK_SIZE,
+            ring: VecDeque::with_capacity(ring_reserve.min(RESERVE_CAP) + 1),
+            compact_at,
+            loc,
+            valid: vec![0; nbands],
+            cleaned_at: vec![0; nbands],
+            valid_total: 0,
+            next_seq: 0,
+            tail_slot: 0,
+            mech,
+            merge_ns_per_block,
+            run: Run::default(),
+            now: Nanos::ZERO,
+            stats: DriveStats::default(),
+            bands,
+        }
+    }
+
+    /// PB capacity in 4 KiB slots.
+    pub fn pb_capacity_blocks(&self) -> u64 {
+        self.cap_slots
+    }
+
+    /// PB size in bytes (the physical region `[0, pb)` of the mechanism).
+    pub fn pb_bytes(&self) -> u64 {
+        self.pb_bytes
+    }
+
+    /// Slots in use by the rule of [`PbFree`]: valid blocks (`Immediate`) or ring length
+    /// including holes (`AtHead`). Never above [`DmSmr::pb_capacity_blocks`]. In `AtHead` mode
+    /// stale entries at the head are reclaimed lazily, when a slot is needed; that gives the same
+    /// cleaning decisions as dropping them eagerly, but this number can include them.
+    pub fn pb_occupancy(&self) -> u64 {
+        match self.free {
+            PbFree::Immediate => self.valid_total,
+            PbFree::AtHead => self.ring.len() as u64,
+        }
+    }
+
+    /// Blocks whose latest copy is in the PB.
+    pub fn pb_valid_blocks(&self) -> u64 {
+        self.valid_total
+    }
+
+    /// `true` if `block`'s latest copy is in the PB (not yet merged into its band).
+    pub fn pb_contains(&self, block: BlockNo) -> bool {
+        block < self.capacity_blocks && self.valid_seq(block, self.bands.band_of(block) as usize).is_some()
+    }
+
+    /// Valid PB blocks of `band`.
+    pub fn pb_blocks_of_band(&self, band: shingled_core::BandId) -> u32 {
+        self.valid.get(band as usize).copied().unwrap_or(0)
+    }
+
+    /// The mechanism underneath (head position, clock).
+    pub fn mechanism(&self) -> &Mechanism {
+        &self.mech
+    }
+
+    /// The sequence number of `block`'s valid PB copy, if any.
+    #[inline]
+    fn valid_seq(&self, block: BlockNo, band: usize) -> Option<u64> {
+        self.loc.get(&block).copied().filter(|&s| s >= self.cleaned_at[band])
+    }
+
+    #[inline]
+    fn slot_phys(&self, seq: u64) -> u64 {
+        (seq % self.cap_slots) * BLOCK_SIZE
+    }
+
+    /// Adds a block to the pending run, issuing the previous run if this one does not continue it.
+    #[inline]
+    fn push_run(&mut self, phys: u64, is_write: bool, in_pb: bool) {
+        let r = &mut self.run;
+        if r.bytes > 0 && r.start + r.bytes == phys && r.is_write == is_write && r.in_pb == in_pb {
+            r.bytes += BLOCK_SIZE;
+            return;
+        }
+        self.flush_run();
+        self.run = Run { start: phys, bytes: BLOCK_SIZE, is_write, in_pb };
+    }
+
+    fn flush_run(&mut self) {
+        let r = self.run;
+        if r.bytes == 0 {
+            return;
+        }
+        self.run.bytes = 0;
+        let before = self.now.max(self.mech.busy_until());
+        self.mech.access(self.now, r.start, r.bytes, r.is_write);
+        if r.in_pb {
+            self.stats.pb_time += self.mech.busy_until() - before;
+        }
+    }
+
+    /// Makes room for one more PB entry, cleaning bands as needed.
+    fn ensure_slot(&mut self) {
+        loop {
+            let occupied = match self.free {
+                PbFree::Immediate => self.valid_total,
+                PbFree::AtHead => self.ring.len() as u64,
+            };
+            if occupied < self.cap_slots {
+                return;
+            }
+            // A full PB has a head entry (Immediate: valid_total ≥ 1 valid entries are in it).
+            let Some(head) = self.ring.front().copied() else { return };
+            let band = self.bands.band_of(head.block) as usize;
+            if self.loc.get(&head.block) == Some(&head.seq) && head.seq >= self.cleaned_at[band] {
+                self.clean(band);
+            } else {
+                self.ring.pop_front();
+                if self.loc.get(&head.block) == Some(&head.seq) {
+                    self.loc.remove(&head.block);
+                }
+            }
+        }
+    }
+
+    /// One RMW of `band`: merges all its valid PB blocks. O(1): the merged entries become stale
+    /// through the band's mark.
+    fn clean(&mut self, band: usize) {
+        self.flush_run();
+        let merged = self.valid[band] as u64;
+        debug_assert!(merged > 0, "cleaning a band without valid PB blocks");
+        self.valid[band] = 0;
+        self.valid_total -= merged;
+        self.cleaned_at[band] = self.next_seq;
+
+        let (start, len) = self.bands.band_range(band as shingled_core::BandId);
+        let bytes = len * BLOCK_SIZE;
+        self.stats.rmws += 1;
+        self.stats.band_bytes_read += bytes;
+        self.stats.band_bytes_written += bytes;
+        self.stats.pb_blocks_cleaned += merged;
+
+        let before = self.now.max(self.mech.busy_until());
+        self.mech.occupy(self.now, merged as f64 * self.merge_ns_per_block);
+        let phys = self.pb_bytes + start * BLOCK_SIZE;
+        self.mech.access(self.now, phys, bytes, false);
+        self.mech.access(self.now, phys, bytes, true);
+        self.stats.clean_time += self.mech.busy_until() - before;
+    }
+
+    #[inline]
+    fn append(&mut self, block: BlockNo) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let phys = self.tail_slot * BLOCK_SIZE;
+        self.tail_slot += 1;
+        if self.tail_slot == self.cap_slots {
+            self.tail_slot = 0;
+        }
+        self.ring.push_back(Entry { seq, block });
+        self.loc.insert(block, seq);
+        self.push_run(phys, true, true);
+        if self.free == PbFree::Immediate && self.ring.len() >= self.compact_at {
+            self.compact();
+        }
+    }
+
+    /// Drops every stale entry from the ring (Immediate mode only; keeps the order).
+    fn compact(&mut self) {
+        let (loc, cleaned_at, bands) = (&mut self.loc, &self.cleaned_at, &self.bands);
+        self.ring.retain(|e| {
+            let latest = loc.get(&e.block) == Some(&e.seq);
+            let keep = latest && e.seq >= cleaned_at[bands.band_of(e.block) as usize];
+            if latest && !keep {
+                loc.remove(&e.block);
+            }
+            keep
+        });
+    }
+
+    #[inline]
+    fn write_block(&mut self, block: BlockNo) {
+        let band = self.bands.band_of(block) as usize;
+        match (self.valid_seq(block, band), self.flavour) {
+            (Some(seq), PbFlavour::InPlace) => {
+                self.stats.pb_rewrites_in_place += 1;
+                let phys = self.slot_phys(seq);
+                self.push_run(phys, true, true);
+            }
+            (Some(seq), PbFlavour::AppendOnly) => {
+                // Immediate: the old copy's slot is reused at once, so occupancy does not grow.
+                if self.free == PbFree::AtHead {
+                    self.ensure_slot();
+                }
+                if seq < self.cleaned_at[band] {
+                    // The cleaning just merged the old copy: the new one is a new valid block.
+                    self.valid[band] += 1;
+                    self.valid_total += 1;
+                }
+                self.append(block);
+            }
+            (None, _) => {
+                self.ensure_slot();
+                self.valid[band] += 1;
+                self.valid_total += 1;
+                self.append(block);
+            }
+        }
+        self.stats.pb_writes += 1;
+    }
+
+    /// Splits a request into its in-range block count, counting the rest.
+    #[inline]
+    fn in_range(&mut self, block: BlockNo, nblocks: u32) -> u64 {
+        let n_in = self.capacity_blocks.saturating_sub(block).min(nblocks as u64);
+        self.stats.out_of_range_blocks += nblocks as u64 - n_in;
+        n_in
+    }
+
+    /// Service time of a request with nothing in range: the command is still parsed.
+    fn reject(&mut self, now: Nanos) -> Nanos {
+        let ns = self.mech.command_overhead().0.max(1) as f64;
+        self.mech.occupy(now, ns)
+    }
+}
+
+impl Drive for DmSmr {
+    fn read(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {
+        self.stats.read_ops += 1;
+        self.stats.blocks_read += nblocks as u64;
+        let n = self.in_range(block, nblocks);
+        let t = if n == 0 {
+            self.reject(now)
+        } else {
+            self.now = now;
+            for b in block..block + n {
+                // Most reads miss the PB: look the block up before computing its band.
+                let pb_seq = match self.loc.get(&b) {
+                    Some(&s) if s >= self.cleaned_at[self.bands.band_of(b) as usize] => Some(s),
+                    _ => None,
+                };
+                match pb_seq {
+                    Some(s) => {
+                        self.stats.pb_reads += 1;
+                        self.push_run(self.slot_phys(s), false, true);
+                    }
+                    None => self.push_run(self.pb_bytes + b * BLOCK_SIZE, false, false),
+                }
+            }
+            self.flush_run();
+            self.mech.busy_until() - now.min(self.mech.busy_until())
+        };
+        self.stats.read_time += t;
+        t
+    }
+
+    fn write(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {
+        self.stats.write_ops += 1;
+        self.stats.blocks_written += nblocks as u64;
+        let n = self.in_range(block, nblocks);
+        let t = if n == 0 {
+            self.reject(now)
+        } else {
+            self.now = now;
+            for b in block..block + n {
+                self.write_block(b);
+            }
+            self.flush_run();
+            self.mech.busy_until() - now.min(self.mech.busy_until())
+        };
+        self.stats.write_time += t;
+        t
+    }
+
+    fn stats(&self) -> DriveStats {
+        self.stats
+    }
+
+    fn kind(&self) -> &'static str {
+        "dm-smr"
+    }
+
+    fn capacity_blocks(&self) -> u64 {
+        self.capacity_blocks
+    }
+
+    fn band_map(&self) -> Option<&BandMap> {
+        Some(&self.bands)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny(flavour: PbFlavour, free: PbFree) -> DmSmr {
+        let cfg = DmSmrConfig {
+            capacity: ByteSize(64 * BLOCK_SIZE),
+            pb_size: SizeSpec::Absolute(ByteSize(4 * BLOCK_SIZE)),
+            pb_flavour: flavour,
+            pb_free: free,
+            bands: BandConfig::Fixed { size: ByteSize(4 * BLOCK_SIZE) },
+            ..DmSmrConfig::default()
+        };
+        cfg.build(&BuildContext::default()).unwrap()
+    }
+
+    #[test]
+    fn immediate_ring_stays_bounded_under_rewrites() {
+        let mut d = tiny(PbFlavour::AppendOnly, PbFree::Immediate);
+        let mut now = Nanos(0);
+        d.write(now, 0, 1);
+        for _ in 0..10_000 {
+            now += d.write(now, 1, 1);
+        }
+        assert!(d.ring.len() < d.compact_at, "{}", d.ring.len());
+        assert!(d.loc.len() <= d.ring.len());
+        assert_eq!(d.pb_valid_blocks(), 2);
+        assert_eq!(d.stats().rmws, 0);
+    }
+
+    #[test]
+    fn fraction_needs_a_written_range() {
+        let cfg = DmSmrConfig::default();
+        let e = cfg.build(&BuildContext::default()).unwrap_err();
+        assert!(matches!(e, DeviceError::MissingWrittenRange { .. }), "{e}");
+        let ctx = BuildContext { written_range: ByteSize::gb(256), accessed_range: ByteSize::gb(256) };
+        let d = cfg.build(&ctx).unwrap();
+        assert_eq!(d.pb_bytes(), 1_000_000_000 / 4096 * 4096, "rounded down to whole blocks");
+    }
+
+    #[test]
+    fn layout_must_fit_the_mechanism() {
+        let cfg = DmSmrConfig { pb_size: SizeSpec::Absolute(ByteSize::gb(30)), ..DmSmrConfig::default() };
+        assert!(matches!(cfg.validate(), Err(DeviceError::LayoutDoesNotFit { .. })));
+        let cfg = DmSmrConfig {
+            mechanism: HddConfig { rpm: 100, ..HddConfig::archive_5900_5tb() },
+            ..DmSmrConfig::default()
+        };
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("`mechanism.rpm`"), "{e}");
+    }
+}

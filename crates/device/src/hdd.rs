@@ -1,0 +1,730 @@
+//! Conventional (CMR) disk mechanics on a virtual clock, and the CMR-only baseline drive.
+//!
+//! [`Mechanism`] answers "how long does it take to transfer these physical bytes, starting at
+//! modelled time `now`": `T = wait + T_cmd + T_seek(d) (+ T_settle for writes) + T_rot + T_xfer`
+//! (zoned-storage.md §3.3). The DM-SMR model ([`crate::dm_smr`]) drives the same mechanism with
+//! the physical offsets of its persistent buffer and bands; [`Hdd`] drives it with host LBAs.
+//!
+//! # Geometry
+//!
+//! Zoned bit recording: the media rate falls linearly with the cylinder index, from
+//! `outer_rate_mb_s` at cylinder 0 (outer diameter, LBA 0) to `inner_rate_mb_s` at the last
+//! cylinder. A track holds `rate × revolution` bytes, a cylinder `surfaces` tracks, so the
+//! cylinder count is derived: `C = 2·capacity / (k_outer + k_inner)` with `k = surfaces ×
+//! revolution × rate`. Positions are kept as a continuous cylinder coordinate `c`; inverting the
+//! cumulative capacity `B(c) = k_outer·c − (k_outer − k_inner)·c²/(2C)` gives `c` from a byte
+//! offset in O(1). Two consequences that the code relies on:
+//!
+//! - transferring from `c0` to `c1` takes exactly `surfaces × revolution × (c1 − c0)`, whatever
+//!   the rate there (each cylinder is `surfaces` full revolutions), and
+//! - the angular position of a byte is `frac(surfaces × c)`: sector angle from the position
+//!   within the track.
+//!
+//! Track and cylinder switches inside a transfer cost nothing (the media rate is taken to include
+//! skew), and a track's surfaces are read one after another (no parallel heads).
+//!
+//! # Rotation
+//!
+//! The platter phase is `frac(t / revolution)` of the virtual clock. After the command overhead,
+//! seek and settle, the head waits until the target angle passes under it:
+//! `wait = frac(angle − phase(t)) × revolution`, so `0 ≤ wait < revolution`. An access that starts
+//! exactly where the previous one ended (a sequential continuation) pays no seek and no rotational
+//! wait: real drives stream it from read-ahead or write-back buffers.
+//!
+//! # Seek curve
+//!
+//! Three datasheet numbers (track-to-track, average, full stroke) fix a curve with Ruemmler and
+//! Wilkes' shape (DiskSim's "HPL" seek equation): `a + b·√d` for short seeks up to a boundary
+//! distance `d_b`, `c + e·d` beyond it. We choose `d_b` and the four coefficients so that the
+//! curve passes through the track-to-track time at `d = 1` and the full-stroke time at the
+//! maximum distance, is continuous with a continuous slope at `d_b`, and its mean over uniformly
+//! random start and end cylinders equals the average seek time (distance density `2(1 − x)`,
+//! the convention datasheets use). Solved by bisection on `d_b` when the mechanism is built. The
+//! mean of such curves lies between `t2t + (full − t2t)/3` (a straight line) and
+//! `t2t + (full − t2t)·8/15` (a pure square root, the ublk-disksim form); an average outside that
+//! range is rejected by [`HddConfig::validate`]. `seek(0) = 0`; head switches are free.
+//!
+//! # Queueing
+//!
+//! The mechanism serves one access at a time: an access issued at `now` before the previous one
+//! has finished starts when it finishes, and the returned service time (from `now`) includes that
+//! wait. A closed-loop replay that issues each request at the previous completion never waits.
+
+use crate::error::{invalid, Result};
+use crate::{Drive, DriveStats};
+use serde::{Deserialize, Serialize};
+use shingled_core::{BlockNo, ByteSize, Nanos, BLOCK_SIZE};
+
+/// Parameters of a disk mechanism (a CMR drive, or the mechanics under a DM-SMR drive).
+///
+/// The default is [`HddConfig::cmr_7200_500g`]. Every value of the named constructors is
+/// documented with its source in `docs/drive-models.md`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HddConfig {
+    /// Spindle speed in revolutions per minute. Default 7200; bounds 1000 ..= 20000.
+    pub rpm: u32,
+    /// Physical capacity of the platters (for DM-SMR: persistent buffer + bands + spare).
+    /// Default 500 GB; bounds: large enough for 16 cylinders, at most 2^60 bytes.
+    pub capacity: ByteSize,
+    /// Recording surfaces (heads). Only the cylinder count depends on it. Default 2;
+    /// bounds 1 ..= 64.
+    pub surfaces: u32,
+    /// Media transfer rate at the outer diameter (LBA 0), MB/s (10^6 B/s). Default 150;
+    /// bounds (0, 10000].
+    pub outer_rate_mb_s: f64,
+    /// Media transfer rate at the inner diameter (last LBA), MB/s. Default 75; bounds
+    /// (0, `outer_rate_mb_s`].
+    pub inner_rate_mb_s: f64,
+    /// Single-cylinder seek time, ms. Default 1.0; bounds (0, `full_stroke_ms`).
+    pub track_to_track_ms: f64,
+    /// Average seek time over uniformly random start and end positions, ms. Default 8.5;
+    /// bounds: between `t2t + (full − t2t)/3` and `t2t + (full − t2t)·8/15` (see the module docs).
+    pub average_seek_ms: f64,
+    /// Full-stroke seek time, ms. Default 16; bounds (`track_to_track_ms`, 1000].
+    pub full_stroke_ms: f64,
+    /// Fixed controller overhead per command, ms, paid by every access including sequential
+    /// continuations. Default 0.2; bounds 0 ..= 100.
+    pub command_overhead_ms: f64,
+    /// Extra settle time of a write after a seek (writes need a tighter track lock), ms.
+    /// Default 0.5; bounds 0 ..= 100.
+    pub write_settle_ms: f64,
+}
+
+impl Default for HddConfig {
+    fn default() -> Self {
+        HddConfig::cmr_7200_500g()
+    }
+}
+
+impl HddConfig {
+    /// A 7200 rpm 500 GB desktop CMR drive, the CMR disk of PORE's prototype (PORE §II-B, §V-C).
+    ///
+    /// Sources: rpm and capacity from the paper; one platter, two surfaces (500 GB drives of that
+    /// generation are single-platter); media rate 150 MB/s outer as fitted for a 7200 rpm desktop
+    /// drive in zoned-storage.md §3.3, inner/outer ratio 0.5 (DiskSim 4 TB model, 3072 → 1536
+    /// sectors per track); seeks 1.0 / 8.5 / 16 ms (desktop track-to-track 1.0 ms and 7200 rpm
+    /// full stroke 15–17 ms from §3.3; 8.5 ms average between the enterprise 7.4–8.2 ms and the
+    /// fitted desktop 13 ms); overhead 0.2 ms and write settle 0.5 ms (write-minus-read seek is
+    /// 0.8 ms on average and 0.1 ms track-to-track in the WD HC310 datasheet figures of §3.3).
+    /// Random 4 KiB read ≈ 0.2 + 8.5 + 4.17 + 0.03 ≈ 12.9 ms.
+    pub fn cmr_7200_500g() -> Self {
+        HddConfig {
+            rpm: 7200,
+            capacity: ByteSize::gb(500),
+            surfaces: 2,
+            outer_rate_mb_s: 150.0,
+            inner_rate_mb_s: 75.0,
+            track_to_track_ms: 1.0,
+            average_seek_ms: 8.5,
+            full_stroke_ms: 16.0,
+            command_overhead_ms: 0.2,
+            write_settle_ms: 0.5,
+        }
+    }
+
+    /// The mechanics of a Seagate ST5000AS0011-like 5 TB 5900 rpm archive drive. The capacity
+    /// is 5 TB of user space plus 25 GB for the persistent buffer at the outer diameter
+    /// (Skylight: "about 20–25 GB", zoned-storage.md §3.1).
+    ///
+    /// Sources: 5900 rpm (PORE §II-B, Skylight); 8 surfaces (assumed four platters; only the
+    /// cylinder count depends on it); media rate 180 MB/s outer, 90 inner (§3.3: Seagate Archive
+    /// "about 150 average / 190 maximum", ratio 0.5); seeks 1.0 / 10 / 20 ms (§3.3: archive
+    /// drives "about 8–12 ms" average, "~1 ms" track-to-track); command overhead 0.3 ms, which
+    /// reproduces SAC Table 3's 3156 IOPS for 4 KB writes absorbed by the persistent buffer
+    /// (1 / 3156 s = 317 µs per write, of which 23 µs is transfer); write settle 0.5 ms as for
+    /// the 7200 rpm drive. Random 4 KiB read ≈ 0.3 + 10 + 5.08 + 0.02 ≈ 15.4 ms.
+    pub fn archive_5900_5tb() -> Self {
+        HddConfig {
+            rpm: 5900,
+            capacity: ByteSize(5_025_000_000_000),
+            surfaces: 8,
+            outer_rate_mb_s: 180.0,
+            inner_rate_mb_s: 90.0,
+            track_to_track_ms: 1.0,
+            average_seek_ms: 10.0,
+            full_stroke_ms: 20.0,
+            command_overhead_ms: 0.3,
+            write_settle_ms: 0.5,
+        }
+    }
+
+    /// The mechanics of a Seagate ST8000AS0002-like 8 TB archive drive (the drive of the SAC
+    /// paper, §6). Same sources as [`HddConfig::archive_5900_5tb`], with 5980 rpm (Seagate
+    /// Archive HDD v2 8 TB product manual, as cited by SAC ref. [18]), 190 MB/s outer (§3.3
+    /// "190 maximum"), 12 surfaces (assumed six platters), and 8 TB plus 25 GB of buffer space.
+    pub fn archive_5980_8tb() -> Self {
+        HddConfig {
+            rpm: 5980,
+            capacity: ByteSize(8_025_000_000_000),
+            surfaces: 12,
+            outer_rate_mb_s: 190.0,
+            inner_rate_mb_s: 95.0,
+            ..HddConfig::archive_5900_5tb()
+        }
+    }
+
+    /// Checks every field against its documented bounds, including the feasibility of the seek
+    /// curve. Field names in errors are relative to this table.
+    pub fn validate(&self) -> Result<()> {
+        Geometry::new(self).map(|_| ())
+    }
+
+    /// Validates and builds the mechanism.
+    pub fn mechanism(&self) -> Result<Mechanism> {
+        Ok(Mechanism::from_geometry(Geometry::new(self)?))
+    }
+}
+
+/// Everything derived from an [`HddConfig`]; built once, read on every access.
+#[derive(Clone, Debug)]
+struct Geometry {
+    capacity: u64,
+    surfaces: f64,
+    rev_ns: f64,
+    /// Bytes per cylinder at `c = 0`.
+    k0: f64,
+    /// Decrease of bytes per cylinder per cylinder (`(k_outer − k_inner) / C`).
+    slope: f64,
+    /// Continuous cylinder count `C`.
+    cylinders: f64,
+    /// Transfer time of one cylinder: `surfaces × revolution`.
+    xfer_ns_per_cyl: f64,
+    overhead_ns: f64,
+    settle_ns: f64,
+    seek: SeekCurve,
+}
+
+impl Geometry {
+    fn new(cfg: &HddConfig) -> Result<Geometry> {
+        let finite_in = |field: &str, v: f64, lo: f64, hi: f64, lo_open: bool, what: &str| {
+            let ok = v.is_finite() && v <= hi && if lo_open { v > lo } else { v >= lo };
+            if ok {
+                Ok(())
+            } else {
+                Err(invalid(field, v, what.to_string()))
+            }
+        };
+        if !(1000..=20000).contains(&cfg.rpm) {
+            return Err(invalid("rpm", cfg.rpm, "expected 1000 ..= 20000 revolutions per minute"));
+        }
+        if !(1..=64).contains(&cfg.surfaces) {
+            return Err(invalid("surfaces", cfg.surfaces, "expected 1 ..= 64"));
+        }
+        finite_in(
+            "outer_rate_mb_s",
+            cfg.outer_rate_mb_s,
+            0.0,
+            10_000.0,
+            true,
+            "expected MB/s in (0, 10000]",
+        )?;
+        finite_in(
+            "inner_rate_mb_s",
+            cfg.inner_rate_mb_s,
+            0.0,
+            cfg.outer_rate_mb_s,
+            true,
+            "expected MB/s in (0, outer_rate_mb_s]: zoned bit recording stores fewer bytes per \
+             inner track",
+        )?;
+        finite_in("full_stroke_ms", cfg.full_stroke_ms, 0.0, 1000.0, true, "expected ms in (0, 1000]")?;
+        finite_in(
+            "track_to_track_ms",
+            cfg.track_to_track_ms,
+            0.0,
+            cfg.full_stroke_ms,
+            true,
+            "expected ms in (0, full_stroke_ms)",
+        )?;
+        if cfg.track_to_track_ms >= cfg.full_stroke_ms {
+            return Err(invalid("track_to_track_ms", cfg.track_to_track_ms, "must be below full_stroke_ms"));
+        }
+        finite_in(
+            "command_overhead_ms",
+            cfg.command_overhead_ms,
+            0.0,
+            100.0,
+            false,
+            "expected ms in 0 ..= 100",
+        )?;
+        finite_in("write_settle_ms", cfg.write_settle_ms, 0.0, 100.0, false, "expected ms in 0 ..= 100")?;
+        if cfg.capacity.0 > 1 << 60 {
+            return Err(invalid("capacity", cfg.capacity, "at most 2^60 bytes"));
+        }
+
+        let rev_ns = 60e9 / cfg.rpm as f64;
+        let surfaces = cfg.surfaces as f64;
+        let k = |mb_s: f64| surfaces * (rev_ns * 1e-9) * mb_s * 1e6;
+        let (k0, k1) = (k(cfg.outer_rate_mb_s), k(cfg.inner_rate_mb_s));
+        let cylinders = 2.0 * cfg.capacity.0 as f64 / (k0 + k1);
+        if cylinders < 16.0 {
+            return Err(invalid(
+                "capacity",
+                cfg.capacity,
+                format!(
+                    "gives only {cylinders:.1} cylinders with these rates and surfaces; at least 16 needed"
+                ),
+            ));
+        }
+        let d_max = (cylinders.floor() - 1.0).max(1.0);
+        let ns = |ms: f64| ms * 1e6;
+        let seek =
+            SeekCurve::fit(ns(cfg.track_to_track_ms), ns(cfg.average_seek_ms), ns(cfg.full_stroke_ms), d_max)
+                .map_err(|(lo, hi)| {
+                    invalid(
+                        "average_seek_ms",
+                        cfg.average_seek_ms,
+                        format!(
+                            "with track_to_track_ms = {} and full_stroke_ms = {} the average must lie in \
+                         [{:.3}, {:.3}] (between a linear and a square-root seek curve)",
+                            cfg.track_to_track_ms,
+                            cfg.full_stroke_ms,
+                            lo / 1e6,
+                            hi / 1e6
+                        ),
+                    )
+                })?;
+        Ok(Geometry {
+            capacity: cfg.capacity.0,
+            surfaces,
+            rev_ns,
+            k0,
+            slope: (k0 - k1) / cylinders,
+            cylinders,
+            xfer_ns_per_cyl: surfaces * rev_ns,
+            overhead_ns: ns(cfg.command_overhead_ms),
+            settle_ns: ns(cfg.write_settle_ms),
+            seek,
+        })
+    }
+
+    /// Continuous cylinder coordinate of physical byte `b` (clamped to the capacity).
+    #[inline]
+    fn cyl_of(&self, b: u64) -> f64 {
+        let b = b.min(self.capacity) as f64;
+        // The root of B(c) = k0·c − slope·c²/2 written as 2B / (k0 + √(k0² − 2·slope·B)): no
+        // cancellation near the outer edge and exact when slope = 0.
+        let disc = (self.k0 * self.k0 - 2.0 * self.slope * b).max(0.0);
+        2.0 * b / (self.k0 + disc.sqrt())
+    }
+}
+
+/// The piecewise seek curve `a + β√x` (x ≤ x_b), `c + ε·x` (x > x_b), with `x = d / D`.
+#[derive(Clone, Debug)]
+struct SeekCurve {
+    d_max: f64,
+    xb: f64,
+    a: f64,
+    beta: f64,
+    c: f64,
+    eps: f64,
+}
+
+impl SeekCurve {
+    /// The coefficients for boundary `xb` that honour `seek(1) = t2t`, `seek(D) = full` and a
+    /// continuous value and slope at `xb`.
+    fn with_boundary(t2t: f64, full: f64, d_max: f64, xb: f64) -> SeekCurve {
+        let sx = xb.sqrt();
+        let inv_sd = 1.0 / d_max.sqrt();
+        let beta = (full - t2t) / (sx / 2.0 + 1.0 / (2.0 * sx) - inv_sd);
+        let a = t2t - beta * inv_sd;
+        SeekCurve { d_max, xb, a, beta, c: a + beta * sx / 2.0, eps: beta / (2.0 * sx) }
+    }
+
+    /// Mean over uniformly random start and end positions: ∫ s(x)·2(1 − x) dx on [0, 1].
+    fn mean(&self) -> f64 {
+        let x = self.xb;
+        let (x2, x3) = (x * x, x * x * x);
+        self.a * (2.0 * x - x2)
+            + self.beta * (4.0 / 3.0 * x.powf(1.5) - 4.0 / 5.0 * x.powf(2.5))
+            + self.c * (1.0 - x) * (1.0 - x)
+            + self.eps * (1.0 / 3.0 - x2 + 2.0 / 3.0 * x3)
+    }
+
+    /// Fits the boundary to the average; `Err((lowest, highest))` feasible average if it cannot.
+    fn fit(t2t: f64, avg: f64, full: f64, d_max: f64) -> std::result::Result<SeekCurve, (f64, f64)> {
+        let lo_x = (1.0 / d_max).min(1.0);
+        let lo = SeekCurve::with_boundary(t2t, full, d_max, lo_x);
+        let hi = SeekCurve::with_boundary(t2t, full, d_max, 1.0);
+        let (m_lo, m_hi) = (lo.mean(), hi.mean());
+        if !(avg.is_finite() && avg >= m_lo && avg <= m_hi) {
+            return Err((m_lo, m_hi));
+        }
+        // The mean grows with the boundary (more of the stroke on the concave square-root part).
+        let (mut x0, mut x1) = (lo_x, 1.0);
+        for _ in 0..100 {
+            let mid = 0.5 * (x0 + x1);
+            if SeekCurve::with_boundary(t2t, full, d_max, mid).mean() < avg {
+                x0 = mid;
+            } else {
+                x1 = mid;
+            }
+        }
+        Ok(SeekCurve::with_boundary(t2t, full, d_max, 0.5 * (x0 + x1)))
+    }
+
+    /// Seek time in ns for a distance of `d` cylinders (`d` beyond the stroke is clamped).
+    #[inline]
+    fn eval(&self, d: u64) -> f64 {
+        if d == 0 {
+            return 0.0;
+        }
+        let x = (d as f64 / self.d_max).min(1.0);
+        if x <= self.xb {
+            self.a + self.beta * x.sqrt()
+        } else {
+            self.c + self.eps * x
+        }
+    }
+}
+
+/// Where one access spent its time. `total` is measured from the `now` the access was issued at
+/// and is what [`Mechanism::access`] returns; the parts are rounded separately, so their sum may
+/// differ from `total` by a few nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccessTiming {
+    /// Waiting for the previous access to finish.
+    pub queued: Nanos,
+    /// Command overhead.
+    pub overhead: Nanos,
+    /// Arm movement.
+    pub seek: Nanos,
+    /// Write settle after a seek.
+    pub settle: Nanos,
+    /// Rotational latency, always below one revolution.
+    pub rotation: Nanos,
+    /// Media transfer.
+    pub transfer: Nanos,
+    /// The access continued exactly where the previous one ended (no seek, no rotation).
+    pub sequential: bool,
+    /// Completion time minus `now`.
+    pub total: Nanos,
+}
+
+/// A disk mechanism on the virtual clock: head position, platter phase and a busy-until time.
+///
+/// What must stay true: `busy_until` never decreases; the head sits where the last transfer
+/// ended; the platter phase is a pure function of the clock, so two accesses issued at the same
+/// time to the same place cost the same.
+#[derive(Clone, Debug)]
+pub struct Mechanism {
+    g: Geometry,
+    /// Continuous cylinder coordinate of the head.
+    head_cyl: f64,
+    /// Physical byte where the last transfer ended (`u64::MAX`: the next access repositions).
+    last_end: u64,
+    busy_until: u64,
+}
+
+impl Mechanism {
+    /// Validates `cfg` and builds a mechanism with the head at cylinder 0, idle at time 0.
+    pub fn new(cfg: &HddConfig) -> Result<Mechanism> {
+        cfg.mechanism()
+    }
+
+    fn from_geometry(g: Geometry) -> Mechanism {
+        Mechanism { g, head_cyl: 0.0, last_end: u64::MAX, busy_until: 0 }
+    }
+
+    /// Transfers `bytes` at physical byte `offset`, issued at `now`; returns the time from `now`
+    /// to completion (including any wait for the previous access). Never zero. Offsets beyond the
+    /// capacity are clamped to it (callers check ranges; this only keeps a bad request from
+    /// panicking).
+    #[inline]
+    pub fn access(&mut self, now: Nanos, offset: u64, bytes: u64, is_write: bool) -> Nanos {
+        self.access_timed(now, offset, bytes, is_write).total
+    }
+
+    /// [`Mechanism::access`] with the time broken down.
+    #[inline]
+    pub fn access_timed(&mut self, now: Nanos, offset: u64, bytes: u64, is_write: bool) -> AccessTiming {
+        let g = &self.g;
+        let offset = offset.min(g.capacity);
+        let end = offset.saturating_add(bytes).min(g.capacity);
+        let start = now.0.max(self.busy_until);
+        let mut t = start as f64 + g.overhead_ns;
+        let sequential = offset == self.last_end;
+        let (c0, seek, settle, rotation) = if sequential {
+            (self.head_cyl, 0.0, 0.0, 0.0)
+        } else {
+            let c0 = g.cyl_of(offset);
+            let d = (c0.floor() - self.head_cyl.floor()).abs() as u64;
+            let seek = g.seek.eval(d);
+            let settle = if is_write && d > 0 { g.settle_ns } else { 0.0 };
+            t += seek + settle;
+            let angle = (c0 * g.surfaces).fract();
+            let phase = (t % g.rev_ns) / g.rev_ns;
+            let mut frac = (angle - phase).rem_euclid(1.0);
+            if frac >= 1.0 {
+                // Rounding of a tiny negative difference; the sector is under the head.
+                frac = 0.0;
+            }
+            (c0, seek, settle, frac * g.rev_ns)
+        };
+        t += rotation;
+        let c1 = if end > offset { g.cyl_of(end) } else { c0 };
+        let transfer = (c1 - c0).max(0.0) * g.xfer_ns_per_cyl;
+        t += transfer;
+        let done = (t.ceil() as u64).max(start + 1);
+        self.busy_until = done;
+        self.head_cyl = c1;
+        self.last_end = end;
+        let n = |x: f64| Nanos(x.round() as u64);
+        AccessTiming {
+            queued: Nanos(start - now.0.min(start)),
+            overhead: n(g.overhead_ns),
+            seek: n(seek),
+            settle: n(settle),
+            rotation: n(rotation),
+            transfer: n(transfer),
+            sequential,
+            total: Nanos(done - now.0.min(done)),
+        }
+    }
+
+    /// Keeps the mechanism busy for `ns` nanoseconds without moving the head (work the model
+    /// charges by bandwidth only, such as merging persistent-buffer blocks). The next access
+    /// repositions. Returns the time from `now` to the end of that work.
+    pub fn occupy(&mut self, now: Nanos, ns: f64) -> Nanos {
+        let start = now.0.max(self.busy_until);
+        self.busy_until = start + ns.max(0.0).ceil() as u64;
+        self.last_end = u64::MAX;
+        Nanos(self.busy_until - now.0.min(self.busy_until))
+    }
+
+    /// When the current work ends.
+    pub fn busy_until(&self) -> Nanos {
+        Nanos(self.busy_until)
+    }
+
+    /// Physical capacity in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.g.capacity
+    }
+
+    /// Number of cylinders (derived from capacity, surfaces, rpm and rates).
+    pub fn cylinders(&self) -> u64 {
+        self.g.cylinders.ceil() as u64
+    }
+
+    /// The cylinder holding physical byte `offset`.
+    pub fn cylinder_of(&self, offset: u64) -> u64 {
+        self.g.cyl_of(offset) as u64
+    }
+
+    /// One revolution.
+    pub fn revolution(&self) -> Nanos {
+        Nanos(self.g.rev_ns.round() as u64)
+    }
+
+    /// Command overhead per access.
+    pub fn command_overhead(&self) -> Nanos {
+        Nanos(self.g.overhead_ns.round() as u64)
+    }
+
+    /// Seek time over `distance` cylinders (0 for 0, monotone non-decreasing).
+    pub fn seek_time(&self, distance: u64) -> Nanos {
+        Nanos(self.g.seek.eval(distance).round() as u64)
+    }
+
+    /// Media rate at physical byte `offset`, bytes per second.
+    pub fn rate_at(&self, offset: u64) -> f64 {
+        let c = self.g.cyl_of(offset);
+        (self.g.k0 - self.g.slope * c) / (self.g.surfaces * self.g.rev_ns * 1e-9)
+    }
+
+    /// Pure media transfer time of `bytes` starting at `offset` (no overhead, no positioning).
+    pub fn transfer_time(&self, offset: u64, bytes: u64) -> Nanos {
+        let c0 = self.g.cyl_of(offset);
+        let c1 = self.g.cyl_of(offset.saturating_add(bytes));
+        Nanos(((c1 - c0) * self.g.xfer_ns_per_cyl).round() as u64)
+    }
+
+    /// Forgets the head's streaming position, so the next access seeks and waits for rotation
+    /// even if it continues the last one.
+    pub fn break_stream(&mut self) {
+        self.last_end = u64::MAX;
+    }
+}
+
+/// The CMR-only baseline: host LBAs mapped one to one onto a [`Mechanism`].
+#[derive(Clone, Debug)]
+pub struct Hdd {
+    mech: Mechanism,
+    capacity_blocks: u64,
+    stats: DriveStats,
+}
+
+impl Hdd {
+    /// Validates `cfg` and builds the drive. Its capacity is `cfg.capacity` rounded down to
+    /// whole 4 KiB blocks.
+    pub fn new(cfg: &HddConfig) -> Result<Hdd> {
+        let mech = cfg.mechanism()?;
+        Ok(Hdd { capacity_blocks: cfg.capacity.0 / BLOCK_SIZE, mech, stats: DriveStats::default() })
+    }
+
+    /// The mechanism underneath (for inspection).
+    pub fn mechanism(&self) -> &Mechanism {
+        &self.mech
+    }
+
+    /// Serves the in-range part of a request; the rest is counted in `out_of_range_blocks`.
+    fn serve(&mut self, now: Nanos, block: BlockNo, nblocks: u32, is_write: bool) -> Nanos {
+        let n_in = self.capacity_blocks.saturating_sub(block).min(nblocks as u64);
+        self.stats.out_of_range_blocks += nblocks as u64 - n_in;
+        if n_in == 0 {
+            // Nothing to transfer: the drive still parses and rejects the command.
+            let ns = self.mech.g.overhead_ns.max(1.0);
+            return self.mech.occupy(now, ns);
+        }
+        self.mech.access(now, block * BLOCK_SIZE, n_in * BLOCK_SIZE, is_write)
+    }
+}
+
+impl Drive for Hdd {
+    fn read(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {
+        let t = self.serve(now, block, nblocks, false);
+        self.stats.read_ops += 1;
+        self.stats.blocks_read += nblocks as u64;
+        self.stats.read_time += t;
+        t
+    }
+
+    fn write(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {
+        let t = self.serve(now, block, nblocks, true);
+        self.stats.write_ops += 1;
+        self.stats.blocks_written += nblocks as u64;
+        self.stats.write_time += t;
+        t
+    }
+
+    fn stats(&self) -> DriveStats {
+        self.stats
+    }
+
+    fn kind(&self) -> &'static str {
+        "cmr"
+    }
+
+    fn capacity_blocks(&self) -> u64 {
+        self.capacity_blocks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mech() -> Mechanism {
+        HddConfig::cmr_7200_500g().mechanism().unwrap()
+    }
+
+    #[test]
+    fn geometry_is_plausible() {
+        let m = mech();
+        // 500 GB / (2 surfaces × 8.33 ms × 112.5 MB/s mean) = 266,667 cylinders
+        assert!((266_000..267_500).contains(&m.cylinders()), "{}", m.cylinders());
+        assert_eq!(m.revolution(), Nanos(8_333_333));
+        assert!((m.rate_at(0) - 150e6).abs() < 1.0);
+        assert!((m.rate_at(500_000_000_000) - 75e6).abs() < 1e3);
+        // transfer at the outer edge = bytes / outer rate
+        let t = m.transfer_time(0, 1_500_000).0 as f64;
+        assert!((t - 10_000_000.0).abs() < 20.0, "{t}");
+        // the whole disk takes 2 revolutions per cylinder
+        let whole = m.transfer_time(0, 500_000_000_000).as_secs_f64();
+        assert!((whole - 500e9 / 112.5e6).abs() < 1e-3, "{whole}");
+    }
+
+    #[test]
+    fn seek_curve_hits_datasheet_points() {
+        let m = mech();
+        let d_max = m.cylinders() - 2;
+        assert_eq!(m.seek_time(0), Nanos(0));
+        assert!((m.seek_time(1).as_millis_f64() - 1.0).abs() < 1e-6);
+        assert!((m.seek_time(d_max).as_millis_f64() - 16.0).abs() < 1e-3);
+        // mean over the triangular distance density equals the average seek
+        let n = 200_000u64;
+        let mut sum = 0.0;
+        let mut wsum = 0.0;
+        for i in 0..n {
+            let x = (i as f64 + 0.5) / n as f64;
+            let w = 2.0 * (1.0 - x);
+            sum += w * m.g.seek.eval((x * d_max as f64).round().max(1.0) as u64);
+            wsum += w;
+        }
+        let mean_ms = sum / wsum / 1e6;
+        assert!((mean_ms - 8.5).abs() < 0.01, "{mean_ms}");
+    }
+
+    #[test]
+    fn infeasible_average_is_rejected_with_range() {
+        let cfg = HddConfig { average_seek_ms: 15.0, ..HddConfig::cmr_7200_500g() };
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("average_seek_ms") && e.contains("15"), "{e}");
+        let cfg = HddConfig { average_seek_ms: 3.0, ..HddConfig::cmr_7200_500g() };
+        assert!(cfg.validate().is_err());
+        let cfg = HddConfig { inner_rate_mb_s: 200.0, ..HddConfig::cmr_7200_500g() };
+        assert!(cfg.validate().unwrap_err().to_string().contains("inner_rate_mb_s"));
+        let cfg = HddConfig { capacity: ByteSize::mib(1), ..HddConfig::cmr_7200_500g() };
+        assert!(cfg.validate().unwrap_err().to_string().contains("capacity"));
+        for p in [HddConfig::cmr_7200_500g(), HddConfig::archive_5900_5tb(), HddConfig::archive_5980_8tb()] {
+            p.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn sequential_continuation_pays_no_positioning() {
+        let mut m = mech();
+        let first = m.access_timed(Nanos(0), 1 << 30, 65536, false);
+        assert!(!first.sequential);
+        let now = Nanos(first.total.0);
+        let next = m.access_timed(now, (1 << 30) + 65536, 65536, false);
+        assert!(next.sequential);
+        assert_eq!(next.seek, Nanos(0));
+        assert_eq!(next.rotation, Nanos(0));
+        assert!(next.total.0.abs_diff(next.overhead.0 + next.transfer.0) <= 1);
+    }
+
+    #[test]
+    fn rotation_follows_the_clock() {
+        // The same target, reached at clock times half a revolution apart, waits times that
+        // differ by half a revolution (modulo one).
+        let rev = mech().revolution().0 as f64;
+        let target = 12_345_678_u64 * 4096;
+        let wait_at = |now: u64| {
+            let mut m = mech();
+            m.access_timed(Nanos(0), target - 8192, 4096, false); // park the head nearby
+            m.busy_until = 0;
+            m.access_timed(Nanos(now), target, 4096, false).rotation.0 as f64
+        };
+        let a = wait_at(10_000_000);
+        let b = wait_at(10_000_000 + (rev / 2.0) as u64);
+        let diff = (a - b).rem_euclid(rev);
+        assert!((diff - rev / 2.0).abs() < 10.0, "a {a} b {b} diff {diff}");
+    }
+
+    #[test]
+    fn busy_mechanism_queues() {
+        let mut m = mech();
+        let t1 = m.access(Nanos(0), 0, 4096, false);
+        let t2 = m.access_timed(Nanos(0), 10 << 30, 4096, false);
+        assert_eq!(t2.queued, t1);
+        assert!(t2.total > t1);
+    }
+
+    #[test]
+    fn hdd_drive_counts_and_clamps() {
+        let mut d = Hdd::new(&HddConfig::cmr_7200_500g()).unwrap();
+        let cap = d.capacity_blocks();
+        let t = d.write(Nanos(0), cap - 1, 3);
+        assert!(t > Nanos(0));
+        let t2 = d.read(t, cap + 10, 1);
+        assert!(t2 > Nanos(0));
+        let s = d.stats();
+        assert_eq!(s.out_of_range_blocks, 3);
+        assert_eq!((s.write_ops, s.read_ops, s.blocks_written, s.blocks_read), (1, 1, 3, 1));
+        assert!(d.check_range(cap - 1, 2).is_err());
+        assert!(d.check_range(cap - 2, 2).is_ok());
+    }
+}

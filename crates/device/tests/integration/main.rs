@@ -1,0 +1,6 @@
+//! Integration tests of the drive models, compiled as one binary.
+
+mod common;
+mod hand_checked;
+mod reference;
+mod timing;

@@ -1,0 +1,190 @@
+//! Timing invariants of the mechanism and the drives built on it, and plausibility of the
+//! default profiles against the figures in zoned-storage.md §3.3 and SAC Table 3.
+
+use crate::common::{fixed, smr};
+use proptest::prelude::*;
+use shingled_core::{ByteSize, Nanos, BLOCK_SIZE};
+use shingled_device::{
+    profile, profile_names, ssd_profile, ssd_profile_names, BuildContext, Drive, HddConfig, Mechanism,
+    PbFlavour, PbFree,
+};
+
+fn mechanisms() -> Vec<(&'static str, Mechanism)> {
+    vec![
+        ("cmr-7200-500g", HddConfig::cmr_7200_500g().mechanism().unwrap()),
+        ("archive-5900-5tb", HddConfig::archive_5900_5tb().mechanism().unwrap()),
+        ("archive-5980-8tb", HddConfig::archive_5980_8tb().mechanism().unwrap()),
+    ]
+}
+
+/// A deterministic stream of pseudo-random numbers (SplitMix64), to keep the tests free of RNG
+/// crates' version drift.
+struct Mix(u64);
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+#[test]
+fn seek_time_is_monotone_in_distance() {
+    for (name, m) in mechanisms() {
+        let max = m.cylinders();
+        let mut prev = Nanos(0);
+        let mut d = 0u64;
+        while d <= max {
+            let s = m.seek_time(d);
+            assert!(s >= prev, "{name}: seek({d}) = {s} < {prev}");
+            prev = s;
+            d = if d < 1000 { d + 1 } else { d + d / 100 };
+        }
+    }
+}
+
+#[test]
+fn random_reads_and_sequential_throughput_are_plausible() {
+    for (name, mut m) in mechanisms() {
+        let cap = m.capacity() / BLOCK_SIZE;
+        let mut rng = Mix(7);
+        let mut now = Nanos(0);
+        let n = 4000;
+        for _ in 0..n {
+            now += m.access(now, (rng.next() % cap) * BLOCK_SIZE, BLOCK_SIZE, false);
+        }
+        let random_ms = now.as_millis_f64() / n as f64;
+        assert!((12.0..=17.0).contains(&random_ms), "{name}: random 4 KiB read {random_ms:.2} ms");
+
+        // 1 MiB sequential reads at the outer diameter.
+        let start = now;
+        let total = 256u64 << 20;
+        let mut off = 0;
+        while off < total {
+            now += m.access(now, off, 1 << 20, false);
+            off += 1 << 20;
+        }
+        let mb_s = total as f64 / (now - start).as_secs_f64() / 1e6;
+        assert!((100.0..=190.0).contains(&mb_s), "{name}: sequential {mb_s:.1} MB/s");
+        let random_mb_s = BLOCK_SIZE as f64 / (random_ms / 1e3) / 1e6;
+        assert!(mb_s > 100.0 * random_mb_s);
+    }
+}
+
+#[test]
+fn outer_tracks_are_faster_than_inner() {
+    for (name, mut m) in mechanisms() {
+        let cap = m.capacity();
+        let t_outer = m.transfer_time(0, 64 << 20);
+        let t_inner = m.transfer_time(cap - (64 << 20), 64 << 20);
+        assert!(t_inner.0 as f64 > 1.9 * t_outer.0 as f64, "{name}: {t_outer} vs {t_inner}");
+        let a = m.access(Nanos(0), 0, 1 << 20, false);
+        assert!(a > Nanos(0));
+    }
+}
+
+proptest! {
+    #[test]
+    fn rotation_is_below_one_revolution(
+        which in 0usize..3,
+        accesses in prop::collection::vec((any::<u64>(), 1u64..512, any::<bool>(), 0u64..50_000_000), 1..60),
+    ) {
+        let (_, mut m) = mechanisms().swap_remove(which);
+        let rev = m.revolution();
+        let cap_blocks = m.capacity() / BLOCK_SIZE;
+        let mut now = Nanos(0);
+        for (off, blocks, w, gap) in accesses {
+            now += Nanos(gap);
+            let t = m.access_timed(now, (off % cap_blocks) * BLOCK_SIZE, blocks * BLOCK_SIZE, w);
+            prop_assert!(t.rotation < rev, "rotation {} >= revolution {}", t.rotation, rev);
+            prop_assert!(t.total > Nanos(0));
+            prop_assert!(t.total >= t.queued + t.overhead);
+            prop_assert_eq!(m.busy_until(), now + t.total);
+            now += t.total;
+        }
+    }
+
+    #[test]
+    fn every_cost_is_positive(
+        model in 0usize..9,
+        ops in prop::collection::vec((any::<bool>(), any::<u64>(), 1u32..64), 1..200),
+    ) {
+        let ctx = BuildContext { written_range: ByteSize::gb(4), accessed_range: ByteSize::gb(4) };
+        let names = profile_names();
+        let mut drive: Box<dyn Drive> = if model < names.len() {
+            profile(names[model]).unwrap().build(&ctx).unwrap()
+        } else {
+            Box::new(ssd_profile(ssd_profile_names()[model % 2]).unwrap().build().unwrap())
+        };
+        // Confine the blocks to 4 GB so the PB fills and cleans on the DM-SMR profiles.
+        let span = ByteSize::gb(4).blocks();
+        let mut now = Nanos(0);
+        for (w, b, n) in ops {
+            let b = b % span;
+            let t = if w { drive.write(now, b, n) } else { drive.read(now, b, n) };
+            prop_assert!(t > Nanos(0), "{}: zero cost", drive.kind());
+            now += t;
+        }
+        let s = drive.stats();
+        prop_assert_eq!(s.read_time + s.write_time, now, "{}: time accounted", drive.kind());
+        prop_assert!(s.clean_time <= s.write_time);
+        prop_assert!(s.pb_time <= s.read_time + s.write_time);
+    }
+}
+
+#[test]
+fn sequential_throughput_beats_random_on_every_drive() {
+    let ctx = BuildContext { written_range: ByteSize::gb(100), accessed_range: ByteSize::gb(100) };
+    for name in ["cmr-7200-500g", "st5000as0011"] {
+        let time = |sequential: bool| {
+            let mut d = profile(name).unwrap().build(&ctx).unwrap();
+            let mut rng = Mix(3);
+            let mut now = Nanos(0);
+            for i in 0..2000u64 {
+                let b = if sequential { 1_000_000 + i * 16 } else { rng.next() % ByteSize::gb(100).blocks() };
+                now += d.read(now, b, 16);
+            }
+            now
+        };
+        let (seq, rnd) = (time(true), time(false));
+        assert!(seq.0 * 10 < rnd.0, "{name}: sequential {seq} vs random {rnd}");
+    }
+}
+
+#[test]
+fn rmw_time_grows_with_band_size() {
+    let mut last = Nanos(0);
+    for band_blocks in [256u64, 1024, 4096, 8192] {
+        let mut d = smr(1 << 22, 8, fixed(band_blocks), PbFlavour::AppendOnly, PbFree::Immediate);
+        let mut now = Nanos(0);
+        // Nine writes to distinct bands: the ninth cleans exactly one band.
+        for i in 0..9u64 {
+            now += d.write(now, i * 8192 + 17, 1);
+        }
+        let s = d.stats();
+        assert_eq!(s.rmws, 1);
+        assert!(s.clean_time > last, "band {band_blocks} blocks: {} <= {}", s.clean_time, last);
+        last = s.clean_time;
+    }
+}
+
+#[test]
+fn pb_absorbs_small_writes_near_sac_table_3() {
+    // SAC Table 3: 4 KB random writes at queue depth 1 run at 3156 IOPS while the PB absorbs
+    // them. Our archive mechanism streams PB appends with a 0.3 ms command overhead.
+    let mut d = profile("sac-emulator").unwrap().build(&BuildContext::default()).unwrap();
+    let mut rng = Mix(11);
+    let mut now = Nanos(0);
+    d.write(now, 0, 1);
+    now = Nanos(0) + d.stats().write_time;
+    let n = 20_000;
+    let start = now;
+    for _ in 0..n {
+        now += d.write(now, rng.next() % d.capacity_blocks(), 1);
+    }
+    let iops = n as f64 / (now - start).as_secs_f64();
+    assert!((2800.0..=3500.0).contains(&iops), "{iops:.0} IOPS");
+    assert_eq!(d.stats().rmws, 0);
+}
