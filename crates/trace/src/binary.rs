@@ -244,14 +244,37 @@ impl BinaryReader {
     }
 
     /// Appends up to `max` requests to `out` (after the volume filter) and returns how many;
-    /// 0 means the end. Faster than calling `next_request` per record when the caller can
-    /// work in batches.
+    /// 0 means the end. Decodes whole buffered chunks in one loop, so it is the fastest way to
+    /// read a `bin` trace when the caller can work in batches.
     pub fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         let before = out.len();
         while out.len() - before < max {
-            match self.next_request()? {
-                Some(r) => out.push(r),
-                None => break,
+            let want = (max - (out.len() - before)) as u64;
+            let buffered = ((self.src.end - self.src.start) / RECORD_SIZE) as u64;
+            let n = want.min(buffered).min(self.remaining) as usize;
+            if n == 0 {
+                // Nothing whole in the buffer (or the declared count reached): one record the
+                // slow way refills the buffer and handles the end of the trace.
+                match self.next_request()? {
+                    Some(r) => out.push(r),
+                    None => break,
+                }
+                continue;
+            }
+            let bytes = &self.src.buf[self.src.start..self.src.start + n * RECORD_SIZE];
+            out.reserve(n);
+            match self.volume {
+                None => out.extend(bytes.chunks_exact(RECORD_SIZE).map(decode)),
+                Some(v) => {
+                    let kept = out.len();
+                    out.extend(bytes.chunks_exact(RECORD_SIZE).map(decode).filter(|r| r.volume == v));
+                    self.filtered += (n - (out.len() - kept)) as u64;
+                }
+            }
+            self.src.start += n * RECORD_SIZE;
+            self.src.taken += n as u64;
+            if self.header.count.is_some() {
+                self.remaining -= n as u64;
             }
         }
         Ok(out.len() - before)

@@ -339,6 +339,96 @@ pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
     }
 }
 
+/// Per-byte flags (bit 7 of each byte) marking the bytes of `x` that are not ASCII digits.
+/// Computed without carries between bytes, so every lane is exact.
+#[inline]
+fn nondigit_mask(x: u64) -> u64 {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let low7 = x & !HI;
+    let above_9 = low7.wrapping_add(0x4646_4646_4646_4646) & HI; // byte >= 0x3a
+    let at_least_0 = low7.wrapping_add(0x5050_5050_5050_5050) & HI; // byte >= 0x30
+    (x & HI) | above_9 | (!at_least_0 & HI)
+}
+
+/// The value of 8 ASCII digits loaded little endian (first digit in the lowest byte); bytes
+/// already reduced to `0..=9` also work, and zero bytes in the low lanes act as leading zeros.
+#[inline]
+fn eight_digits(x: u64) -> u64 {
+    let v = x & 0x0f0f_0f0f_0f0f_0f0f;
+    let v = (v.wrapping_mul(10 << 8 | 1)) >> 8;
+    let v = ((v & 0x00ff_00ff_00ff_00ff).wrapping_mul(100 << 16 | 1)) >> 16;
+    ((v & 0x0000_ffff_0000_ffff).wrapping_mul(10000 << 32 | 1)) >> 32
+}
+
+const POW10: [u64; 9] = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
+
+impl<'a> Cursor<'a> {
+    /// Fast path for an unsigned decimal field ending at `sep` or the end of the line: scans and
+    /// converts 8 digits per step. Returns `None`, without moving, for anything unusual (blanks,
+    /// an empty field, more than 19 digits, a stray character) so the caller can fall back to
+    /// [`Cursor::field`] and report the error precisely.
+    #[inline]
+    pub(crate) fn fast_u64(&mut self, sep: u8) -> Option<u64> {
+        let s = self.s;
+        let start = self.i;
+        let mut i = start;
+        let mut v: u64 = 0;
+        loop {
+            if let Some(chunk) = s.get(i..i + 8) {
+                let x = u64::from_le_bytes(chunk.try_into().ok()?);
+                let m = nondigit_mask(x);
+                if m == 0 {
+                    v = v.wrapping_mul(100_000_000).wrapping_add(eight_digits(x));
+                    i += 8;
+                    continue;
+                }
+                let k = (m.trailing_zeros() / 8) as usize;
+                if k > 0 {
+                    v = v.wrapping_mul(POW10[k]).wrapping_add(eight_digits(x << (8 * (8 - k))));
+                }
+                i += k;
+                break;
+            }
+            while let Some(&b) = s.get(i) {
+                if !b.is_ascii_digit() {
+                    break;
+                }
+                v = v.wrapping_mul(10).wrapping_add((b - b'0') as u64);
+                i += 1;
+            }
+            break;
+        }
+        let digits = i - start;
+        if digits == 0 || digits > 19 {
+            return None;
+        }
+        match s.get(i) {
+            None => self.i = i + 1,
+            Some(&b) if b == sep => self.i = i + 1,
+            Some(_) => return None,
+        }
+        Some(v)
+    }
+
+    /// An unsigned decimal field, through [`Cursor::fast_u64`] when possible.
+    #[inline]
+    pub(crate) fn u64_field(&mut self, sep: u8, name: &'static str) -> Result<u64, FieldError> {
+        if let Some(v) = self.fast_u64(sep) {
+            return Ok(v);
+        }
+        u64_field(self.req_field(sep, name)?, name)
+    }
+
+    /// An unsigned decimal field that must fit 32 bits.
+    #[inline]
+    pub(crate) fn u32_field(&mut self, sep: u8, name: &'static str) -> Result<u32, FieldError> {
+        match self.fast_u64(sep) {
+            Some(v) => u32::try_from(v).map_err(|_| num_error(name, v, "larger than 4294967295")),
+            None => u32_field(self.req_field(sep, name)?, name),
+        }
+    }
+}
+
 /// Hexadecimal with an optional `0x`/`0X` prefix.
 pub(crate) fn parse_hex(s: &[u8]) -> Option<u64> {
     let s = match s {
@@ -398,25 +488,40 @@ pub(crate) fn parse_scaled(s: &[u8], scale: u32) -> Option<u64> {
 
 /// `count * unit` as a `u64`, or an error naming the field when it overflows.
 #[inline]
-pub(crate) fn scale_field(v: u64, unit: u64, field: &'static str, raw: &[u8]) -> Result<u64, FieldError> {
-    v.checked_mul(unit)
-        .ok_or_else(|| FieldError::new(field, raw, "too large (overflows 64 bits when converted)"))
+pub(crate) fn scale_field(v: u64, unit: u64, field: &'static str) -> Result<u64, FieldError> {
+    v.checked_mul(unit).ok_or_else(|| num_error(field, v, "too large (overflows 64 bits when converted)"))
 }
 
 /// A byte length that must fit a request's `u32`.
 #[inline]
-pub(crate) fn len_u32(v: u64, field: &'static str, raw: &[u8]) -> Result<u32, FieldError> {
-    u32::try_from(v).map_err(|_| FieldError::new(field, raw, "request larger than 4 GiB"))
+pub(crate) fn len_u32(v: u64, field: &'static str) -> Result<u32, FieldError> {
+    u32::try_from(v).map_err(|_| num_error(field, v, "request larger than 4 GiB"))
+}
+
+/// A length in `unit`-byte sectors as a request's byte length.
+#[inline]
+pub(crate) fn sectors_len(n: u64, unit: u64, field: &'static str) -> Result<u32, FieldError> {
+    match n.checked_mul(unit).map(u32::try_from) {
+        Some(Ok(len)) => Ok(len),
+        _ => Err(num_error(field, n, "request larger than 4 GiB")),
+    }
 }
 
 /// Rejects requests whose end would overflow a `u64` byte address (they would break every
-/// consumer's block arithmetic).
+/// consumer's block arithmetic). `shown` is the field's value as the trace has it.
 #[inline]
-pub(crate) fn check_end(offset: u64, len: u32, field: &'static str, raw: &[u8]) -> Result<(), FieldError> {
+pub(crate) fn check_end(offset: u64, len: u32, field: &'static str, shown: u64) -> Result<(), FieldError> {
     match offset.checked_add(len as u64) {
         Some(_) => Ok(()),
-        None => Err(FieldError::new(field, raw, "offset + length overflows 64 bits")),
+        None => Err(num_error(field, shown, "offset + length overflows 64 bits")),
     }
+}
+
+/// An error about a field already parsed to a number (its text was plain digits, so the
+/// number is how it appeared).
+#[cold]
+pub(crate) fn num_error(field: &'static str, v: u64, reason: &'static str) -> FieldError {
+    FieldError { field, value: v.to_string(), reason: reason.into() }
 }
 
 /// Parses an unsigned decimal field or reports it.
@@ -467,6 +572,40 @@ mod tests {
         assert_eq!(parse_hex(b"0x2A"), Some(0x2a));
         assert_eq!(parse_hex(b"0x"), None);
         assert_eq!(parse_hex(b"g"), None);
+    }
+
+    #[test]
+    fn swar_fields_match_the_scalar_parser() {
+        for line in [
+            &b"128166372003061629,x"[..],
+            b"1,2",
+            b"12345678,",
+            b"123456789",
+            b"9999999999999999999",
+            b"18446744073709551615",
+            b"0000000000000000001",
+            b"1234567",
+            b"12345678901234567890123",
+            b" 12,",
+            b"12 ,",
+            b"12a,",
+            b",",
+            b"",
+            b"12\xff45678,",
+            b"4567/,",
+            b"4567:,",
+        ] {
+            let mut c = Cursor::new(line);
+            let fast = c.fast_u64(b',');
+            let mut g = Cursor::new(line);
+            let raw = line.split(|&b| b == b',').next().unwrap();
+            let expect = if raw.len() <= 19 { parse_u64(raw) } else { None };
+            g.field(b',');
+            assert_eq!(fast, expect, "{:?}", String::from_utf8_lossy(line));
+            if fast.is_some() {
+                assert_eq!(c.field(b','), g.field(b','), "position after the field");
+            }
+        }
     }
 
     #[test]

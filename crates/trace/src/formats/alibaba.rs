@@ -3,8 +3,7 @@
 //! becomes the volume. A first line starting with a letter is taken as a header.
 
 use crate::text::{
-    check_end, len_u32, looks_like_header, scale_field, u32_field, u64_field, Cursor, FieldError, LineFormat,
-    Parsed,
+    check_end, len_u32, looks_like_header, scale_field, Cursor, FieldError, LineFormat, Parsed,
 };
 use crate::Request;
 use shingled_core::Op;
@@ -19,23 +18,20 @@ impl LineFormat for Alibaba {
             return Ok(Parsed::Ignore);
         }
         let mut c = Cursor::new(line);
-        let volume = u32_field(c.req_field(b',', "device_id")?, "device_id")?;
+        let volume = c.u32_field(b',', "device_id")?;
         let op = match c.req_field(b',', "opcode")? {
             b"R" | b"r" => Op::Read,
             b"W" | b"w" => Op::Write,
             other => return Err(FieldError::new("opcode", other, "expected R or W")),
         };
-        let off_raw = c.req_field(b',', "offset")?;
-        let offset = u64_field(off_raw, "offset")?;
-        let len_raw = c.req_field(b',', "length")?;
-        let len = len_u32(u64_field(len_raw, "length")?, "length", len_raw)?;
-        let ts_raw = c.req_field(b',', "timestamp")?;
-        let us = u64_field(ts_raw, "timestamp")?;
+        let offset = c.u64_field(b',', "offset")?;
+        let len = len_u32(c.u64_field(b',', "length")?, "length")?;
+        let us = c.u64_field(b',', "timestamp")?;
         if let Some(extra) = c.field(b',') {
             return Err(FieldError::new("timestamp", extra, "unexpected 6th field (Alibaba lines have 5)"));
         }
-        check_end(offset, len, "offset", off_raw)?;
-        let time_ns = scale_field(us, 1000, "timestamp", ts_raw)?;
+        check_end(offset, len, "offset", offset)?;
+        let time_ns = scale_field(us, 1000, "timestamp")?;
         Ok(Parsed::Req(Request { time_ns, volume, op, offset, len }))
     }
 }

@@ -15,7 +15,8 @@
 //! line from there on is ignored.
 
 use crate::text::{
-    len_u32, parse_scaled, parse_u64, scale_field, u64_field, Cursor, FieldError, LineFormat, Parsed,
+    check_end, parse_scaled, parse_u64, scale_field, sectors_len, u64_field, Cursor, FieldError, LineFormat,
+    Parsed,
 };
 use crate::Request;
 use shingled_core::Op;
@@ -92,14 +93,13 @@ impl LineFormat for Blkparse {
             }
             None => return Err(FieldError::missing("nsectors")),
         }
-        let n_raw = c.req_token("nsectors")?;
-        let nsectors = u64_field(n_raw, "nsectors")?;
+        let nsectors = u64_field(c.req_token("nsectors")?, "nsectors")?;
         if nsectors == 0 {
             return Ok(Parsed::Unsupported);
         }
-        let offset = scale_field(sector, 512, "sector", sec_raw)?;
-        let len = len_u32(scale_field(nsectors, 512, "nsectors", n_raw)?, "nsectors", n_raw)?;
-        crate::text::check_end(offset, len, "sector", sec_raw)?;
+        let offset = scale_field(sector, 512, "sector")?;
+        let len = sectors_len(nsectors, 512, "nsectors")?;
+        check_end(offset, len, "sector", sector)?;
         Ok(Parsed::Req(Request { time_ns, volume, op, offset, len }))
     }
 }

@@ -9,7 +9,7 @@
 //! first five fields of a line, so extra trailing fields are allowed here too.
 
 use crate::text::{
-    check_end, len_u32, parse_hex, parse_scaled, scale_field, u32_field, u64_field, Cursor, FieldError,
+    check_end, parse_hex, parse_scaled, scale_field, sectors_len, u32_field, u64_field, Cursor, FieldError,
     LineFormat, Parsed,
 };
 use crate::Request;
@@ -40,10 +40,8 @@ fn parse_line(line: &[u8], dialect: Dialect) -> Result<Parsed, FieldError> {
         Dialect::Mqsim => u64_field(t, f_time)?,
     };
     let volume = u32_field(c.req_token(f_dev)?, f_dev)?;
-    let blk_raw = c.req_token(f_sec)?;
-    let sector = u64_field(blk_raw, f_sec)?;
-    let n_raw = c.req_token(f_n)?;
-    let nsectors = u64_field(n_raw, f_n)?;
+    let sector = u64_field(c.req_token(f_sec)?, f_sec)?;
+    let nsectors = u64_field(c.req_token(f_n)?, f_n)?;
     let f = c.req_token(f_flags)?;
     let op = match dialect {
         Dialect::Disksim => match parse_hex(f) {
@@ -57,9 +55,9 @@ fn parse_line(line: &[u8], dialect: Dialect) -> Result<Parsed, FieldError> {
             _ => return Err(FieldError::new(f_flags, f, "expected type 0 (write) or 1 (read)")),
         },
     };
-    let offset = scale_field(sector, 512, f_sec, blk_raw)?;
-    let len = len_u32(scale_field(nsectors, 512, f_n, n_raw)?, f_n, n_raw)?;
-    check_end(offset, len, f_sec, blk_raw)?;
+    let offset = scale_field(sector, 512, f_sec)?;
+    let len = sectors_len(nsectors, 512, f_n)?;
+    check_end(offset, len, f_sec, sector)?;
     Ok(Parsed::Req(Request { time_ns, volume, op, offset, len }))
 }
 

@@ -7,8 +7,7 @@
 //! line starting with a letter is taken as a header.
 
 use crate::text::{
-    check_end, len_u32, looks_like_header, scale_field, u32_field, u64_field, Cursor, FieldError, LineFormat,
-    Parsed,
+    check_end, len_u32, looks_like_header, scale_field, Cursor, FieldError, LineFormat, Parsed,
 };
 use crate::Request;
 use shingled_core::Op;
@@ -24,10 +23,9 @@ impl LineFormat for Msr {
             return Ok(Parsed::Ignore);
         }
         let mut c = Cursor::new(line);
-        let ts_raw = c.req_field(b',', "Timestamp")?;
-        let ticks = u64_field(ts_raw, "Timestamp")?;
+        let ticks = c.u64_field(b',', "Timestamp")?;
         c.req_field(b',', "Hostname")?;
-        let volume = u32_field(c.req_field(b',', "DiskNumber")?, "DiskNumber")?;
+        let volume = c.u32_field(b',', "DiskNumber")?;
         let ty = c.req_field(b',', "Type")?;
         let op = if ty.eq_ignore_ascii_case(b"write") {
             Op::Write
@@ -36,16 +34,14 @@ impl LineFormat for Msr {
         } else {
             return Err(FieldError::new("Type", ty, "expected Read or Write"));
         };
-        let off_raw = c.req_field(b',', "Offset")?;
-        let offset = u64_field(off_raw, "Offset")?;
-        let size_raw = c.req_field(b',', "Size")?;
-        let len = len_u32(u64_field(size_raw, "Size")?, "Size", size_raw)?;
-        u64_field(c.req_field(b',', "ResponseTime")?, "ResponseTime")?;
+        let offset = c.u64_field(b',', "Offset")?;
+        let len = len_u32(c.u64_field(b',', "Size")?, "Size")?;
+        c.u64_field(b',', "ResponseTime")?;
         if let Some(extra) = c.field(b',') {
             return Err(FieldError::new("ResponseTime", extra, "unexpected 8th field (MSR lines have 7)"));
         }
-        check_end(offset, len, "Offset", off_raw)?;
-        let time_ns = scale_field(ticks, 100, "Timestamp", ts_raw)?;
+        check_end(offset, len, "Offset", offset)?;
+        let time_ns = scale_field(ticks, 100, "Timestamp")?;
         Ok(Parsed::Req(Request { time_ns, volume, op, offset, len }))
     }
 }

@@ -3,7 +3,7 @@
 //! middle integer is not used by SAC's replay and is ignored here (it must still be an
 //! integer). The format has no timestamps, so `time_ns` is the 0-based line index.
 
-use crate::text::{parse_u64, scale_field, u64_field, Cursor, FieldError, LineFormat, Parsed};
+use crate::text::{check_end, parse_u64, scale_field, u64_field, Cursor, FieldError, LineFormat, Parsed};
 use crate::Request;
 use shingled_core::{Op, BLOCK_SIZE};
 
@@ -24,15 +24,12 @@ impl LineFormat for Sac {
         if parse_u64(digits).is_none() {
             return Err(FieldError::new("int", mid, "expected an integer"));
         }
-        let blk_raw = c.req_token("block")?;
-        let block = u64_field(blk_raw, "block")?;
+        let block = u64_field(c.req_token("block")?, "block")?;
         if let Some(extra) = c.token() {
             return Err(FieldError::new("block", extra, "unexpected 4th field (SAC lines have 3)"));
         }
-        let offset = scale_field(block, BLOCK_SIZE, "block", blk_raw)?;
-        if offset.checked_add(BLOCK_SIZE).is_none() {
-            return Err(FieldError::new("block", blk_raw, "block number too large"));
-        }
+        let offset = scale_field(block, BLOCK_SIZE, "block")?;
+        check_end(offset, BLOCK_SIZE as u32, "block", block)?;
         Ok(Parsed::Req(Request { time_ns: lineno - 1, volume: 0, op, offset, len: BLOCK_SIZE as u32 }))
     }
 }

@@ -159,8 +159,8 @@ impl LineFormat for VscsiCsv {
             return Err(FieldError::new("lbn", extra, "unexpected 6th field (vscsi CSV lines have 5)"));
         }
         let Some(op) = scsi_op(cmd) else { return Ok(Parsed::Unsupported) };
-        let offset = scale_field(lbn, 512, "lbn", lbn_raw)?;
-        check_end(offset, len, "lbn", lbn_raw)?;
+        let offset = scale_field(lbn, 512, "lbn")?;
+        check_end(offset, len, "lbn", lbn)?;
         Ok(Parsed::Req(Request { time_ns, volume: 0, op, offset, len }))
     }
 }
