@@ -195,3 +195,15 @@ fn explicit_format_matches_detection() {
         assert_eq!(detected, explicit, "{name}");
     }
 }
+
+#[test]
+fn synth_specs_get_the_volume_filter() {
+    let spec = "synth:wdev,pages=300,seed=1,volume=3";
+    let opts = |v: u32| OpenOptions { volume: Some(v), ..OpenOptions::default() };
+    let (all, _, _) = crate::drain(&mut *shingled_trace::open(spec, &OpenOptions::default()).unwrap());
+    assert!(!all.is_empty());
+    let (kept, _, filtered) = crate::drain(&mut *shingled_trace::open(spec, &opts(3)).unwrap());
+    assert_eq!((kept.len(), filtered), (all.len(), 0));
+    let (none, _, filtered) = crate::drain(&mut *shingled_trace::open(spec, &opts(4)).unwrap());
+    assert_eq!((none.len(), filtered), (0, all.len() as u64));
+}
