@@ -78,11 +78,7 @@ impl Cache {
     fn evict(&mut self, evicted: &mut Vec<BlockMeta>) {
         self.victims.clear();
         self.policy.select_victims(&self.table, &mut self.victims);
-        assert!(
-            !self.victims.is_empty(),
-            "policy {} chose no victim for a full cache",
-            self.policy.name()
-        );
+        assert!(!self.victims.is_empty(), "policy {} chose no victim for a full cache", self.policy.name());
         for i in 0..self.victims.len() {
             let s = self.victims[i];
             assert!(self.table.is_used(s), "policy {} chose free or repeated slot {s}", self.policy.name());

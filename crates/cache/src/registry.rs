@@ -61,7 +61,8 @@ impl std::str::FromStr for PolicyConfig {
     type Err = String;
     /// A policy name with its default configuration.
     fn from_str(s: &str) -> Result<Self, String> {
-        PolicyConfig::default_for(s.trim())
-            .ok_or_else(|| format!("unknown policy {s:?}; known policies: {}", PolicyConfig::NAMES.join(", ")))
+        PolicyConfig::default_for(s.trim()).ok_or_else(|| {
+            format!("unknown policy {s:?}; known policies: {}", PolicyConfig::NAMES.join(", "))
+        })
     }
 }

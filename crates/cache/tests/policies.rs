@@ -101,7 +101,18 @@ proptest! {
 #[test]
 fn lru_by_hand() {
     let mut c = cache_for("lru", 3);
-    let ops = [(1, true), (2, true), (3, false), (1, false), (4, true), (3, true), (5, false), (6, false), (5, false), (7, true)];
+    let ops = [
+        (1, true),
+        (2, true),
+        (3, false),
+        (1, false),
+        (4, true),
+        (3, true),
+        (5, false),
+        (6, false),
+        (5, false),
+        (7, true),
+    ];
     let ev = replay(&mut c, &ops);
     let got: Vec<(BlockNo, bool)> = ev.iter().map(|m| (m.block, m.dirty)).collect();
     assert_eq!(got, vec![(2, true), (1, true), (4, true), (3, true)]);

@@ -1,1 +1,152 @@
-fn main() {}
+//! `shingled`: simulate SSD caches above SMR drives, inspect and convert traces.
+
+mod args;
+mod progress;
+
+use anyhow::{bail, Context, Result};
+use args::{Cli, Command, Output, TraceCommand};
+use clap::Parser;
+use shingled_sim::report;
+use std::io::Write;
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Sim(a) => sim(a),
+        Command::Compare(a) => compare(a),
+        Command::Trace(t) => trace(t),
+        Command::Policies => {
+            for name in shingled_cache::PolicyConfig::NAMES {
+                println!("{name}");
+            }
+            Ok(())
+        }
+        Command::Drives => {
+            for name in shingled_device::profile_names() {
+                println!("{name}");
+            }
+            Ok(())
+        }
+        Command::Config(a) => {
+            let cfg = a.sim.to_config()?;
+            print!("{}", cfg.to_toml());
+            Ok(())
+        }
+    }
+}
+
+/// Writes `text` to `--out FILE` or stdout.
+fn emit(out: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
+    match out {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        None => {
+            let mut so = std::io::stdout().lock();
+            so.write_all(text.as_bytes())?;
+            Ok(())
+        }
+    }
+}
+
+fn sim(a: args::SimCmd) -> Result<()> {
+    let cfg = a.sim.to_config()?;
+    let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default())
+        .with_context(|| format!("reading trace {}", cfg.trace.path))?;
+    let bar = progress::bar(stats.requests, &format!("sim {}", cfg.display_label()));
+    let r = shingled_sim::run(&cfg, &stats, &mut |n| bar.set_position(n))?;
+    bar.finish_and_clear();
+    let text = match a.output {
+        Output::Table => report::run_table(&r),
+        Output::Json => serde_json::to_string_pretty(&r)? + "\n",
+        Output::Csv => format!("{}\n{}", report::CSV_HEADER, report::csv_rows(&r)),
+    };
+    emit(&a.out, &text)
+}
+
+fn compare(a: args::CompareCmd) -> Result<()> {
+    let mut cfg = a.sim.to_config()?;
+    if let Some(s) = &a.schemes {
+        cfg.compare.schemes = s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
+    }
+    if cfg.compare.schemes.is_empty() {
+        bail!("--schemes names no scheme");
+    }
+    for s in &cfg.compare.schemes {
+        shingled_sim::scheme_config(&cfg, s)?;
+    }
+    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let bar =
+        progress::spinner(&format!("compare {} schemes on {}", cfg.compare.schemes.len(), cfg.trace.path));
+    let report = shingled_sim::compare(&cfg, jobs, &|n| bar.set_position(n))
+        .with_context(|| format!("comparing on {}", cfg.trace.path))?;
+    bar.finish_and_clear();
+    let text = match a.output {
+        Output::Table => report::compare_table(&report),
+        Output::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Output::Csv => {
+            let mut s = String::from(report::CSV_HEADER);
+            s.push('\n');
+            for r in &report.runs {
+                s.push_str(&report::csv_rows(r));
+            }
+            s
+        }
+    };
+    emit(&a.out, &text)
+}
+
+fn trace(t: TraceCommand) -> Result<()> {
+    match t {
+        TraceCommand::Stats(a) => {
+            let mut reader = shingled_trace::open(&a.input.path, &a.input.options()?)
+                .with_context(|| format!("opening {}", a.input.path))?;
+            let bands = a.bands.to_config()?;
+            let stats = shingled_trace::trace_stats(&mut reader, &bands)?;
+            let text = if a.json { serde_json::to_string_pretty(&stats)? + "\n" } else { stats.to_table() };
+            emit(&None, &text)
+        }
+        TraceCommand::Convert(a) => {
+            let mut reader = shingled_trace::open(&a.input.path, &a.input.options()?)
+                .with_context(|| format!("opening {}", a.input.path))?;
+            let s = shingled_trace::convert(&mut reader, &a.output)?;
+            eprintln!("wrote {} ({} requests)", a.output.display(), s.requests);
+            Ok(())
+        }
+        TraceCommand::Mix(a) => {
+            let opts = shingled_trace::OpenOptions { skip_bad_lines: a.skip_bad_lines, ..Default::default() };
+            let s = shingled_trace::mix(&a.inputs, &opts, a.copies, a.seed, &a.output)?;
+            eprintln!("wrote {} ({} requests)", a.output.display(), s.requests);
+            Ok(())
+        }
+        TraceCommand::Formats => {
+            for f in shingled_trace::Format::ALL {
+                println!("{:<10} {}", f.name(), f.description());
+            }
+            Ok(())
+        }
+        TraceCommand::Profiles => {
+            println!(
+                "{:<6} {:<26} {:>12} {:>7} {:>9} {:>9}",
+                "name", "server (MSR volume)", "page reqs", "write%", "written", "accessed"
+            );
+            for p in shingled_trace::synth::profiles() {
+                println!(
+                    "{:<6} {:<26} {:>12} {:>6.1}% {:>6.2} GB {:>6.2} GB",
+                    p.name,
+                    format!("{} ({})", p.description, p.msr_volume),
+                    p.page_requests,
+                    p.write_pct,
+                    p.written_range_gb,
+                    p.accessed_range_gb
+                );
+            }
+            Ok(())
+        }
+    }
+}

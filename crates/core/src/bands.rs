@@ -88,7 +88,10 @@ pub struct BandMap {
 
 #[derive(Clone, Debug)]
 enum Kind {
-    Fixed { size: u64, count: u64 },
+    Fixed {
+        size: u64,
+        count: u64,
+    },
     Table {
         /// Start block of every band, then one past the end: `starts.len() == bands + 1`.
         starts: Vec<u64>,
@@ -252,7 +255,11 @@ mod tests {
             let s = a.band_bytes(band);
             assert!((17_000_000 - 4096..=36_000_000).contains(&s), "{s}");
         }
-        let c = BandMap::build(&BandConfig::UniformRandom { min: ByteSize::mb(17), max: ByteSize::mb(36), seed: 9 }, ByteSize::gb(2)).unwrap();
+        let c = BandMap::build(
+            &BandConfig::UniformRandom { min: ByteSize::mb(17), max: ByteSize::mb(36), seed: 9 },
+            ByteSize::gb(2),
+        )
+        .unwrap();
         assert_ne!(
             (0..20).map(|i| a.band_bytes(i)).collect::<Vec<_>>(),
             (0..20).map(|i| c.band_bytes(i)).collect::<Vec<_>>()

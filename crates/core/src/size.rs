@@ -69,9 +69,7 @@ impl FromStr for ByteSize {
         if t.is_empty() {
             return Err(err("empty"));
         }
-        let split = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-            .unwrap_or(t.len());
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
         let num: String = num.chars().filter(|&c| c != '_').collect();
         if num.is_empty() {
@@ -261,10 +259,7 @@ mod tests {
         assert_eq!("2%".parse::<SizeSpec>().unwrap(), SizeSpec::Fraction(0.02));
         assert_eq!("1/256".parse::<SizeSpec>().unwrap(), SizeSpec::Fraction(1.0 / 256.0));
         assert_eq!("1/256".parse::<SizeSpec>().unwrap().to_string(), "1/256");
-        assert_eq!(
-            "20GiB".parse::<SizeSpec>().unwrap(),
-            SizeSpec::Absolute(ByteSize::gib(20))
-        );
+        assert_eq!("20GiB".parse::<SizeSpec>().unwrap(), SizeSpec::Absolute(ByteSize::gib(20)));
         assert!("0%".parse::<SizeSpec>().is_err());
         assert!("1/0".parse::<SizeSpec>().is_err());
         assert_eq!(SizeSpec::Fraction(0.5).resolve(10 * 4096).0, 5 * 4096);

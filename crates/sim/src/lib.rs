@@ -1,1 +1,26 @@
-//! placeholder
+//! The trace-replay simulator of an SSD cache above an SMR (or CMR) drive.
+//!
+//! Data flows one way: a [`shingled_trace::TraceReader`] yields requests; the [`Engine`] splits
+//! each into 4 KiB blocks and, per the cache [`Mode`], asks the [`shingled_cache::Cache`] for
+//! hits and victims, charges SSD and drive I/O to the models of [`shingled_device`] on a virtual
+//! clock, and counts everything in [`Counters`]. [`run`] sizes a configuration from the trace's
+//! footprint, builds the models and replays; [`compare`] does so for several schemes and
+//! [`report`] renders tables, CSV and JSON.
+
+mod config;
+mod engine;
+mod error;
+pub mod histogram;
+mod metrics;
+pub mod report;
+mod run;
+
+pub use config::{CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};
+pub use engine::{Engine, Mode};
+pub use error::SimError;
+pub use histogram::{Histogram, LatencySummary};
+pub use metrics::{Counters, Metrics};
+pub use run::{
+    compare, measure, open_trace, run, scheme_config, simulate, sizing, CompareReport, RunReport, Sizing,
+    PROGRESS_EVERY,
+};

@@ -147,7 +147,7 @@ pub struct Footprint {
 }
 
 /// One trace's Table I row and more. Fields that are percentages say so; byte figures are bytes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct TraceStats {
     /// The reader's format name.
     pub format: String,
@@ -206,6 +206,37 @@ pub struct TraceStats {
 }
 
 impl TraceStats {
+    /// The PORE Table I row and the rest, as aligned `name  value` lines for people.
+    pub fn to_table(&self) -> String {
+        let gb = |b: u64| format!("{:.3} GB ({b} bytes)", b as f64 / 1e9);
+        let mut rows: Vec<(String, String)> = vec![
+            ("format".into(), self.format.clone()),
+            ("requests".into(), format!("{} ({} reads, {} writes)", self.requests, self.read_requests, self.write_requests)),
+            ("4 KiB page requests".into(), format!("{} ({} reads, {} writes)", self.pages, self.read_pages, self.write_pages)),
+            ("write % of requests".into(), format!("{:.1}%", self.write_pct_requests)),
+            ("write % of pages".into(), format!("{:.1}%", self.write_pct_pages)),
+            ("written LBA range (bands)".into(), format!("{} in {} bands", gb(self.written_band_bytes), self.written_bands)),
+            ("accessed LBA range (bands)".into(), format!("{} in {} bands", gb(self.accessed_band_bytes), self.accessed_bands)),
+            ("written distinct bytes".into(), gb(self.written_distinct_bytes)),
+            ("accessed distinct bytes".into(), gb(self.accessed_distinct_bytes)),
+            ("mean request size".into(), format!("{:.0} bytes", self.mean_request_bytes)),
+            ("highest byte touched".into(), self.max_end.to_string()),
+            ("duration".into(), format!("{:.3} s", self.duration_ns as f64 / 1e9)),
+        ];
+        if self.volumes.len() > 1 {
+            let v: Vec<String> = self.volumes.iter().map(|(k, n)| format!("{k}:{n}")).collect();
+            rows.push(("requests per volume".into(), v.join(" ")));
+        }
+        if self.skipped > 0 {
+            rows.push(("skipped lines".into(), self.skipped.to_string()));
+        }
+        if self.filtered > 0 {
+            rows.push(("filtered by volume".into(), self.filtered.to_string()));
+        }
+        let w = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        rows.iter().map(|(k, v)| format!("{k:<w$}  {v}\n")).collect()
+    }
+
     /// The footprint part.
     pub fn footprint(&self) -> Footprint {
         Footprint {

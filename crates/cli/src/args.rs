@@ -1,0 +1,331 @@
+//! Command-line flags, kept apart from the validated configuration they produce.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use shingled_core::{BandConfig, ByteSize, SizeSpec};
+use shingled_sim::{CacheConfig, SimConfig};
+use std::path::PathBuf;
+
+/// Simulate SSD caches above shingled (SMR) drives, and inspect block I/O traces.
+#[derive(Parser, Debug)]
+#[command(name = "shingled", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Replay a trace through one configuration and report every metric.
+    Sim(SimCmd),
+    /// Compare cache schemes (and the no-cache baselines) on one trace: total I/O time and
+    /// speed-ups against SMR-only, CMR-only and LRU. With no arguments, runs on a generated
+    /// MSR-like trace (synth:wdev).
+    Compare(CompareCmd),
+    /// Trace tools: statistics, conversion, mixing, formats, synthetic profiles.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+    /// List the cache policies.
+    Policies,
+    /// List the named drive profiles.
+    Drives,
+    /// Print the configuration the given flags produce, as TOML (a starting point for --config).
+    Config(ConfigCmd),
+}
+
+#[derive(Copy, Clone, Debug, Default, ValueEnum)]
+pub enum Output {
+    /// Aligned text for people.
+    #[default]
+    Table,
+    /// JSON (everything, including the configuration).
+    Json,
+    /// CSV, one row per scheme and window.
+    Csv,
+}
+
+#[derive(Args, Debug)]
+pub struct SimCmd {
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// Write the report here instead of stdout.
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareCmd {
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// Comma-separated schemes: smr-only, cmr-only and policy names (see `shingled policies`).
+    /// Default: the baselines and every policy.
+    #[arg(long)]
+    pub schemes: Option<String>,
+    /// Schemes run in parallel (default: the number of cores).
+    #[arg(long, short)]
+    pub jobs: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// Write the report here instead of stdout.
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ConfigCmd {
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+/// Flags shared by `sim`, `compare` and `config`. Each overrides the same field of `--config`.
+#[derive(Args, Debug, Default)]
+pub struct SimArgs {
+    /// A TOML configuration file (see `shingled config`); flags override its fields.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Trace file (MSR CSV, .gz, SAC text, blkparse, DiskSim, vscsi, Alibaba, bin) or
+    /// synth:<profile>[,scale=X,seed=N] (see `shingled trace profiles`).
+    #[arg(long, short)]
+    pub trace: Option<String>,
+    /// Trace format (detected when absent; see `shingled trace formats`).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Keep only this volume / disk number of the trace.
+    #[arg(long)]
+    pub volume: Option<u32>,
+    /// Count and skip malformed trace lines instead of stopping.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// Replay at most this many trace requests.
+    #[arg(long)]
+    pub limit: Option<u64>,
+    /// Cache mode: read-write, write-only, read-only or write-cache.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// After-warm-up window: none, cache-full, a request count, or a percentage of the trace.
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Cache replacement policy (see `shingled policies`).
+    #[arg(long, short)]
+    pub policy: Option<String>,
+    /// No SSD cache: replay straight onto the drive.
+    #[arg(long, conflicts_with_all = ["policy", "cache_size"])]
+    pub no_cache: bool,
+    /// Cache size: absolute (4GiB, 5000blocks) or a fraction of the trace's accessed range
+    /// (written range in write-only/write-cache modes): 2%, 1/50.
+    #[arg(long)]
+    pub cache_size: Option<String>,
+    /// Drive profile (see `shingled drives`).
+    #[arg(long, short)]
+    pub drive: Option<String>,
+    /// DM-SMR persistent-buffer size: absolute, or a fraction of the written range (1/256).
+    #[arg(long)]
+    pub pb_size: Option<String>,
+    /// DM-SMR persistent-buffer flavour: append-only (SAC's emulator) or in-place (PORE's).
+    #[arg(long)]
+    pub pb_flavour: Option<String>,
+    /// DM-SMR band layout: fixed:SIZE, uniform:MIN:MAX[:SEED] or lba:OUTER:INNER.
+    #[arg(long)]
+    pub bands: Option<String>,
+    /// Drive capacity (the trace must fit).
+    #[arg(long)]
+    pub drive_capacity: Option<String>,
+    /// SSD profile: nvme or sata.
+    #[arg(long)]
+    pub ssd: Option<String>,
+}
+
+fn parse<T: std::str::FromStr>(flag: &str, v: &str) -> Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    v.parse::<T>().map_err(|e| anyhow::anyhow!("--{flag} {v:?}: {e}"))
+}
+
+/// Parses `fixed:SIZE`, `uniform:MIN:MAX[:SEED]` or `lba:OUTER:INNER`.
+pub fn parse_bands(v: &str) -> Result<BandConfig> {
+    let parts: Vec<&str> = v.split(':').collect();
+    let size = |s: &str| parse::<ByteSize>("bands", s);
+    let cfg = match parts.as_slice() {
+        ["fixed", s] => BandConfig::Fixed { size: size(s)? },
+        ["uniform", a, b] => BandConfig::UniformRandom { min: size(a)?, max: size(b)?, seed: 0 },
+        ["uniform", a, b, seed] => {
+            BandConfig::UniformRandom { min: size(a)?, max: size(b)?, seed: parse("bands", seed)? }
+        }
+        ["lba", o, i] => BandConfig::LbaDependent { outer: size(o)?, inner: size(i)? },
+        _ => bail!("--bands {v:?}: expected fixed:SIZE, uniform:MIN:MAX[:SEED] or lba:OUTER:INNER"),
+    };
+    cfg.validate().map_err(|e| anyhow::anyhow!("--bands {v:?}: {e}"))?;
+    Ok(cfg)
+}
+
+impl SimArgs {
+    /// The configuration: the file (or defaults) with every given flag applied.
+    pub fn to_config(&self) -> Result<SimConfig> {
+        let mut cfg = match &self.config {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+                SimConfig::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+            }
+            None => SimConfig::default(),
+        };
+        if let Some(t) = &self.trace {
+            cfg.trace.path = t.clone();
+        }
+        if let Some(f) = &self.format {
+            parse::<shingled_trace::Format>("format", f)?;
+            cfg.trace.format = Some(f.clone());
+        }
+        if self.volume.is_some() {
+            cfg.trace.volume = self.volume;
+        }
+        if self.skip_bad_lines {
+            cfg.trace.skip_bad_lines = true;
+        }
+        if self.limit.is_some() {
+            cfg.trace.limit = self.limit;
+        }
+        if let Some(m) = &self.mode {
+            cfg.mode = parse("mode", m)?;
+        }
+        if let Some(w) = &self.warmup {
+            cfg.warmup = parse("warmup", w)?;
+        }
+        if self.no_cache {
+            cfg.cache = None;
+        }
+        if let Some(p) = &self.policy {
+            cfg.cache.get_or_insert_with(CacheConfig::default).policy = parse("policy", p)?;
+        }
+        if let Some(s) = &self.cache_size {
+            cfg.cache.get_or_insert_with(CacheConfig::default).size = parse::<SizeSpec>("cache-size", s)?;
+        }
+        if let Some(d) = &self.drive {
+            cfg.drive = shingled_device::profile(d).with_context(|| {
+                format!(
+                    "--drive {d:?}: unknown profile; known: {}",
+                    shingled_device::profile_names().join(", ")
+                )
+            })?;
+        }
+        if let Some(s) = &self.pb_size {
+            let spec = parse::<SizeSpec>("pb-size", s)?;
+            cfg.drive.dm_smr_mut().context("--pb-size applies to a dm-smr drive")?.pb_size = spec;
+        }
+        if let Some(f) = &self.pb_flavour {
+            let flavour = parse("pb-flavour", f)?;
+            cfg.drive.dm_smr_mut().context("--pb-flavour applies to a dm-smr drive")?.pb_flavour = flavour;
+        }
+        if let Some(b) = &self.bands {
+            let bands = parse_bands(b)?;
+            cfg.drive.dm_smr_mut().context("--bands applies to a dm-smr drive")?.bands = bands;
+        }
+        if let Some(c) = &self.drive_capacity {
+            cfg.drive.set_capacity(parse("drive-capacity", c)?);
+        }
+        if let Some(s) = &self.ssd {
+            cfg.ssd = shingled_device::ssd_profile(s)
+                .with_context(|| format!("--ssd {s:?}: unknown SSD profile (nvme, sata)"))?;
+        }
+        Ok(cfg)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TraceCommand {
+    /// Print the PORE Table I row of a trace: requests and 4 KiB pages, write %, written and
+    /// accessed LBA ranges, mean request size, duration.
+    Stats(StatsCmd),
+    /// Convert a trace into the compact binary format.
+    Convert(ConvertCmd),
+    /// Build a long/mix trace: shift each input (and each copy) into its own LBA range and
+    /// interleave them randomly.
+    Mix(MixCmd),
+    /// List the trace formats.
+    Formats,
+    /// List the synthetic generator profiles.
+    Profiles,
+}
+
+#[derive(Args, Debug)]
+pub struct InputArgs {
+    /// Trace file or synth:<profile>.
+    pub path: String,
+    /// Format (detected when absent).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Keep only this volume.
+    #[arg(long)]
+    pub volume: Option<u32>,
+    /// Count and skip malformed lines.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+}
+
+impl InputArgs {
+    pub fn options(&self) -> Result<shingled_trace::OpenOptions> {
+        Ok(shingled_trace::OpenOptions {
+            format: self.format.as_deref().map(|f| parse("format", f)).transpose()?,
+            volume: self.volume,
+            skip_bad_lines: self.skip_bad_lines,
+            ..Default::default()
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct BandArgs {
+    /// Band layout for the covered-band ranges: fixed:SIZE, uniform:MIN:MAX[:SEED], lba:OUTER:INNER
+    /// (default uniform:17MB:36MB, PORE's emulator).
+    #[arg(long)]
+    pub bands: Option<String>,
+}
+
+impl BandArgs {
+    pub fn to_config(&self) -> Result<BandConfig> {
+        self.bands.as_deref().map(parse_bands).unwrap_or_else(|| Ok(BandConfig::default()))
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct StatsCmd {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub bands: BandArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ConvertCmd {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The binary trace to write.
+    #[arg(long, short)]
+    pub output: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct MixCmd {
+    /// Input traces (each may be synth:...).
+    #[arg(required = true)]
+    pub inputs: Vec<String>,
+    /// Copies of each input, each in its own LBA range.
+    #[arg(long, default_value_t = 1)]
+    pub copies: u32,
+    /// Seed of the interleaving.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Count and skip malformed lines.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// The binary trace to write.
+    #[arg(long, short)]
+    pub output: PathBuf,
+}

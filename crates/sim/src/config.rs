@@ -1,0 +1,248 @@
+//! Simulation configuration: one set of serde structs read from TOML files and built from CLI
+//! flags alike.
+
+use crate::engine::Mode;
+use serde::{Deserialize, Deserializer, Serialize};
+use shingled_cache::PolicyConfig;
+use shingled_core::SizeSpec;
+use shingled_device::{DriveConfig, SsdConfig};
+
+/// Where the requests come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// A trace file (any supported format, `.gz` allowed) or `synth:<profile>[,key=value…]`.
+    pub path: String,
+    /// Format name; detected from the content when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// Keep only this volume / disk number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<u32>,
+    /// Count and skip malformed lines instead of stopping at the first.
+    #[serde(default)]
+    pub skip_bad_lines: bool,
+    /// Replay at most this many trace requests (before mode filtering).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+}
+
+impl Default for TraceSpec {
+    fn default() -> Self {
+        TraceSpec {
+            path: DEFAULT_TRACE.to_string(),
+            format: None,
+            volume: None,
+            skip_bad_lines: false,
+            limit: None,
+        }
+    }
+}
+
+/// The trace `shingled compare` uses when given none: the synthetic wdev profile (PORE Table I:
+/// 2.65 M page requests, 72.7% writes, 4.7 GB written range).
+pub const DEFAULT_TRACE: &str = "synth:wdev";
+
+/// When the "after warm-up" window starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Warmup {
+    /// No warm-up window is reported.
+    None,
+    /// When the cache is first full (the SAC artifact resets its statistics at the first
+    /// eviction); for runs without a cache, no window.
+    #[default]
+    CacheFull,
+    /// After this many processed requests.
+    Requests(u64),
+    /// After this fraction of the trace's requests.
+    Fraction(f64),
+}
+
+impl std::str::FromStr for Warmup {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        match t {
+            "none" => Ok(Warmup::None),
+            "cache-full" => Ok(Warmup::CacheFull),
+            _ => {
+                if let Some(p) = t.strip_suffix('%') {
+                    let f: f64 = p.parse().map_err(|_| format!("invalid warm-up {s:?}"))?;
+                    if !(0.0..100.0).contains(&f) {
+                        return Err(format!("warm-up {s:?} must be in [0%, 100%)"));
+                    }
+                    return Ok(Warmup::Fraction(f / 100.0));
+                }
+                t.parse::<u64>().map(Warmup::Requests).map_err(|_| {
+                    format!("invalid warm-up {s:?}: use none, cache-full, a request count or a percentage")
+                })
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Warmup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warmup::None => f.write_str("none"),
+            Warmup::CacheFull => f.write_str("cache-full"),
+            Warmup::Requests(n) => write!(f, "{n}"),
+            Warmup::Fraction(x) => write!(f, "{}%", x * 100.0),
+        }
+    }
+}
+
+impl Serialize for Warmup {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Warmup {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => Ok(Warmup::Requests(n)),
+            Raw::S(s) => s.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// The SSD cache: its size and its policy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Absolute (`1GiB`) or relative to the trace: a fraction of the accessed LBA range in
+    /// read-write and read-only modes, of the written LBA range in write-only and write-cache
+    /// modes (PORE §V-C; default `2%`). Ranges are covered-band bytes, as in PORE Table I.
+    #[serde(default = "default_cache_size")]
+    pub size: SizeSpec,
+    /// The replacement policy: a name (`"lru"`) or a table with `policy = "<name>"` and the
+    /// policy's own fields.
+    #[serde(default, deserialize_with = "policy_name_or_table")]
+    pub policy: PolicyConfig,
+}
+
+fn default_cache_size() -> SizeSpec {
+    SizeSpec::Fraction(0.02)
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig { size: default_cache_size(), policy: PolicyConfig::default() }
+    }
+}
+
+fn policy_name_or_table<'de, D: Deserializer<'de>>(d: D) -> Result<PolicyConfig, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Name(String),
+        Full(PolicyConfig),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Name(n) => n.parse().map_err(serde::de::Error::custom),
+        Raw::Full(p) => Ok(p),
+    }
+}
+
+/// One simulation: a trace, a mode, an optional SSD cache, the SSD model and the drive model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Name shown in reports; derived from the scheme when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The workload.
+    #[serde(default)]
+    pub trace: TraceSpec,
+    /// How the cache treats reads and writes.
+    #[serde(default)]
+    pub mode: Mode,
+    /// When the "after warm-up" window starts.
+    #[serde(default)]
+    pub warmup: Warmup,
+    /// The SSD cache; absent for the no-cache baselines (SMR-only, CMR-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheConfig>,
+    /// The SSD model of the cache device.
+    #[serde(default)]
+    pub ssd: SsdConfig,
+    /// The drive below the cache.
+    #[serde(default)]
+    pub drive: DriveConfig,
+    /// Settings used by `shingled compare`.
+    #[serde(default)]
+    pub compare: CompareOptions,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            label: None,
+            trace: TraceSpec::default(),
+            mode: Mode::default(),
+            warmup: Warmup::default(),
+            cache: Some(CacheConfig::default()),
+            ssd: SsdConfig::default(),
+            drive: DriveConfig::default(),
+            compare: CompareOptions::default(),
+        }
+    }
+}
+
+impl SimConfig {
+    /// Parses a TOML configuration; errors name the field and line.
+    pub fn from_toml(text: &str) -> Result<SimConfig, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The configuration as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("configuration serializes")
+    }
+
+    /// The label reports use: the explicit label or the scheme name.
+    pub fn display_label(&self) -> String {
+        if let Some(l) = &self.label {
+            return l.clone();
+        }
+        match &self.cache {
+            Some(c) => c.policy.name().to_string(),
+            None => format!("{}-only", self.drive.short_name()),
+        }
+    }
+}
+
+/// What `shingled compare` runs: scheme names and the CMR drive of the CMR-only baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareOptions {
+    /// Schemes: `smr-only`, `cmr-only` or a policy name (cached above the configured drive).
+    #[serde(default = "default_schemes")]
+    pub schemes: Vec<String>,
+    /// The drive of the `cmr-only` baseline.
+    #[serde(default = "default_cmr")]
+    pub cmr_drive: DriveConfig,
+}
+
+fn default_schemes() -> Vec<String> {
+    let mut v = vec!["smr-only".to_string(), "cmr-only".to_string()];
+    v.extend(PolicyConfig::NAMES.iter().map(|s| s.to_string()));
+    v
+}
+
+fn default_cmr() -> DriveConfig {
+    DriveConfig::default_cmr()
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions { schemes: default_schemes(), cmr_drive: default_cmr() }
+    }
+}

@@ -1,0 +1,290 @@
+//! The closed-loop replay engine: requests → SSD cache (policy) → drive, on a virtual clock.
+
+use crate::histogram::Histogram;
+use crate::metrics::Counters;
+use serde::{Deserialize, Serialize};
+use shingled_cache::{BlockMeta, Cache};
+use shingled_core::{BlockNo, Nanos, Op};
+use shingled_device::Drive;
+use shingled_trace::Request;
+
+/// How the SSD cache treats reads and writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Reads and writes are cached (write-back, write-allocate, read-allocate). Clean victims
+    /// are dropped, dirty victims written back. PORE §V-C1's read-write cache.
+    #[default]
+    ReadWrite,
+    /// Read requests are dropped from the workload and the whole SSD caches writes (PORE §V-C2,
+    /// SAC §6.2).
+    WriteOnly,
+    /// Only reads are cached; writes go to the drive, and a cached copy of a written block is
+    /// invalidated (write-around, as bcache's `writearound`).
+    ReadOnly,
+    /// Writes are cached as in write-only mode, but reads stay in the workload: a read is
+    /// served from the cache when its block is cached (dirty), otherwise passed through to the
+    /// drive without being cached.
+    WriteCache,
+}
+
+impl Mode {
+    /// All modes with their names.
+    pub const ALL: [(Mode, &'static str); 4] = [
+        (Mode::ReadWrite, "read-write"),
+        (Mode::WriteOnly, "write-only"),
+        (Mode::ReadOnly, "read-only"),
+        (Mode::WriteCache, "write-cache"),
+    ];
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        Mode::ALL.iter().find(|(m, _)| *m == self).map(|(_, n)| *n).unwrap_or("?")
+    }
+
+    /// Whether the cache's size is a fraction of the written range (write-caching modes) rather
+    /// than of the accessed range (PORE §V-C).
+    pub fn sized_by_written_range(self) -> bool {
+        matches!(self, Mode::WriteOnly | Mode::WriteCache)
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Mode::ALL.iter().find(|(_, n)| *n == s).map(|(m, _)| *m).ok_or_else(|| {
+            format!("unknown mode {s:?}; use read-write, write-only, read-only or write-cache")
+        })
+    }
+}
+
+/// A pending run of contiguous drive blocks of one kind, issued as one drive I/O.
+#[derive(Clone, Copy)]
+struct Run {
+    write: bool,
+    start: BlockNo,
+    len: u32,
+}
+
+/// One replay: the cache (absent for the no-cache baselines), the SSD model, the drive model,
+/// the counters and the virtual clock.
+///
+/// Closed loop: each request starts when the previous one ends, and its latency is the sum of
+/// the I/Os it causes, issued one after another (the papers' "total I/O time"). Contiguous
+/// blocks that go to the drive within one request are merged into one drive I/O.
+pub struct Engine {
+    mode: Mode,
+    cache: Option<Cache>,
+    ssd: Box<dyn Drive>,
+    drive: Box<dyn Drive>,
+    counters: Counters,
+    latency: Histogram,
+    clock: Nanos,
+    /// Time spent so far in the current request.
+    elapsed: Nanos,
+    pending: Option<Run>,
+    evicted: Vec<BlockMeta>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("mode", &self.mode)
+            .field("cache", &self.cache)
+            .field("clock", &self.clock)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// A replay with `cache` (or none, for the SMR-only / CMR-only baselines).
+    pub fn new(mode: Mode, cache: Option<Cache>, ssd: Box<dyn Drive>, drive: Box<dyn Drive>) -> Self {
+        Engine {
+            mode,
+            cache,
+            ssd,
+            drive,
+            counters: Counters::default(),
+            latency: Histogram::default(),
+            clock: Nanos::ZERO,
+            elapsed: Nanos::ZERO,
+            pending: None,
+            evicted: Vec::with_capacity(64),
+        }
+    }
+
+    /// The cache, if any.
+    pub fn cache(&self) -> Option<&Cache> {
+        self.cache.as_ref()
+    }
+
+    /// Counters so far, with the drive's internal statistics filled in.
+    pub fn counters(&self) -> Counters {
+        let mut c = self.counters.clone();
+        c.drive = self.drive.stats();
+        c
+    }
+
+    /// The per-request latency histogram so far.
+    pub fn latency(&self) -> &Histogram {
+        &self.latency
+    }
+
+    /// The virtual clock: the end of the last request.
+    pub fn clock(&self) -> Nanos {
+        self.clock
+    }
+
+    /// Replays one request.
+    pub fn process(&mut self, req: &Request) {
+        let write = req.op == Op::Write;
+        if !write && self.mode == Mode::WriteOnly {
+            self.counters.skipped_requests += 1;
+            return;
+        }
+        let blocks = req.blocks();
+        let n = blocks.end - blocks.start;
+        self.counters.requests += 1;
+        if write {
+            self.counters.write_requests += 1;
+            self.counters.blocks_written += n;
+        } else {
+            self.counters.read_requests += 1;
+            self.counters.blocks_read += n;
+        }
+        self.elapsed = Nanos::ZERO;
+        if self.cache.is_none() {
+            for b in blocks {
+                self.drive_io(write, b);
+            }
+        } else {
+            for b in blocks {
+                match (write, self.mode) {
+                    (false, Mode::ReadWrite | Mode::ReadOnly) => self.read_allocate(b),
+                    (false, _) => self.read_pass_through(b),
+                    (true, Mode::ReadOnly) => self.write_around(b),
+                    (true, _) => self.write_back(b),
+                }
+            }
+        }
+        self.flush_run();
+        self.latency.record(self.elapsed);
+        self.clock += self.elapsed;
+    }
+
+    fn cache_mut(&mut self) -> &mut Cache {
+        self.cache.as_mut().expect("cached path without a cache")
+    }
+
+    /// Read with read-allocate: hit from SSD, miss from the drive then filled into the SSD.
+    fn read_allocate(&mut self, b: BlockNo) {
+        if self.cache_mut().access(b, false).is_some() {
+            self.counters.read_hits += 1;
+            self.ssd_io(false, b);
+        } else {
+            self.drive_io(false, b);
+            self.insert(b, false);
+            self.ssd_io(true, b);
+        }
+    }
+
+    /// Read that is not cached on a miss (write-cache mode).
+    fn read_pass_through(&mut self, b: BlockNo) {
+        if self.cache_mut().access(b, false).is_some() {
+            self.counters.read_hits += 1;
+            self.ssd_io(false, b);
+        } else {
+            self.drive_io(false, b);
+        }
+    }
+
+    /// Write-back, write-allocate.
+    fn write_back(&mut self, b: BlockNo) {
+        if self.cache_mut().access(b, true).is_some() {
+            self.counters.write_hits += 1;
+        } else {
+            self.insert(b, true);
+        }
+        self.ssd_io(true, b);
+    }
+
+    /// Write around the cache, dropping a stale cached copy.
+    fn write_around(&mut self, b: BlockNo) {
+        self.cache_mut().invalidate(b);
+        self.drive_io(true, b);
+    }
+
+    /// Inserts a block, writing back the dirty victims the policy chose.
+    fn insert(&mut self, b: BlockNo, dirty: bool) {
+        let mut evicted = std::mem::take(&mut self.evicted);
+        evicted.clear();
+        self.cache_mut().insert(b, dirty, &mut evicted);
+        if !evicted.is_empty() {
+            // A write-back interrupts any run of reads being gathered for this request.
+            self.flush_run();
+            for v in &evicted {
+                if v.dirty {
+                    self.counters.dirty_evictions += 1;
+                    self.ssd_io(false, v.block);
+                    self.drive_io(true, v.block);
+                } else {
+                    self.counters.clean_evictions += 1;
+                }
+            }
+            self.flush_run();
+        }
+        self.evicted = evicted;
+    }
+
+    #[inline]
+    fn ssd_io(&mut self, write: bool, b: BlockNo) {
+        let now = self.clock + self.elapsed;
+        let t = if write { self.ssd.write(now, b, 1) } else { self.ssd.read(now, b, 1) };
+        if write {
+            self.counters.ssd_blocks_written += 1;
+            self.counters.ssd_write_time += t;
+        } else {
+            self.counters.ssd_blocks_read += 1;
+            self.counters.ssd_read_time += t;
+        }
+        self.elapsed += t;
+    }
+
+    /// Queues one block for the drive, merging it with the pending run when contiguous.
+    #[inline]
+    fn drive_io(&mut self, write: bool, b: BlockNo) {
+        if let Some(r) = &mut self.pending {
+            if r.write == write && r.start + r.len as u64 == b && r.len < u32::MAX {
+                r.len += 1;
+                return;
+            }
+            self.flush_run();
+        }
+        self.pending = Some(Run { write, start: b, len: 1 });
+    }
+
+    fn flush_run(&mut self) {
+        let Some(r) = self.pending.take() else { return };
+        let now = self.clock + self.elapsed;
+        let t = if r.write {
+            self.drive.write(now, r.start, r.len)
+        } else {
+            self.drive.read(now, r.start, r.len)
+        };
+        if r.write {
+            self.counters.drive_blocks_written += r.len as u64;
+            self.counters.drive_write_time += t;
+        } else {
+            self.counters.drive_blocks_read += r.len as u64;
+            self.counters.drive_read_time += t;
+        }
+        self.elapsed += t;
+    }
+}
+
+impl Engine {
+    /// Trace requests processed so far (excluding skipped ones).
+    pub fn counters_requests(&self) -> u64 {
+        self.counters.requests
+    }
+}

@@ -1,0 +1,255 @@
+//! Human tables, CSV rows and JSON for run and comparison reports.
+
+use crate::metrics::Metrics;
+use crate::run::{CompareReport, RunReport};
+use std::fmt::Write;
+
+/// Left-aligns the first column and right-aligns the rest.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let cols = header.len();
+    let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(cols) {
+            w[i] = w[i].max(c.len());
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: &[String]| {
+        for (i, c) in cells.iter().enumerate() {
+            if i == 0 {
+                let _ = write!(out, "{:<width$}", c, width = w[i]);
+            } else {
+                let _ = write!(out, "  {:>width$}", c, width = w[i]);
+            }
+        }
+        out.push('\n');
+    };
+    line(&mut out, &header.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    let rule: Vec<String> = w.iter().map(|&n| "-".repeat(n)).collect();
+    line(&mut out, &rule);
+    for r in rows {
+        line(&mut out, r);
+    }
+    out
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map(|v| format!("{:.2}%", v * 100.0)).unwrap_or_else(|| "-".into())
+}
+
+fn num(x: Option<f64>, digits: usize) -> String {
+    x.map(|v| format!("{v:.digits$}")).unwrap_or_else(|| "-".into())
+}
+
+fn secs(s: f64) -> String {
+    format!("{s:.3}")
+}
+
+/// The metrics of one window as (name, value) lines.
+fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
+    let c = &m.counters;
+    vec![
+        ("requests (trace)", c.requests.to_string()),
+        ("  reads / writes", format!("{} / {}", c.read_requests, c.write_requests)),
+        ("  skipped by mode", c.skipped_requests.to_string()),
+        ("block requests (4 KiB)", (c.blocks_read + c.blocks_written).to_string()),
+        ("  reads / writes", format!("{} / {}", c.blocks_read, c.blocks_written)),
+        ("read hit ratio", pct(m.read_hit_ratio)),
+        ("write hit ratio", pct(m.write_hit_ratio)),
+        ("hit ratio", pct(m.hit_ratio)),
+        ("SSD blocks read / written", format!("{} / {}", c.ssd_blocks_read, c.ssd_blocks_written)),
+        ("drive blocks read / written", format!("{} / {}", c.drive_blocks_read, c.drive_blocks_written)),
+        ("evictions dirty / clean", format!("{} / {}", c.dirty_evictions, c.clean_evictions)),
+        ("PB writes (blocks)", c.drive.pb_writes.to_string()),
+        ("PB reads (blocks)", c.drive.pb_reads.to_string()),
+        ("RMWs", c.drive.rmws.to_string()),
+        (
+            "band bytes read / written",
+            format!("{} / {}", c.drive.band_bytes_read, c.drive.band_bytes_written),
+        ),
+        ("PB blocks cleaned", c.drive.pb_blocks_cleaned.to_string()),
+        ("write amplification", num(m.write_amplification, 2)),
+        ("time SSD read (s)", secs(m.ssd_read_time_s)),
+        ("time SSD write (s)", secs(m.ssd_write_time_s)),
+        ("time drive read (s)", secs(m.drive_read_time_s)),
+        ("time drive write (s)", secs(m.drive_write_time_s)),
+        ("total I/O time (s)", secs(m.total_time_s)),
+        ("latency mean / p50 (ms)", format!("{:.3} / {:.3}", m.latency.mean_ms, m.latency.p50_ms)),
+        (
+            "latency p99 / p99.9 / max (ms)",
+            format!("{:.3} / {:.3} / {:.3}", m.latency.p99_ms, m.latency.p999_ms, m.latency.max_ms),
+        ),
+    ]
+}
+
+/// A human-readable report of one run: the whole run and the after-warm-up window side by side.
+pub fn run_table(r: &RunReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} | mode {} | drive {} | cache {} blocks ({:.1} MiB){}",
+        r.label,
+        r.mode,
+        r.drive,
+        r.sizing.cache_blocks,
+        r.sizing.cache_blocks as f64 * 4096.0 / 1048576.0,
+        r.sizing.pb_blocks.map(|p| format!(" | PB {p} blocks")).unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "written range {:.3} GB | accessed range {:.3} GB\n",
+        r.sizing.written_range.0 as f64 / 1e9,
+        r.sizing.accessed_range.0 as f64 / 1e9
+    );
+    let total = metric_rows(&r.total);
+    let after = r.after_warmup.as_ref().map(metric_rows);
+    let warm_head = match r.warmup_requests {
+        Some(n) => format!("after warm-up ({n} req)"),
+        None => "after warm-up".to_string(),
+    };
+    let rows: Vec<Vec<String>> = total
+        .iter()
+        .enumerate()
+        .map(|(i, (k, v))| {
+            vec![
+                k.to_string(),
+                v.clone(),
+                after.as_ref().map(|a| a[i].1.clone()).unwrap_or_else(|| "n/a".into()),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&["metric", "whole run", &warm_head], &rows));
+    if r.dirty_left > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} dirty blocks remain in the cache at the end (not written back).",
+            r.dirty_left
+        );
+    }
+    if r.skipped_lines > 0 {
+        let _ = writeln!(out, "{} malformed trace lines were skipped.", r.skipped_lines);
+    }
+    out
+}
+
+/// The papers' comparison: total I/O time per scheme and speed-ups against SMR-only, CMR-only
+/// and LRU (the time of the reference divided by the scheme's; > 1 means faster).
+pub fn compare_table(c: &CompareReport) -> String {
+    let mut out = String::new();
+    let t = &c.trace;
+    let _ = writeln!(
+        out,
+        "trace {} | {} requests ({} 4 KiB) | writes {:.1}% of pages | written range {:.2} GB | accessed range {:.2} GB\n",
+        c.trace_path,
+        t.requests,
+        t.pages,
+        t.write_pct_pages,
+        t.written_band_bytes as f64 / 1e9,
+        t.accessed_band_bytes as f64 / 1e9,
+    );
+    let header = [
+        "scheme",
+        "total time (s)",
+        "SSD (s)",
+        "drive read (s)",
+        "drive write (s)",
+        "vs SMR-only",
+        "vs CMR-only",
+        "vs LRU",
+        "read hit",
+        "write hit",
+        "WA",
+        "RMWs",
+    ];
+    let rows: Vec<Vec<String>> = c
+        .runs
+        .iter()
+        .map(|r| {
+            let m = &r.total;
+            let sp =
+                |base: &str| c.speedup_vs(base, r).map(|x| format!("{x:.2}x")).unwrap_or_else(|| "-".into());
+            vec![
+                r.label.clone(),
+                secs(m.total_time_s),
+                secs(m.ssd_read_time_s + m.ssd_write_time_s),
+                secs(m.drive_read_time_s),
+                secs(m.drive_write_time_s),
+                sp("smr-only"),
+                sp("cmr-only"),
+                sp("lru"),
+                pct(m.read_hit_ratio),
+                pct(m.write_hit_ratio),
+                num(m.write_amplification, 2),
+                m.counters.drive.rmws.to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&header, &rows));
+    out
+}
+
+/// CSV header for [`csv_rows`].
+pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms";
+
+/// One CSV row per window (`total`, and `after-warmup` when present), without header.
+pub fn csv_rows(r: &RunReport) -> String {
+    let mut out = String::new();
+    let opt = |x: Option<f64>| x.map(|v| format!("{v}")).unwrap_or_default();
+    let mut row = |window: &str, m: &Metrics| {
+        let c = &m.counters;
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            csv_field(&r.label),
+            window,
+            r.mode,
+            r.policy.as_deref().unwrap_or(""),
+            r.drive,
+            r.sizing.cache_blocks,
+            r.sizing.pb_blocks.map(|p| p.to_string()).unwrap_or_default(),
+            c.requests,
+            c.read_requests,
+            c.write_requests,
+            c.skipped_requests,
+            c.blocks_read,
+            c.blocks_written,
+            c.read_hits,
+            c.write_hits,
+            opt(m.read_hit_ratio),
+            opt(m.write_hit_ratio),
+            c.ssd_blocks_read,
+            c.ssd_blocks_written,
+            c.drive_blocks_read,
+            c.drive_blocks_written,
+            c.dirty_evictions,
+            c.clean_evictions,
+            c.drive.pb_writes,
+            c.drive.pb_reads,
+            c.drive.rmws,
+            c.drive.band_bytes_read,
+            c.drive.band_bytes_written,
+            c.drive.pb_blocks_cleaned,
+            opt(m.write_amplification),
+            m.ssd_read_time_s,
+            m.ssd_write_time_s,
+            m.drive_read_time_s,
+            m.drive_write_time_s,
+            m.total_time_s,
+            m.latency.mean_ms,
+            m.latency.p99_ms,
+        );
+    };
+    row("total", &r.total);
+    if let Some(a) = &r.after_warmup {
+        row("after-warmup", a);
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

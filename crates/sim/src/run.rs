@@ -1,0 +1,327 @@
+//! Running simulations: sizing from the trace footprint, building the models, replaying,
+//! and comparing schemes.
+
+use crate::config::{CacheConfig, SimConfig, TraceSpec, Warmup};
+use crate::engine::Engine;
+use crate::histogram::Histogram;
+use crate::metrics::{Counters, Metrics};
+use crate::SimError;
+use serde::{Deserialize, Serialize};
+use shingled_cache::{Cache, PolicyContext};
+use shingled_core::{BandConfig, ByteSize, BLOCK_SIZE};
+use shingled_device::{BuildContext, DriveConfig};
+use shingled_trace::{TraceReader, TraceStats};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// How often (in trace requests) progress callbacks fire.
+pub const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// Opens the configured trace.
+pub fn open_trace(spec: &TraceSpec) -> Result<Box<dyn TraceReader>, SimError> {
+    let format = match &spec.format {
+        Some(f) => Some(f.parse().map_err(|e: shingled_trace::UnknownFormat| SimError::Config {
+            field: "trace.format",
+            reason: e.to_string(),
+        })?),
+        None => None,
+    };
+    let opts = shingled_trace::OpenOptions {
+        format,
+        volume: spec.volume,
+        skip_bad_lines: spec.skip_bad_lines,
+        ..Default::default()
+    };
+    Ok(shingled_trace::open(&spec.path, &opts)?)
+}
+
+/// One pass over the trace for its footprint (PORE Table I figures), which sizes the cache and
+/// the persistent buffer. Honours `limit`.
+pub fn measure(spec: &TraceSpec, bands: &BandConfig) -> Result<TraceStats, SimError> {
+    let reader = open_trace(spec)?;
+    let mut limited = Limited { inner: reader, left: spec.limit.unwrap_or(u64::MAX) };
+    Ok(shingled_trace::trace_stats(&mut limited, bands)?)
+}
+
+/// Stops a reader after `left` requests.
+struct Limited {
+    inner: Box<dyn TraceReader>,
+    left: u64,
+}
+
+impl TraceReader for Limited {
+    fn next_request(&mut self) -> Result<Option<shingled_trace::Request>, shingled_trace::TraceError> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        self.inner.next_request()
+    }
+    fn skipped(&self) -> u64 {
+        self.inner.skipped()
+    }
+    fn filtered(&self) -> u64 {
+        self.inner.filtered()
+    }
+    fn format_name(&self) -> &'static str {
+        self.inner.format_name()
+    }
+}
+
+/// The sizes a run resolved from its configuration and the trace footprint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sizing {
+    /// Written LBA range (covered-band bytes) the fractions refer to.
+    pub written_range: ByteSize,
+    /// Accessed LBA range (covered-band bytes).
+    pub accessed_range: ByteSize,
+    /// Cache capacity in 4 KiB blocks (0 without a cache).
+    pub cache_blocks: u64,
+    /// Persistent-buffer capacity in blocks, for DM-SMR drives.
+    pub pb_blocks: Option<u64>,
+}
+
+/// The result of one simulation.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunReport {
+    /// Label (scheme name).
+    pub label: String,
+    /// Cache mode name.
+    pub mode: String,
+    /// Policy name, absent without a cache.
+    pub policy: Option<String>,
+    /// Drive model name.
+    pub drive: String,
+    /// Resolved sizes.
+    pub sizing: Sizing,
+    /// The whole run.
+    pub total: Metrics,
+    /// From the end of warm-up to the end (absent when no warm-up window applies).
+    pub after_warmup: Option<Metrics>,
+    /// Requests processed before the warm-up window began.
+    pub warmup_requests: Option<u64>,
+    /// Dirty blocks still in the cache at the end.
+    pub dirty_left: u64,
+    /// Malformed lines skipped (with `skip_bad_lines`).
+    pub skipped_lines: u64,
+    /// Host wall-clock seconds of the replay.
+    pub wall_time_s: f64,
+    /// Simulation speed: block requests replayed per wall-clock second.
+    pub block_requests_per_s: f64,
+    /// The configuration that produced this report.
+    pub config: SimConfig,
+}
+
+/// Sizes a run from its configuration and the trace footprint.
+pub fn sizing(cfg: &SimConfig, stats: &TraceStats) -> Result<Sizing, SimError> {
+    let written = stats.written_band_bytes.max(BLOCK_SIZE);
+    let accessed = stats.accessed_band_bytes.max(written);
+    let cache_blocks = match &cfg.cache {
+        None => 0,
+        Some(CacheConfig { size, .. }) => {
+            let base = if cfg.mode.sized_by_written_range() { written } else { accessed };
+            size.resolve(base).blocks()
+        }
+    };
+    if cache_blocks >= u32::MAX as u64 {
+        return Err(SimError::Config {
+            field: "cache.size",
+            reason: format!("{cache_blocks} blocks is more than the 2^32-1 this build supports"),
+        });
+    }
+    Ok(Sizing {
+        written_range: ByteSize(written),
+        accessed_range: ByteSize(accessed),
+        cache_blocks,
+        pb_blocks: cfg.drive.pb_blocks(ByteSize(written)),
+    })
+}
+
+/// Runs one simulation. `stats` is the trace footprint from [`measure`] (pass it in so that a
+/// comparison measures once); `progress` receives the number of trace requests read so far,
+/// every [`PROGRESS_EVERY`] requests.
+pub fn run(
+    cfg: &SimConfig,
+    stats: &TraceStats,
+    progress: &mut dyn FnMut(u64),
+) -> Result<RunReport, SimError> {
+    let sizing = sizing(cfg, stats)?;
+    let end = stats.max_end;
+    if let Some(cap) = cfg.drive.capacity() {
+        if end > cap.0 {
+            return Err(SimError::Config {
+                field: "drive.capacity",
+                reason: format!(
+                    "the trace reaches byte {end} but the drive holds {cap}; raise drive.capacity"
+                ),
+            });
+        }
+    }
+    let ctx = BuildContext { written_range: sizing.written_range, accessed_range: sizing.accessed_range };
+    let drive = cfg.drive.build(&ctx)?;
+    let ssd: Box<dyn shingled_device::Drive> = Box::new(cfg.ssd.build()?);
+    let cache = match &cfg.cache {
+        None => None,
+        Some(c) => {
+            let pctx = PolicyContext {
+                capacity_blocks: sizing.cache_blocks as u32,
+                bands: drive.band_map().cloned().map(Arc::new),
+                pb_blocks: sizing.pb_blocks,
+                seed: 0,
+            };
+            Some(Cache::new(sizing.cache_blocks as u32, c.policy.build(&pctx)?))
+        }
+    };
+    let has_cache = cache.is_some();
+    let mut engine = Engine::new(cfg.mode, cache, ssd, drive);
+    let mut reader = open_trace(&cfg.trace)?;
+    let limit = cfg.trace.limit.unwrap_or(u64::MAX);
+    let warm_at = match cfg.warmup {
+        Warmup::Requests(n) => Some(n),
+        Warmup::Fraction(f) => Some((stats.requests as f64 * f) as u64),
+        _ => None,
+    };
+    let mut warm: Option<(u64, Counters, Histogram)> = None;
+    let started = Instant::now();
+    let mut read = 0u64;
+    while read < limit {
+        let Some(req) = reader.next_request()? else { break };
+        read += 1;
+        engine.process(&req);
+        if warm.is_none() {
+            let done = match (cfg.warmup, warm_at) {
+                (_, Some(n)) => engine.counters_requests() >= n,
+                (Warmup::CacheFull, None) => has_cache && engine.cache().is_some_and(|c| c.table().is_full()),
+                _ => false,
+            };
+            if done {
+                warm = Some((engine.counters_requests(), engine.counters(), engine.latency().clone()));
+            }
+        }
+        if read % PROGRESS_EVERY == 0 {
+            progress(read);
+        }
+    }
+    progress(read);
+    let wall = started.elapsed().as_secs_f64();
+    let total_c = engine.counters();
+    let blocks = total_c.blocks_read + total_c.blocks_written;
+    let after = warm.as_ref().map(|(_, c, h)| Metrics::new(total_c.since(c), &engine.latency().since(h)));
+    Ok(RunReport {
+        label: cfg.display_label(),
+        mode: cfg.mode.name().to_string(),
+        policy: cfg.cache.as_ref().map(|c| c.policy.name().to_string()),
+        drive: cfg.drive.short_name().to_string(),
+        sizing,
+        total: Metrics::new(total_c, engine.latency()),
+        after_warmup: after,
+        warmup_requests: warm.map(|(n, _, _)| n),
+        dirty_left: engine.cache().map(|c| c.table().dirty_len() as u64).unwrap_or(0),
+        skipped_lines: reader.skipped(),
+        wall_time_s: wall,
+        block_requests_per_s: if wall > 0.0 { blocks as f64 / wall } else { 0.0 },
+        config: cfg.clone(),
+    })
+}
+
+/// A comparison of schemes on one trace.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompareReport {
+    /// The trace's footprint.
+    pub trace: TraceStats,
+    /// The trace path or synthetic spec.
+    pub trace_path: String,
+    /// One report per scheme, in the order asked.
+    pub runs: Vec<RunReport>,
+}
+
+impl CompareReport {
+    /// The run labelled `label`.
+    pub fn run(&self, label: &str) -> Option<&RunReport> {
+        self.runs.iter().find(|r| r.label == label)
+    }
+
+    /// Total I/O time of `label` divided by that of each run: the speed-up of each run against
+    /// `label` (`None` when `label` is absent).
+    pub fn speedup_vs(&self, label: &str, of: &RunReport) -> Option<f64> {
+        let base = self.run(label)?.total.total_time_s;
+        (of.total.total_time_s > 0.0).then(|| base / of.total.total_time_s)
+    }
+}
+
+/// The configuration of scheme `name` derived from `base`: `smr-only` (no cache, base drive),
+/// `cmr-only` (no cache, the compare section's CMR drive) or a policy name (cached, base drive).
+pub fn scheme_config(base: &SimConfig, name: &str) -> Result<SimConfig, SimError> {
+    let mut cfg = base.clone();
+    cfg.label = Some(name.to_string());
+    match name {
+        "smr-only" => cfg.cache = None,
+        "cmr-only" => {
+            cfg.cache = None;
+            cfg.drive = base.compare.cmr_drive.clone();
+        }
+        policy => {
+            let p = policy.parse().map_err(|reason| SimError::Config { field: "compare.schemes", reason })?;
+            let mut cache = base.cache.clone().unwrap_or_default();
+            // A scheme named like the base policy keeps the base's policy settings.
+            if cache.policy.name() != policy {
+                cache.policy = p;
+            }
+            cfg.cache = Some(cache);
+        }
+    }
+    Ok(cfg)
+}
+
+/// Measures the trace once, then runs every scheme of `base.compare.schemes`, `jobs` at a time
+/// on separate threads. `progress` receives the total trace requests read over all schemes.
+pub fn compare(
+    base: &SimConfig,
+    jobs: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<CompareReport, SimError> {
+    let stats = measure(&base.trace, &base.drive.bands_or_default())?;
+    let configs: Vec<SimConfig> =
+        base.compare.schemes.iter().map(|s| scheme_config(base, s)).collect::<Result<_, _>>()?;
+    let results: Vec<Mutex<Option<Result<RunReport, SimError>>>> =
+        configs.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let done = AtomicU64::new(0);
+    let jobs = jobs.clamp(1, configs.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= configs.len() {
+                    break;
+                }
+                let mut last = 0u64;
+                let r = run(&configs[i], &stats, &mut |n| {
+                    let total = done.fetch_add(n - last, Ordering::Relaxed) + (n - last);
+                    last = n;
+                    progress(total);
+                });
+                *results[i].lock().unwrap() = Some(r);
+            });
+        }
+    });
+    let runs = results
+        .into_iter()
+        .map(|m| m.into_inner().unwrap().expect("every scheme ran"))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(CompareReport { trace: stats, trace_path: base.trace.path.clone(), runs })
+}
+
+/// Convenience for tests and bindings: measure then run.
+pub fn simulate(cfg: &SimConfig) -> Result<RunReport, SimError> {
+    let stats = measure(&cfg.trace, &cfg.drive.bands_or_default())?;
+    run(cfg, &stats, &mut |_| {})
+}
+
+#[allow(dead_code)]
+fn _assert_send() {
+    fn is_send<T: Send>() {}
+    is_send::<RunReport>();
+    is_send::<DriveConfig>();
+}
