@@ -130,9 +130,9 @@ impl HddConfig {
     /// Sources: 5900 rpm (PORE §II-B, Skylight); 8 surfaces (assumed four platters; only the
     /// cylinder count depends on it); media rate 180 MB/s outer, 90 inner (§3.3: Seagate Archive
     /// "about 150 average / 190 maximum", ratio 0.5); seeks 1.0 / 10 / 20 ms (§3.3: archive
-    /// drives "about 8–12 ms" average, "~1 ms" track-to-track); command overhead 0.3 ms, which
+    /// drives "about 8–12 ms" average, "~1 ms" track-to-track); command overhead 0.295 ms, which
     /// reproduces SAC Table 3's 3156 IOPS for 4 KB writes absorbed by the persistent buffer
-    /// (1 / 3156 s = 317 µs per write, of which 23 µs is transfer); write settle 0.5 ms as for
+    /// (1 / 3156 s = 317 µs per write, of which 22 µs is transfer); write settle 0.5 ms as for
     /// the 7200 rpm drive. Random 4 KiB read ≈ 0.3 + 10 + 5.08 + 0.02 ≈ 15.4 ms.
     pub fn archive_5900_5tb() -> Self {
         HddConfig {
@@ -144,7 +144,7 @@ impl HddConfig {
             track_to_track_ms: 1.0,
             average_seek_ms: 10.0,
             full_stroke_ms: 20.0,
-            command_overhead_ms: 0.3,
+            command_overhead_ms: 0.295,
             write_settle_ms: 0.5,
         }
     }
@@ -186,6 +186,12 @@ struct Geometry {
     k0: f64,
     /// Decrease of bytes per cylinder per cylinder (`(k_outer − k_inner) / C`).
     slope: f64,
+    /// `1 / slope`, or 0 when the rate is constant (then `c = B / k0`).
+    inv_slope: f64,
+    /// `1 / k0`.
+    inv_k0: f64,
+    /// `1 / revolution`, per ns.
+    inv_rev_ns: f64,
     /// Continuous cylinder count `C`.
     cylinders: f64,
     /// Transfer time of one cylinder: `surfaces × revolution`.
@@ -291,6 +297,10 @@ impl Geometry {
             rev_ns,
             k0,
             slope: (k0 - k1) / cylinders,
+            // Below this relative slope the quadratic is numerically flat: use B / k0.
+            inv_slope: if (k0 - k1) / k0 > 1e-9 { cylinders / (k0 - k1) } else { 0.0 },
+            inv_k0: 1.0 / k0,
+            inv_rev_ns: 1.0 / rev_ns,
             cylinders,
             xfer_ns_per_cyl: surfaces * rev_ns,
             overhead_ns: ns(cfg.command_overhead_ms),
@@ -303,17 +313,23 @@ impl Geometry {
     #[inline]
     fn cyl_of(&self, b: u64) -> f64 {
         let b = b.min(self.capacity) as f64;
-        // The root of B(c) = k0·c − slope·c²/2 written as 2B / (k0 + √(k0² − 2·slope·B)): no
-        // cancellation near the outer edge and exact when slope = 0.
+        if self.inv_slope == 0.0 {
+            return b * self.inv_k0;
+        }
+        // The root of B(c) = k0·c − slope·c²/2: c = (k0 − √(k0² − 2·slope·B)) / slope. The
+        // subtraction cancels near the outer edge, but its absolute error (an ulp of k0) divided
+        // by the slope stays below 1e-9 cylinder for any plausible geometry, which is all the
+        // angle and transfer computations need; a multiplication is cheaper than the
+        // cancellation-free 2B / (k0 + √…) division on the hot path.
         let disc = (self.k0 * self.k0 - 2.0 * self.slope * b).max(0.0);
-        2.0 * b / (self.k0 + disc.sqrt())
+        ((self.k0 - disc.sqrt()) * self.inv_slope).max(0.0)
     }
 }
 
 /// The piecewise seek curve `a + β√x` (x ≤ x_b), `c + ε·x` (x > x_b), with `x = d / D`.
 #[derive(Clone, Debug)]
 struct SeekCurve {
-    d_max: f64,
+    inv_d_max: f64,
     xb: f64,
     a: f64,
     beta: f64,
@@ -329,7 +345,7 @@ impl SeekCurve {
         let inv_sd = 1.0 / d_max.sqrt();
         let beta = (full - t2t) / (sx / 2.0 + 1.0 / (2.0 * sx) - inv_sd);
         let a = t2t - beta * inv_sd;
-        SeekCurve { d_max, xb, a, beta, c: a + beta * sx / 2.0, eps: beta / (2.0 * sx) }
+        SeekCurve { inv_d_max: 1.0 / d_max, xb, a, beta, c: a + beta * sx / 2.0, eps: beta / (2.0 * sx) }
     }
 
     /// Mean over uniformly random start and end positions: ∫ s(x)·2(1 − x) dx on [0, 1].
@@ -370,13 +386,38 @@ impl SeekCurve {
         if d == 0 {
             return 0.0;
         }
-        let x = (d as f64 / self.d_max).min(1.0);
+        let x = (d as f64 * self.inv_d_max).min(1.0);
         if x <= self.xb {
             self.a + self.beta * x.sqrt()
         } else {
             self.c + self.eps * x
         }
     }
+}
+
+// Float-to-integer helpers for non-negative values. `f64::floor`, `ceil`, `round` and `fract`
+// are library calls on the x86-64 baseline (no SSE4.1); casts are single instructions.
+
+// Values here are below 2^63, so the conversion goes through i64 (one cvttsd2si; a u64
+// conversion is a branchy sequence).
+
+/// Fractional part of a non-negative `x` below 2^63.
+#[inline]
+fn frac(x: f64) -> f64 {
+    x - (x as i64) as f64
+}
+
+/// `ceil(x)` for a non-negative `x` below 2^63.
+#[inline]
+fn ceil_u64(x: f64) -> u64 {
+    let i = x as i64;
+    (if (i as f64) < x { i + 1 } else { i }) as u64
+}
+
+/// `round(x)` for a non-negative `x` below 2^63 (halves up).
+#[inline]
+fn round_u64(x: f64) -> u64 {
+    (x + 0.5) as i64 as u64
 }
 
 /// Where one access spent its time. `total` is measured from the `now` the access was issued at
@@ -400,6 +441,17 @@ pub struct AccessTiming {
     pub sequential: bool,
     /// Completion time minus `now`.
     pub total: Nanos,
+}
+
+/// The parts of one access, before rounding.
+struct Parts {
+    start: u64,
+    seek: f64,
+    settle: f64,
+    rotation: f64,
+    transfer: f64,
+    sequential: bool,
+    done: u64,
 }
 
 /// A disk mechanism on the virtual clock: head position, platter phase and a busy-until time.
@@ -433,12 +485,29 @@ impl Mechanism {
     /// panicking).
     #[inline]
     pub fn access(&mut self, now: Nanos, offset: u64, bytes: u64, is_write: bool) -> Nanos {
-        self.access_timed(now, offset, bytes, is_write).total
+        let p = self.step(now, offset, bytes, is_write);
+        Nanos(p.done - now.0.min(p.done))
     }
 
     /// [`Mechanism::access`] with the time broken down.
-    #[inline]
     pub fn access_timed(&mut self, now: Nanos, offset: u64, bytes: u64, is_write: bool) -> AccessTiming {
+        let p = self.step(now, offset, bytes, is_write);
+        let n = |x: f64| Nanos(round_u64(x));
+        AccessTiming {
+            queued: Nanos(p.start - now.0.min(p.start)),
+            overhead: n(self.g.overhead_ns),
+            seek: n(p.seek),
+            settle: n(p.settle),
+            rotation: n(p.rotation),
+            transfer: n(p.transfer),
+            sequential: p.sequential,
+            total: Nanos(p.done - now.0.min(p.done)),
+        }
+    }
+
+    /// One access: moves the head, advances the clock, returns the parts (ns, unrounded).
+    #[inline(always)]
+    fn step(&mut self, now: Nanos, offset: u64, bytes: u64, is_write: bool) -> Parts {
         let g = &self.g;
         let offset = offset.min(g.capacity);
         let end = offset.saturating_add(bytes).min(g.capacity);
@@ -449,38 +518,32 @@ impl Mechanism {
             (self.head_cyl, 0.0, 0.0, 0.0)
         } else {
             let c0 = g.cyl_of(offset);
-            let d = (c0.floor() - self.head_cyl.floor()).abs() as u64;
+            // Cylinder coordinates are non-negative, so truncation is floor.
+            let d = (c0 as i64).abs_diff(self.head_cyl as i64);
             let seek = g.seek.eval(d);
             let settle = if is_write && d > 0 { g.settle_ns } else { 0.0 };
             t += seek + settle;
-            let angle = (c0 * g.surfaces).fract();
-            let phase = (t % g.rev_ns) / g.rev_ns;
-            let mut frac = (angle - phase).rem_euclid(1.0);
-            if frac >= 1.0 {
-                // Rounding of a tiny negative difference; the sector is under the head.
-                frac = 0.0;
+            let angle = frac(c0 * g.surfaces);
+            let phase = frac(t * g.inv_rev_ns);
+            let mut wait = angle - phase;
+            if wait < 0.0 {
+                wait += 1.0;
             }
-            (c0, seek, settle, frac * g.rev_ns)
+            if wait >= 1.0 {
+                // Rounding of a tiny negative difference; the sector is under the head.
+                wait = 0.0;
+            }
+            (c0, seek, settle, wait * g.rev_ns)
         };
         t += rotation;
         let c1 = if end > offset { g.cyl_of(end) } else { c0 };
         let transfer = (c1 - c0).max(0.0) * g.xfer_ns_per_cyl;
         t += transfer;
-        let done = (t.ceil() as u64).max(start + 1);
+        let done = ceil_u64(t).max(start + 1);
         self.busy_until = done;
         self.head_cyl = c1;
         self.last_end = end;
-        let n = |x: f64| Nanos(x.round() as u64);
-        AccessTiming {
-            queued: Nanos(start - now.0.min(start)),
-            overhead: n(g.overhead_ns),
-            seek: n(seek),
-            settle: n(settle),
-            rotation: n(rotation),
-            transfer: n(transfer),
-            sequential,
-            total: Nanos(done - now.0.min(done)),
-        }
+        Parts { start, seek, settle, rotation, transfer, sequential, done }
     }
 
     /// Keeps the mechanism busy for `ns` nanoseconds without moving the head (work the model
@@ -488,7 +551,7 @@ impl Mechanism {
     /// repositions. Returns the time from `now` to the end of that work.
     pub fn occupy(&mut self, now: Nanos, ns: f64) -> Nanos {
         let start = now.0.max(self.busy_until);
-        self.busy_until = start + ns.max(0.0).ceil() as u64;
+        self.busy_until = start + ceil_u64(ns.max(0.0));
         self.last_end = u64::MAX;
         Nanos(self.busy_until - now.0.min(self.busy_until))
     }
