@@ -158,3 +158,30 @@ impl DriveStats {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_subtracts_every_field_and_wa_uses_cleaned_blocks() {
+        let a =
+            DriveStats { rmws: 1, band_bytes_written: 16384, pb_blocks_cleaned: 2, ..DriveStats::default() };
+        let b = DriveStats {
+            rmws: 4,
+            band_bytes_written: 65536,
+            pb_blocks_cleaned: 4,
+            pb_time: Nanos(7),
+            out_of_range_blocks: 3,
+            ..a
+        };
+        let d = b.since(&a);
+        assert_eq!((d.rmws, d.band_bytes_written, d.pb_blocks_cleaned), (3, 49152, 2));
+        assert_eq!((d.pb_time, d.out_of_range_blocks), (Nanos(7), 3));
+        assert_eq!(d.write_amplification(), Some(6.0));
+        assert_eq!(DriveStats::default().write_amplification(), None);
+        // Fields added later deserialize from older snapshots.
+        let old = r#"{"read_ops":1}"#;
+        assert_eq!(serde_json::from_str::<DriveStats>(old).unwrap().read_ops, 1);
+    }
+}
