@@ -1,0 +1,273 @@
+//! Synthetic traces whose profiles mimic the MSR Cambridge volumes used by the PORE and SAC
+//! papers (`src`, `prn`, `ts`, `wdev`, `mds`, `stg`, `hm`, `web`, `usr`, `rsrch`).
+//!
+//! A specification is `NAME[,key=value...]`, the text after `synth:` in [`crate`]'s `open`:
+//!
+//! | key      | meaning                                                              | default |
+//! |----------|----------------------------------------------------------------------|---------|
+//! | `scale`  | float in (0, 100]: multiplies the page-request count *and* the range | 1       |
+//! | `pages`  | page-request count; overrides the scaled count, not the footprint    | scaled  |
+//! | `seed`   | u64; the same seed gives the same trace                              | 0       |
+//! | `volume` | u32 written into [`crate::Request::volume`]                          | 0       |
+//!
+//! ```
+//! use shingled_trace::synth::SynthTrace;
+//! let mut t = SynthTrace::from_spec("wdev,scale=0.01,seed=7")?;
+//! let first = t.next_req().unwrap();
+//! assert!(first.offset < t.targets().accessed_range_bytes);
+//! # Ok::<(), shingled_trace::TraceError>(())
+//! ```
+//!
+//! # What a trace reproduces
+//!
+//! Exactly: the page-request count (4 KiB blocks touched, summed over requests). Closely: the
+//! write share of pages (a feedback loop keeps it within a fraction of a point), the accessed
+//! and written LBA ranges measured as total size of touched 17–36 MB bands, and the distinct
+//! block footprint chosen for the profile. By construction: a request-size mix with the
+//! volume's mean read and write sizes (4 KiB and 8 KiB most common, tail to 128 KiB, a few
+//! 512-byte-aligned requests), Zipf-like popularity clustered in the LBA space (hot bands and
+//! many cold ones), sequential streams, re-references of recent requests (read-after-write,
+//! overwrites), and bursty timestamps with the volume's mean request rate.
+//!
+//! # The model, in brief
+//!
+//! The accessed range is `[0, accessed)`, the first `written/accessed` of it writable, the rest
+//! read-only. Both parts are tiled with 4 MiB cells, each holding a random subset of 256 KiB
+//! *live extents* (at least one per cell, `density` of them on average): the live blocks are
+//! the footprint. Extents are ranked by the random rank of their 32 MiB heat cluster (plus
+//! jitter) and get Zipf mass `(r+1)^(1-a) - r^(1-a)` over the normalised rank, so heat is
+//! grouped at band scale. Every request is one of:
+//!
+//! - a *first touch*: walks the live extents cluster by cluster, each front to back, paced to
+//!   cover the whole footprint by 95% of the trace;
+//! - a *re-reference* of one of the recent requests (recency-skewed; read-after-write,
+//!   overwrite);
+//! - a step of one of four *sequential streams*;
+//! - a *popular* request: one of eight active clusters per op (the *phase model*: each
+//!   request swaps a slot for a fresh popularity-weighted cluster with a small probability,
+//!   so writes in a short window concentrate in a few bands, as PORE §III-A's SMR-only
+//!   write-amplification figures require), then an alias-sampled extent inside it and a
+//!   uniform position.
+//!
+//! Sizes come from per-op lookup tables steered to the volume's mean read and write sizes;
+//! the write share of pages is steered the same way. Scaling multiplies the page count, the
+//! range, the phase clusters and the phase lengths, and keeps every ratio (`density`,
+//! re-reference window relative to the footprint, Zipf over normalised rank), so hit ratios of
+//! caches sized relative to the range keep their meaning (from scale 0.05 up); extents, cells,
+//! heat clusters and the drive's bands keep their physical size.
+//!
+//! `docs/synthetic-traces.md` documents every parameter, its source or rationale, and measured
+//! figures.
+
+mod gen;
+mod profiles;
+#[cfg(test)]
+mod tests;
+
+pub use gen::SynthTrace;
+pub use profiles::FigureSource;
+
+use crate::{TraceError, TraceReader};
+use profiles::{Profile, PROFILES, TRACE_SECONDS};
+use shingled_core::BLOCK_SIZE;
+use std::str::FromStr;
+
+/// Keys a specification may set.
+pub const SPEC_KEYS: &[&str] = &["scale", "pages", "seed", "volume"];
+
+/// Largest accepted `scale` (memory grows with the footprint: about 160 KiB per GB of live
+/// footprint).
+pub const MAX_SCALE: f64 = 100.0;
+
+/// A profile as the CLI lists it: the published figures a trace of scale 1 reproduces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProfileInfo {
+    /// Name used in specifications, e.g. `wdev`.
+    pub name: &'static str,
+    /// Server function as the papers give it, e.g. `Test web server`.
+    pub description: &'static str,
+    /// The SNIA MSR Cambridge file the figures most probably describe (e.g. `wdev_0`), inferred
+    /// from the page counts; the papers name only the server.
+    pub msr_volume: &'static str,
+    /// Where the figures come from.
+    pub source: FigureSource,
+    /// 4 KiB page requests of the whole trace.
+    pub page_requests: u64,
+    /// Write share of page requests, in percent.
+    pub write_pct: f64,
+    /// Written LBA range: total size of the SMR bands receiving writes, decimal GB.
+    pub written_range_gb: f64,
+    /// Accessed LBA range: written range plus the range of reads, decimal GB.
+    pub accessed_range_gb: f64,
+    /// Distinct 4 KiB blocks touched, as a share of the accessed range (a model assumption,
+    /// not a published figure).
+    pub density: f64,
+    /// Mean gap between requests in the original one-week trace, seconds (derived).
+    pub mean_interarrival_s: f64,
+}
+
+/// The ten profiles, PORE Table I order then `rsrch`.
+pub fn profiles() -> Vec<ProfileInfo> {
+    PROFILES
+        .iter()
+        .map(|p| ProfileInfo {
+            name: p.name,
+            description: p.server,
+            msr_volume: p.msr_volume,
+            source: p.source,
+            page_requests: p.pages,
+            write_pct: p.write_pct,
+            written_range_gb: p.written_gb,
+            accessed_range_gb: p.accessed_gb,
+            density: p.density,
+            mean_interarrival_s: TRACE_SECONDS / p.orig_requests as f64,
+        })
+        .collect()
+}
+
+/// A parsed specification.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SynthSpec {
+    /// Profile name (canonical lower case).
+    pub profile: &'static str,
+    /// Footprint and page-count multiplier, > 0.
+    pub scale: f64,
+    /// Page-request count overriding the scaled count.
+    pub pages: Option<u64>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Volume number written into each request.
+    pub volume: u32,
+}
+
+/// The figures a trace is built to reproduce, after scaling.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SynthTargets {
+    /// Page requests the trace yields (exact).
+    pub pages: u64,
+    /// Write share of pages, 0..1.
+    pub write_fraction: f64,
+    /// Accessed LBA range in bytes (whole blocks): every request lies in `[0, this)`.
+    pub accessed_range_bytes: u64,
+    /// Written LBA range in bytes: writes lie in `[0, this)` (the papers' figure is the size
+    /// of the bands receiving writes; the covered bands come out close to it).
+    pub written_range_bytes: u64,
+    /// Distinct blocks the profile's footprint should have (`density` × range blocks).
+    pub distinct_blocks: u64,
+    /// Mean gap between requests, ns (the original trace's request rate).
+    pub mean_interarrival_ns: f64,
+}
+
+fn synth_err(spec: &str, reason: impl Into<String>) -> TraceError {
+    TraceError::Synth { spec: spec.to_string(), reason: reason.into() }
+}
+
+fn profile_names() -> String {
+    PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
+impl SynthSpec {
+    /// Parses `NAME[,key=value...]`. Errors name the specification and list the valid
+    /// profiles or keys.
+    pub fn parse(spec: &str) -> Result<SynthSpec, TraceError> {
+        let mut parts = spec.split(',').map(str::trim);
+        let name = parts.next().unwrap_or("");
+        if name.is_empty() {
+            return Err(synth_err(spec, format!("no profile name; valid profiles: {}", profile_names())));
+        }
+        let profile = profiles::find(name).ok_or_else(|| {
+            synth_err(spec, format!("unknown profile {name:?}; valid profiles: {}", profile_names()))
+        })?;
+        let mut out = SynthSpec { profile: profile.name, scale: 1.0, pages: None, seed: 0, volume: 0 };
+        let mut seen: Vec<&str> = Vec::new();
+        for part in parts {
+            if part.is_empty() {
+                continue;
+            }
+            let Some((key, value)) = part.split_once('=') else {
+                return Err(synth_err(
+                    spec,
+                    format!("{part:?} is not key=value; valid keys: {}", SPEC_KEYS.join(", ")),
+                ));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            let key_lc = key.to_ascii_lowercase();
+            let Some(&canon) = SPEC_KEYS.iter().find(|k| **k == key_lc) else {
+                return Err(synth_err(
+                    spec,
+                    format!("unknown key {key:?}; valid keys: {}", SPEC_KEYS.join(", ")),
+                ));
+            };
+            if seen.contains(&canon) {
+                return Err(synth_err(spec, format!("key {canon:?} given twice")));
+            }
+            seen.push(canon);
+            let bad = |what: &str| synth_err(spec, format!("{canon}={value:?}: expected {what}"));
+            match canon {
+                "scale" => {
+                    let s: f64 = value.parse().map_err(|_| bad("a number > 0, e.g. 0.1"))?;
+                    if !(s.is_finite() && s > 0.0 && s <= MAX_SCALE) {
+                        return Err(bad(&format!("a number > 0 and <= {MAX_SCALE}, e.g. 0.1")));
+                    }
+                    out.scale = s;
+                }
+                "pages" => {
+                    let v = value.replace('_', "");
+                    out.pages = Some(v.parse().map_err(|_| bad("a whole number of 4 KiB page requests"))?);
+                }
+                "seed" => out.seed = value.parse().map_err(|_| bad("an unsigned 64-bit integer"))?,
+                "volume" => out.volume = value.parse().map_err(|_| bad("an unsigned 32-bit integer"))?,
+                _ => unreachable!("every key in SPEC_KEYS is handled"),
+            }
+        }
+        Ok(out)
+    }
+
+    fn profile_data(&self) -> &'static Profile {
+        profiles::find(self.profile).expect("SynthSpec::profile is always a known profile")
+    }
+
+    /// The figures a trace of this specification reproduces.
+    pub fn targets(&self) -> SynthTargets {
+        self.targets_for(self.profile_data())
+    }
+
+    fn targets_for(&self, p: &Profile) -> SynthTargets {
+        // The range shrinks with the scale but never below 64 blocks (256 KiB).
+        let span = ((p.accessed_gb * 1e9 * self.scale / BLOCK_SIZE as f64).round() as u64).max(64);
+        let written = ((span as f64 * p.written_gb / p.accessed_gb).round() as u64).clamp(1, span);
+        let pages = self.pages.unwrap_or_else(|| ((p.pages as f64 * self.scale).round() as u64).max(1));
+        SynthTargets {
+            pages,
+            write_fraction: p.write_pct / 100.0,
+            accessed_range_bytes: span * BLOCK_SIZE,
+            written_range_bytes: written * BLOCK_SIZE,
+            distinct_blocks: (p.density * span as f64).round() as u64,
+            mean_interarrival_ns: TRACE_SECONDS * 1e9 / p.orig_requests as f64,
+        }
+    }
+}
+
+impl FromStr for SynthSpec {
+    type Err = TraceError;
+    fn from_str(s: &str) -> Result<Self, TraceError> {
+        SynthSpec::parse(s)
+    }
+}
+
+impl SynthTrace {
+    /// Builds the trace of a parsed specification (allocates the layout, generates nothing).
+    pub fn new(spec: &SynthSpec) -> SynthTrace {
+        SynthTrace::build(spec, spec.profile_data())
+    }
+
+    /// Parses `spec` (the text after `synth:`) and builds the trace.
+    pub fn from_spec(spec: &str) -> Result<SynthTrace, TraceError> {
+        Ok(SynthTrace::new(&SynthSpec::parse(spec)?))
+    }
+}
+
+/// Opens a synthetic trace from the text after `synth:` (for example `wdev,scale=0.1,seed=7`).
+pub fn open_spec(spec: &str) -> Result<Box<dyn TraceReader>, TraceError> {
+    Ok(Box::new(SynthTrace::from_spec(spec)?))
+}
