@@ -242,7 +242,7 @@ mod tests {
         let first = m.band_bytes(0);
         let last = m.band_bytes(m.len() as BandId - 2);
         assert!(first > 35_000_000 && first <= 36_000_000, "{first}");
-        assert!(last < 18_000_000 && last >= 17_000_000, "{last}");
+        assert!((17_000_000..18_000_000).contains(&last), "{last}");
     }
 
     #[test]

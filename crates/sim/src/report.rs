@@ -33,6 +33,17 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// Bytes in decimal units with three significant decimals (`4.731 GB`, `16.384 KB`).
+pub fn human_bytes(b: u64) -> String {
+    let f = b as f64;
+    for (div, unit) in [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")] {
+        if f >= div {
+            return format!("{:.3} {unit}", f / div);
+        }
+    }
+    format!("{b} B")
+}
+
 fn pct(x: Option<f64>) -> String {
     x.map(|v| format!("{:.2}%", v * 100.0)).unwrap_or_else(|| "-".into())
 }
@@ -87,19 +98,19 @@ pub fn run_table(r: &RunReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} | mode {} | drive {} | cache {} blocks ({:.1} MiB){}",
+        "{} | mode {} | drive {} | cache {} blocks ({}){}",
         r.label,
         r.mode,
         r.drive,
         r.sizing.cache_blocks,
-        r.sizing.cache_blocks as f64 * 4096.0 / 1048576.0,
+        human_bytes(r.sizing.cache_blocks * 4096),
         r.sizing.pb_blocks.map(|p| format!(" | PB {p} blocks")).unwrap_or_default()
     );
     let _ = writeln!(
         out,
-        "written range {:.3} GB | accessed range {:.3} GB\n",
-        r.sizing.written_range.0 as f64 / 1e9,
-        r.sizing.accessed_range.0 as f64 / 1e9
+        "written range {} | accessed range {}\n",
+        human_bytes(r.sizing.written_range.0),
+        human_bytes(r.sizing.accessed_range.0)
     );
     let total = metric_rows(&r.total);
     let after = r.after_warmup.as_ref().map(metric_rows);
@@ -139,13 +150,13 @@ pub fn compare_table(c: &CompareReport) -> String {
     let t = &c.trace;
     let _ = writeln!(
         out,
-        "trace {} | {} requests ({} 4 KiB) | writes {:.1}% of pages | written range {:.2} GB | accessed range {:.2} GB\n",
+        "trace {} | {} requests ({} 4 KiB) | writes {:.1}% of pages | written range {} | accessed range {}\n",
         c.trace_path,
         t.requests,
         t.pages,
         t.write_pct_pages,
-        t.written_band_bytes as f64 / 1e9,
-        t.accessed_band_bytes as f64 / 1e9,
+        human_bytes(t.written_band_bytes),
+        human_bytes(t.accessed_band_bytes),
     );
     let header = [
         "scheme",

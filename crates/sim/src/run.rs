@@ -199,7 +199,7 @@ pub fn run(
                 warm = Some((engine.counters_requests(), engine.counters(), engine.latency().clone()));
             }
         }
-        if read % PROGRESS_EVERY == 0 {
+        if read.is_multiple_of(PROGRESS_EVERY) {
             progress(read);
         }
     }

@@ -211,12 +211,24 @@ impl TraceStats {
         let gb = |b: u64| format!("{:.3} GB ({b} bytes)", b as f64 / 1e9);
         let mut rows: Vec<(String, String)> = vec![
             ("format".into(), self.format.clone()),
-            ("requests".into(), format!("{} ({} reads, {} writes)", self.requests, self.read_requests, self.write_requests)),
-            ("4 KiB page requests".into(), format!("{} ({} reads, {} writes)", self.pages, self.read_pages, self.write_pages)),
+            (
+                "requests".into(),
+                format!("{} ({} reads, {} writes)", self.requests, self.read_requests, self.write_requests),
+            ),
+            (
+                "4 KiB page requests".into(),
+                format!("{} ({} reads, {} writes)", self.pages, self.read_pages, self.write_pages),
+            ),
             ("write % of requests".into(), format!("{:.1}%", self.write_pct_requests)),
             ("write % of pages".into(), format!("{:.1}%", self.write_pct_pages)),
-            ("written LBA range (bands)".into(), format!("{} in {} bands", gb(self.written_band_bytes), self.written_bands)),
-            ("accessed LBA range (bands)".into(), format!("{} in {} bands", gb(self.accessed_band_bytes), self.accessed_bands)),
+            (
+                "written LBA range (bands)".into(),
+                format!("{} in {} bands", gb(self.written_band_bytes), self.written_bands),
+            ),
+            (
+                "accessed LBA range (bands)".into(),
+                format!("{} in {} bands", gb(self.accessed_band_bytes), self.accessed_bands),
+            ),
             ("written distinct bytes".into(), gb(self.written_distinct_bytes)),
             ("accessed distinct bytes".into(), gb(self.accessed_distinct_bytes)),
             ("mean request size".into(), format!("{:.0} bytes", self.mean_request_bytes)),

@@ -1,0 +1,77 @@
+//! Golden reports for a tiny committed trace: any change to the numbers or the layout shows up
+//! as a diff. Regenerate with `SHINGLED_BLESS=1 cargo test -p shingled-sim golden`.
+
+use shingled_sim::{compare, report, SimConfig};
+use std::path::PathBuf;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/golden").join(name)
+}
+
+fn check(name: &str, got: &str) {
+    let path = data(name);
+    if std::env::var_os("SHINGLED_BLESS").is_some() {
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with SHINGLED_BLESS=1 to create it)", path.display()));
+    assert_eq!(
+        got,
+        want,
+        "{} differs; if the change is intended, rerun with SHINGLED_BLESS=1",
+        path.display()
+    );
+}
+
+fn config() -> SimConfig {
+    let text = std::fs::read_to_string(data("tiny.toml")).unwrap();
+    let mut cfg = SimConfig::from_toml(&text).unwrap();
+    cfg.trace.path = data("tiny.csv").to_string_lossy().into_owned();
+    cfg
+}
+
+#[test]
+fn golden_compare_table_and_csv() {
+    let cfg = config();
+    let r = compare(&cfg, 1, &|_| {}).unwrap();
+    let mut table = report::compare_table(&r);
+    // the trace path differs between machines
+    table = table.replace(&cfg.trace.path, "tiny.csv");
+    check("tiny-compare.txt", &table);
+    let mut csv = String::from(report::CSV_HEADER);
+    csv.push('\n');
+    for run in &r.runs {
+        csv.push_str(&report::csv_rows(run));
+    }
+    check("tiny-compare.csv", &csv);
+}
+
+#[test]
+fn golden_run_table() {
+    let mut cfg = config();
+    cfg.label = Some("lru".into());
+    let r = shingled_sim::simulate(&cfg).unwrap();
+    check("tiny-sim-lru.txt", &report::run_table(&r));
+}
+
+#[test]
+fn config_round_trips_through_toml() {
+    let cfg = config();
+    let again = SimConfig::from_toml(&cfg.to_toml()).unwrap();
+    assert_eq!(cfg, again);
+    let default = SimConfig::default();
+    assert_eq!(SimConfig::from_toml(&default.to_toml()).unwrap(), default);
+}
+
+#[test]
+fn config_errors_name_the_field() {
+    let e = SimConfig::from_toml("mode = \"sideways\"").unwrap_err();
+    assert!(e.contains("sideways"), "{e}");
+    let e = SimConfig::from_toml("[cache]\npolicy = \"nope\"").unwrap_err();
+    assert!(e.contains("nope") && e.contains("lru"), "{e}");
+    let e = SimConfig::from_toml("[cache]\nsize = \"12XB\"").unwrap_err();
+    assert!(e.contains("12XB"), "{e}");
+    let e = SimConfig::from_toml("bogus = 1").unwrap_err();
+    assert!(e.contains("bogus"), "{e}");
+}
