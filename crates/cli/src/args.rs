@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 /// Simulate SSD caches above shingled (SMR) drives, and inspect block I/O traces.
 #[derive(Parser, Debug)]
-#[command(name = "shingled", version, about, long_about = None)]
+#[command(name = "shingled", version)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

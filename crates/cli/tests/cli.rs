@@ -1,0 +1,138 @@
+//! The `shingled` binary as a user runs it: exit codes, error messages, output formats.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn shingled(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_shingled")).args(args).output().expect("run shingled")
+}
+
+fn data(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(rel).to_string_lossy().into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn trace_stats_prints_table_i_row() {
+    let o = shingled(&["trace", "stats", &data("traces/msr.csv")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("4 KiB page requests") && s.contains("written LBA range"), "{s}");
+    let o = shingled(&["trace", "stats", "--json", &data("traces/msr.csv")]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["requests"], 5);
+}
+
+#[test]
+fn malformed_trace_is_an_error_naming_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.csv");
+    std::fs::write(&p, "128166372000000000,h,0,Write,4096,4096,1\n128166372000000001,h,0,Write,xyz,4096,1\n").unwrap();
+    let o = shingled(&["trace", "stats", "--format", "msr", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("bad.csv:2") && e.contains("Offset") && e.contains("xyz"), "{e}");
+    // --skip-bad-lines counts and goes on
+    let o = shingled(&["trace", "stats", "--format", "msr", "--skip-bad-lines", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("skipped lines"), "{}", stdout(&o));
+}
+
+#[test]
+fn sim_json_and_csv_outputs_parse() {
+    let cfg = data("golden/tiny.toml");
+    let trace = data("golden/tiny.csv");
+    let o = shingled(&["sim", "-c", &cfg, "--trace", &trace, "--output", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["total"]["requests"], 40);
+    assert!(v["total"]["write_amplification"].as_f64().unwrap() > 1.0);
+    let o = shingled(&["sim", "-c", &cfg, "--trace", &trace, "--output", "csv"]);
+    let s = stdout(&o);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 3, "header + total + after-warmup: {s}");
+    assert_eq!(lines[0].split(',').count(), lines[1].split(',').count());
+}
+
+#[test]
+fn compare_runs_the_schemes_asked() {
+    let o = shingled(&[
+        "compare",
+        "-c",
+        &data("golden/tiny.toml"),
+        "--trace",
+        &data("golden/tiny.csv"),
+        "--schemes",
+        "smr-only,lru",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("smr-only") && s.contains("lru") && !s.contains("cmr-only"), "{s}");
+    let o = shingled(&["compare", "--schemes", "smr-only,bogus"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bogus"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_flags_are_clear_errors() {
+    for (args, needle) in [
+        (vec!["sim", "--cache-size", "12XB"], "12XB"),
+        (vec!["sim", "--mode", "sideways"], "sideways"),
+        (vec!["sim", "--drive", "floppy"], "floppy"),
+        (vec!["sim", "--bands", "fixed:0"], "fixed:0"),
+        (vec!["sim", "--trace", "/nonexistent/trace.csv"], "/nonexistent/trace.csv"),
+        (vec!["sim", "--trace", "synth:nosuch"], "nosuch"),
+    ] {
+        let o = shingled(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn config_prints_toml_that_loads_back() {
+    let o = shingled(&["config", "--mode", "write-only", "--policy", "lru", "--cache-size", "1/50"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.toml");
+    std::fs::write(&p, &o.stdout).unwrap();
+    let again = shingled(&["config", "-c", p.to_str().unwrap()]);
+    assert_eq!(stdout(&again), stdout(&o));
+    assert!(stdout(&o).contains("write-only"));
+}
+
+#[test]
+fn listings() {
+    for (cmd, needle) in [
+        (vec!["policies"], "lru"),
+        (vec!["drives"], "st5000as0011"),
+        (vec!["trace", "formats"], "msr"),
+        (vec!["trace", "profiles"], "wdev"),
+    ] {
+        let o = shingled(&cmd);
+        assert!(o.status.success());
+        assert!(stdout(&o).contains(needle), "{cmd:?}");
+    }
+}
+
+#[test]
+fn convert_then_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.bin");
+    let o = shingled(&["trace", "convert", &data("golden/tiny.csv"), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = shingled(&["trace", "stats", "--json", &data("golden/tiny.csv")]);
+    let b = shingled(&["trace", "stats", "--json", out.to_str().unwrap()]);
+    let (mut a, mut b): (serde_json::Value, serde_json::Value) =
+        (serde_json::from_slice(&a.stdout).unwrap(), serde_json::from_slice(&b.stdout).unwrap());
+    a["format"] = "x".into();
+    b["format"] = "x".into();
+    assert_eq!(a, b);
+}
