@@ -8,7 +8,11 @@ fn shingled(args: &[&str]) -> Output {
 }
 
 fn data(rel: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(rel).to_string_lossy().into_owned()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data")
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn stdout(o: &Output) -> String {
@@ -34,7 +38,8 @@ fn trace_stats_prints_table_i_row() {
 fn malformed_trace_is_an_error_naming_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("bad.csv");
-    std::fs::write(&p, "128166372000000000,h,0,Write,4096,4096,1\n128166372000000001,h,0,Write,xyz,4096,1\n").unwrap();
+    std::fs::write(&p, "128166372000000000,h,0,Write,4096,4096,1\n128166372000000001,h,0,Write,xyz,4096,1\n")
+        .unwrap();
     let o = shingled(&["trace", "stats", "--format", "msr", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
