@@ -9,7 +9,7 @@ demo:
 
 ## The test suite (what README tells a new user to run).
 test:
-	$(CARGO) test --workspace --all-targets -q
+	$(CARGO) test --workspace --lib --bins --tests -q
 	$(CARGO) test --workspace --doc -q
 
 fmt:

@@ -32,6 +32,6 @@ pub type Slot = u32;
 
 pub use cache::Cache;
 pub use list::{Links, List, NIL};
-pub use policy::{Policy, PolicyContext, PolicyError};
+pub use policy::{Policy, PolicyContext, PolicyError, SmrCosts};
 pub use registry::{PolicyBuilder, PolicyConfig};
 pub use table::{BlockMeta, BlockTable};

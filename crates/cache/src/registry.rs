@@ -57,12 +57,78 @@ impl Default for PolicyConfig {
     }
 }
 
+/// Short names that stand for a policy with some fields set, e.g. `pore-cf`.
+pub const ALIASES: &[(&str, &str)] = &[];
+
+impl PolicyConfig {
+    /// Every name [`FromStr`](std::str::FromStr) accepts without parameters: the policies and
+    /// the aliases.
+    pub fn all_names() -> Vec<&'static str> {
+        PolicyConfig::NAMES.iter().copied().chain(ALIASES.iter().map(|(a, _)| *a)).collect()
+    }
+}
+
+/// Turns a parameter value into JSON: integers, floats and booleans as such, anything else a string.
+fn param_value(v: &str) -> serde_json::Value {
+    if let Ok(i) = v.parse::<i64>() {
+        return i.into();
+    }
+    if let Ok(f) = v.parse::<f64>() {
+        if f.is_finite() {
+            return f.into();
+        }
+    }
+    match v {
+        "true" => true.into(),
+        "false" => false.into(),
+        _ => v.into(),
+    }
+}
+
 impl std::str::FromStr for PolicyConfig {
     type Err = String;
-    /// A policy name with its default configuration.
+    /// `name` (default configuration), an alias such as `pore-cf`, or
+    /// `name:field=value,field=value` setting fields of the policy's configuration
+    /// (e.g. `pore:scheme=pf,zone_size=10MiB`).
     fn from_str(s: &str) -> Result<Self, String> {
-        PolicyConfig::default_for(s.trim()).ok_or_else(|| {
-            format!("unknown policy {s:?}; known policies: {}", PolicyConfig::NAMES.join(", "))
-        })
+        let s = s.trim();
+        let expanded = ALIASES.iter().find(|(a, _)| *a == s).map(|(_, e)| *e).unwrap_or(s);
+        let (name, params) = match expanded.split_once(':') {
+            Some((n, p)) => (n.trim(), p),
+            None => (expanded, ""),
+        };
+        if PolicyConfig::default_for(name).is_none() {
+            return Err(format!(
+                "unknown policy {s:?}; known policies: {}",
+                PolicyConfig::all_names().join(", ")
+            ));
+        }
+        let mut map = serde_json::Map::new();
+        map.insert("policy".into(), name.into());
+        for kv in params.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("policy {s:?}: parameter {kv:?} is not field=value"))?;
+            map.insert(k.trim().to_string(), param_value(v.trim()));
+        }
+        serde_json::from_value(serde_json::Value::Object(map)).map_err(|e| format!("policy {s:?}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_params_and_errors() {
+        assert_eq!("lru".parse::<PolicyConfig>().unwrap(), PolicyConfig::default());
+        let p: PolicyConfig = "lru:batch=64".parse().unwrap();
+        assert_eq!(p, PolicyConfig::Lru(LruConfig { batch: 64 }));
+        let e = "lru:bogus=1".parse::<PolicyConfig>().unwrap_err();
+        assert!(e.contains("bogus"), "{e}");
+        let e = "lru:batch".parse::<PolicyConfig>().unwrap_err();
+        assert!(e.contains("field=value"), "{e}");
+        let e = "nope".parse::<PolicyConfig>().unwrap_err();
+        assert!(e.contains("lru"), "{e}");
     }
 }

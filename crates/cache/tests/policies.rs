@@ -10,7 +10,13 @@ use std::sync::Arc;
 /// A context every policy can be built in: tiny bands of 4 blocks, a PB of 8 blocks.
 fn context(capacity: u32) -> PolicyContext {
     let bands = BandMap::build(&BandConfig::Fixed { size: ByteSize(4 * 4096) }, ByteSize(1 << 30)).unwrap();
-    PolicyContext { capacity_blocks: capacity, bands: Some(Arc::new(bands)), pb_blocks: Some(8), seed: 1 }
+    PolicyContext {
+        capacity_blocks: capacity,
+        bands: Some(Arc::new(bands)),
+        pb_blocks: Some(8),
+        seed: 1,
+        costs: Default::default(),
+    }
 }
 
 fn cache_for(name: &str, capacity: u32) -> Cache {

@@ -42,6 +42,7 @@ fn main() {
                         bands: drive.band_map().cloned().map(Arc::new),
                         pb_blocks: sz.pb_blocks,
                         seed: 0,
+                        costs: Default::default(),
                     };
                     Cache::new(sz.cache_blocks as u32, c.policy.build(&pctx).unwrap())
                 });

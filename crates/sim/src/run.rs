@@ -169,6 +169,7 @@ pub fn run(
                 bands: drive.band_map().cloned().map(Arc::new),
                 pb_blocks: sizing.pb_blocks,
                 seed: 0,
+                costs: Default::default(),
             };
             Some(Cache::new(sizing.cache_blocks as u32, c.policy.build(&pctx)?))
         }

@@ -3,4 +3,4 @@
 mod interface;
 pub mod lru;
 
-pub use interface::{Policy, PolicyContext, PolicyError};
+pub use interface::{Policy, PolicyContext, PolicyError, SmrCosts};

@@ -31,6 +31,7 @@ pub fn engine(mode: Mode, policy: &str, capacity: u32, drive: Box<dyn Drive>) ->
         bands: drive.band_map().cloned().map(Arc::new),
         pb_blocks: None,
         seed: 0,
+        costs: Default::default(),
     };
     let p = PolicyConfig::default_for(policy).unwrap().build(&ctx).unwrap();
     Engine::new(mode, Some(Cache::new(capacity, p)), Box::new(SsdConfig::default().build().unwrap()), drive)
