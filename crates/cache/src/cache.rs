@@ -68,16 +68,16 @@ impl Cache {
     pub fn insert(&mut self, block: BlockNo, dirty: bool, evicted: &mut Vec<BlockMeta>) {
         debug_assert!(self.table.slot_of(block).is_none(), "block {block} already cached");
         if self.table.is_full() {
-            self.evict(evicted);
+            self.evict(block, evicted);
         }
         let slot = self.table.insert(block, dirty);
         self.policy.on_insert(&self.table, slot);
     }
 
     /// Asks the policy for victims and removes them.
-    fn evict(&mut self, evicted: &mut Vec<BlockMeta>) {
+    fn evict(&mut self, incoming: BlockNo, evicted: &mut Vec<BlockMeta>) {
         self.victims.clear();
-        self.policy.select_victims(&self.table, &mut self.victims);
+        self.policy.select_victims(&self.table, incoming, &mut self.victims);
         assert!(!self.victims.is_empty(), "policy {} chose no victim for a full cache", self.policy.name());
         for i in 0..self.victims.len() {
             let s = self.victims[i];

@@ -1,7 +1,7 @@
 //! The replacement-policy interface.
 
 use crate::{BlockTable, Slot};
-use shingled_core::BandMap;
+use shingled_core::{BandMap, BlockNo};
 use std::sync::Arc;
 
 /// What a policy may know about its surroundings when it is built.
@@ -91,9 +91,11 @@ pub enum PolicyError {
 /// - [`Policy::on_hit`] after each access to a cached block (meta already updated: `hits`
 ///   incremented, `last_access` set, `dirty` set when a write made it dirty — then
 ///   `became_dirty` is `true`).
-/// - [`Policy::select_victims`] when the cache is full and a block must enter. The policy pushes
-///   one or more distinct used slots to `victims` (a batch, e.g. a whole band) and must not
-///   change its structures for them yet; the cache then calls [`Policy::on_remove`] for each.
+/// - [`Policy::select_victims`] when the cache is full and block `incoming` (not cached) must
+///   enter. The policy pushes one or more distinct used slots to `victims` (a batch, e.g. a
+///   whole band). It may reorganise its structures for other blocks while searching (e.g.
+///   S3-FIFO promotes, PORE starts a new period) but must keep the victims in them; the cache
+///   then calls [`Policy::on_remove`] for each victim, then [`Policy::on_insert`] for `incoming`.
 ///   Clean victims are dropped; dirty ones are written back by the caller.
 /// - [`Policy::on_remove`] just before `slot` is freed (after selection, or when the caller
 ///   invalidates a block); the meta is still readable.
@@ -104,8 +106,9 @@ pub trait Policy: Send {
     fn on_insert(&mut self, table: &BlockTable, slot: Slot);
     /// A cached block in `slot` was accessed.
     fn on_hit(&mut self, table: &BlockTable, slot: Slot, became_dirty: bool);
-    /// Chooses at least one victim among the used slots (the cache is full).
-    fn select_victims(&mut self, table: &BlockTable, victims: &mut Vec<Slot>);
+    /// Chooses at least one victim among the used slots (the cache is full; `incoming` is the
+    /// block about to be inserted).
+    fn select_victims(&mut self, table: &BlockTable, incoming: BlockNo, victims: &mut Vec<Slot>);
     /// `slot` is about to be freed.
     fn on_remove(&mut self, table: &BlockTable, slot: Slot);
     /// Heap bytes the policy's own structures use (for the memory-per-block figure).

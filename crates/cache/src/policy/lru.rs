@@ -70,7 +70,7 @@ impl Policy for Lru {
         self.links.move_to_front(&mut self.queue, slot);
     }
     #[inline]
-    fn select_victims(&mut self, _: &BlockTable, victims: &mut Vec<Slot>) {
+    fn select_victims(&mut self, _: &BlockTable, _incoming: shingled_core::BlockNo, victims: &mut Vec<Slot>) {
         victims.extend(self.links.iter_back(&self.queue).take(self.batch as usize));
     }
     #[inline]
