@@ -21,6 +21,7 @@
 //! assert_eq!(evicted[0].block, 11);
 //! ```
 
+pub mod buckets;
 mod cache;
 mod list;
 pub mod policy;

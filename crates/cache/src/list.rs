@@ -60,6 +60,14 @@ impl Links {
         Links { prev: vec![NIL; capacity], next: vec![NIL; capacity] }
     }
 
+    /// Grows the links to hold slots `0..capacity` (never shrinks).
+    pub fn grow(&mut self, capacity: usize) {
+        if capacity > self.prev.len() {
+            self.prev.resize(capacity, NIL);
+            self.next.resize(capacity, NIL);
+        }
+    }
+
     /// Heap bytes used: two links per slot.
     pub fn heap_bytes(&self) -> usize {
         2 * std::mem::size_of::<Slot>() * self.prev.len()

@@ -5,6 +5,8 @@
 //! read this enum, so nothing else needs editing.
 
 use crate::policy::lru::LruConfig;
+use crate::policy::lru_band::LruBandConfig;
+use crate::policy::most::MostConfig;
 use crate::{Policy, PolicyContext, PolicyError};
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +51,10 @@ macro_rules! policies {
 policies! {
     /// Least Recently Used.
     Lru(LruConfig) = "lru",
+    /// LRU evicting the LRU block's whole (true) band.
+    LruBand(LruBandConfig) = "lru-band",
+    /// Evict the band with the most cached dirty blocks.
+    Most(MostConfig) = "most",
 }
 
 impl Default for PolicyConfig {

@@ -2,5 +2,7 @@
 
 mod interface;
 pub mod lru;
+pub mod lru_band;
+pub mod most;
 
 pub use interface::{Policy, PolicyContext, PolicyError, SmrCosts};
