@@ -14,6 +14,12 @@ use serde::{Deserialize, Serialize};
 pub trait PolicyBuilder {
     /// Validates the configuration against the context and builds the policy.
     fn build(&self, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError>;
+
+    /// Whether the policy reads [`PolicyContext::costs`] (then the simulator fits them on the
+    /// drive model before building it).
+    fn needs_costs(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! policies {
@@ -43,6 +49,11 @@ macro_rules! policies {
             /// Validates and builds the policy.
             pub fn build(&self, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
                 match self { $(Self::$variant(c) => c.build(ctx),)* }
+            }
+
+            /// Whether the policy weighs drive costs ([`PolicyBuilder::needs_costs`]).
+            pub fn needs_costs(&self) -> bool {
+                match self { $(Self::$variant(c) => c.needs_costs(),)* }
             }
         }
     };

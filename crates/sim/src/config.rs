@@ -126,6 +126,11 @@ pub struct CacheConfig {
     /// policy's own fields.
     #[serde(default, deserialize_with = "policy_name_or_table")]
     pub policy: PolicyConfig,
+    /// Drive costs for cost-aware policies (SAC's Clean/Dirty Comparator): `fitted` on the
+    /// configured drive model (default), `paper` (SAC's constants), or
+    /// `{ custom = { read_ms = …, rmw_fixed_ms = …, rmw_per_block_ms = … } }`.
+    #[serde(default)]
+    pub costs: crate::CostModel,
 }
 
 fn default_cache_size() -> SizeSpec {
@@ -134,7 +139,7 @@ fn default_cache_size() -> SizeSpec {
 
 impl Default for CacheConfig {
     fn default() -> Self {
-        CacheConfig { size: default_cache_size(), policy: PolicyConfig::default() }
+        CacheConfig { size: default_cache_size(), policy: PolicyConfig::default(), costs: Default::default() }
     }
 }
 

@@ -8,6 +8,7 @@
 //! [`report`] renders tables, CSV and JSON.
 
 mod config;
+pub mod costs;
 mod engine;
 mod error;
 pub mod histogram;
@@ -16,6 +17,7 @@ pub mod report;
 mod run;
 
 pub use config::{CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};
+pub use costs::{fit_costs, CostModel};
 pub use engine::{Engine, Mode};
 pub use error::SimError;
 pub use histogram::{Histogram, LatencySummary};

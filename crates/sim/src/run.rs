@@ -80,6 +80,9 @@ pub struct Sizing {
     pub cache_blocks: u64,
     /// Persistent-buffer capacity in blocks, for DM-SMR drives.
     pub pb_blocks: Option<u64>,
+    /// Drive costs given to the policy (fitted on the drive model unless configured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub costs: Option<shingled_cache::SmrCosts>,
 }
 
 /// The result of one simulation.
@@ -135,6 +138,7 @@ pub fn sizing(cfg: &SimConfig, stats: &TraceStats) -> Result<Sizing, SimError> {
         accessed_range: ByteSize(accessed),
         cache_blocks,
         pb_blocks: cfg.drive.pb_blocks(ByteSize(written)),
+        costs: None,
     })
 }
 
@@ -146,7 +150,7 @@ pub fn run(
     stats: &TraceStats,
     progress: &mut dyn FnMut(u64),
 ) -> Result<RunReport, SimError> {
-    let sizing = sizing(cfg, stats)?;
+    let mut sizing = sizing(cfg, stats)?;
     let end = stats.max_end;
     if let Some(cap) = cfg.drive.capacity() {
         if end > cap.0 {
@@ -164,12 +168,21 @@ pub fn run(
     let cache = match &cfg.cache {
         None => None,
         Some(c) => {
+            let costs = match c.costs {
+                crate::CostModel::Fitted if !c.policy.needs_costs() => shingled_cache::SmrCosts::PAPER,
+                crate::CostModel::Fitted => crate::fit_costs(&cfg.drive, &ctx)?,
+                crate::CostModel::Paper => shingled_cache::SmrCosts::PAPER,
+                crate::CostModel::Custom(x) => x,
+            };
+            if c.policy.needs_costs() {
+                sizing.costs = Some(costs);
+            }
             let pctx = PolicyContext {
                 capacity_blocks: sizing.cache_blocks as u32,
                 bands: drive.band_map().cloned().map(Arc::new),
                 pb_blocks: sizing.pb_blocks,
                 seed: 0,
-                costs: Default::default(),
+                costs,
             };
             Some(Cache::new(sizing.cache_blocks as u32, c.policy.build(&pctx)?))
         }
