@@ -22,6 +22,9 @@ pub enum Command {
     /// speed-ups against SMR-only, CMR-only and LRU. With no arguments, runs on a generated
     /// MSR-like trace (synth:wdev).
     Compare(CompareCmd),
+    /// Run one of the papers' experiments (`shingled experiment list` names them) and print the
+    /// paper's rows and columns.
+    Experiment(ExperimentCmd),
     /// Trace tools: statistics, conversion, mixing, formats, synthetic profiles.
     #[command(subcommand)]
     Trace(TraceCommand),
@@ -73,6 +76,27 @@ pub struct CompareCmd {
     /// Write the report here instead of stdout.
     #[arg(long, short)]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExperimentCmd {
+    /// Experiment name, or `list`.
+    pub name: String,
+    /// Traces to run on (repeatable); default: synthetic profiles of the volumes the paper used.
+    #[arg(long = "on", value_name = "TRACE")]
+    pub on: Vec<String>,
+    /// Simulations run in parallel (default: the number of cores).
+    #[arg(long, short)]
+    pub jobs: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// Write the report here instead of stdout.
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// Base configuration for every run (drive, SSD, cache size, …); --trace is ignored, use --on.
+    #[command(flatten)]
+    pub sim: SimArgs,
 }
 
 #[derive(Args, Debug)]

@@ -22,6 +22,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Sim(a) => sim(a),
         Command::Compare(a) => compare(a),
         Command::Trace(t) => trace(t),
+        Command::Experiment(a) => experiment(a),
         Command::Policies => {
             for name in shingled_cache::PolicyConfig::NAMES {
                 println!("{name}");
@@ -94,6 +95,43 @@ fn compare(a: args::CompareCmd) -> Result<()> {
             s.push('\n');
             for r in &report.runs {
                 s.push_str(&report::csv_rows(r));
+            }
+            s
+        }
+    };
+    emit(&a.out, &text)
+}
+
+fn experiment(a: args::ExperimentCmd) -> Result<()> {
+    use shingled_sim::experiments;
+    if a.name == "list" {
+        for (name, title) in experiments::EXPERIMENTS {
+            println!("{name:<16} {title}");
+        }
+        return Ok(());
+    }
+    let base = a.sim.to_config()?;
+    let opts = experiments::ExperimentOptions {
+        mode: a.sim.mode.as_ref().map(|_| base.mode),
+        base,
+        traces: a.on.clone(),
+    };
+    let plan = experiments::plan(&a.name, &opts)?;
+    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let bar = progress::spinner(&format!("{} ({} simulations)", a.name, plan.cells.len()));
+    let report = experiments::run_experiment(plan, jobs, &|n| bar.set_position(n))?;
+    bar.finish_and_clear();
+    let text = match a.output {
+        Output::Table => report::experiment_table(&report),
+        Output::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Output::Csv => {
+            let mut s = String::from("trace,");
+            s.push_str(report::CSV_HEADER);
+            s.push('\n');
+            for (cell, r) in report.experiment.cells.iter().zip(&report.runs) {
+                for line in report::csv_rows(r).lines() {
+                    s.push_str(&format!("{},{line}\n", cell.trace));
+                }
             }
             s
         }

@@ -11,6 +11,7 @@ mod config;
 pub mod costs;
 mod engine;
 mod error;
+pub mod experiments;
 pub mod histogram;
 mod metrics;
 pub mod report;
@@ -23,6 +24,6 @@ pub use error::SimError;
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
 pub use run::{
-    compare, measure, open_trace, run, scheme_config, simulate, sizing, CompareReport, RunReport, Sizing,
-    PROGRESS_EVERY,
+    compare, measure, open_trace, run, run_all, scheme_config, simulate, sizing, CompareReport, RunReport,
+    Sizing, PROGRESS_EVERY,
 };

@@ -264,3 +264,72 @@ fn csv_field(s: &str) -> String {
         s.to_string()
     }
 }
+
+/// The value of `col` for run `r`, with `group` the runs of the same trace (for speed-ups).
+fn column_value(col: crate::experiments::Column, r: &RunReport, group: &[&RunReport]) -> String {
+    use crate::experiments::Column::*;
+    let m = &r.total;
+    let c = &m.counters;
+    let speedup = |label: &str| {
+        group
+            .iter()
+            .find(|g| g.label == label)
+            .filter(|_| m.total_time_s > 0.0)
+            .map(|g| format!("{:.2}x", g.total.total_time_s / m.total_time_s))
+            .unwrap_or_else(|| "-".into())
+    };
+    match col {
+        TotalTime => secs(m.total_time_s),
+        SsdTime => secs(m.ssd_read_time_s + m.ssd_write_time_s),
+        DriveReadTime => secs(m.drive_read_time_s),
+        DriveWriteTime => secs(m.drive_write_time_s),
+        VsSmrOnly => speedup("smr-only"),
+        VsCmrOnly => speedup("cmr-only"),
+        VsLru => speedup("lru"),
+        HitRatio => pct(m.hit_ratio),
+        MissRatio => pct(m.hit_ratio.map(|h| 1.0 - h)),
+        ReadHit => pct(m.read_hit_ratio),
+        WriteHit => pct(m.write_hit_ratio),
+        Wa => num(m.write_amplification, 2),
+        Rmws => c.drive.rmws.to_string(),
+        CleanEvictions => c.clean_evictions.to_string(),
+        DirtyEvictions => c.dirty_evictions.to_string(),
+    }
+}
+
+/// An experiment's tables: one per trace, one row per run, the experiment's columns.
+pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}: {}\n", e.experiment.name, e.experiment.title);
+    let mut traces: Vec<&str> = Vec::new();
+    for c in &e.experiment.cells {
+        if !traces.contains(&c.trace.as_str()) {
+            traces.push(&c.trace);
+        }
+    }
+    let mut header = vec!["scheme"];
+    header.extend(e.experiment.columns.iter().map(|c| c.header()));
+    for t in traces {
+        let group: Vec<&RunReport> =
+            e.experiment.cells.iter().zip(&e.runs).filter(|(c, _)| c.trace == t).map(|(_, r)| r).collect();
+        if let Some(first) = group.first() {
+            let _ = writeln!(
+                out,
+                "trace {t} | cache {} blocks | PB {}",
+                first.sizing.cache_blocks.max(group.iter().map(|r| r.sizing.cache_blocks).max().unwrap_or(0)),
+                first.sizing.pb_blocks.map(|p| format!("{p} blocks")).unwrap_or_else(|| "-".into())
+            );
+        }
+        let rows: Vec<Vec<String>> = group
+            .iter()
+            .map(|r| {
+                let mut row = vec![r.label.clone()];
+                row.extend(e.experiment.columns.iter().map(|&c| column_value(c, r, &group)));
+                row
+            })
+            .collect();
+        out.push_str(&table(&header, &rows));
+        out.push('\n');
+    }
+    out
+}

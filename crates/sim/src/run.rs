@@ -295,9 +295,38 @@ pub fn compare(
     jobs: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CompareReport, SimError> {
-    let stats = measure(&base.trace, &base.drive.bands_or_default())?;
     let configs: Vec<SimConfig> =
         base.compare.schemes.iter().map(|s| scheme_config(base, s)).collect::<Result<_, _>>()?;
+    let (runs, mut stats) = run_all(&configs, jobs, progress)?;
+    let trace = stats.pop().unwrap_or_default();
+    Ok(CompareReport { trace, trace_path: base.trace.path.clone(), runs })
+}
+
+/// Runs every configuration, `jobs` at a time on separate threads, measuring each distinct
+/// trace (and band layout) once. Returns the reports in the order of `configs`, and the trace
+/// statistics of each distinct trace in order of first appearance. `progress` receives the
+/// total trace requests read over all runs so far.
+pub fn run_all(
+    configs: &[SimConfig],
+    jobs: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Vec<RunReport>, Vec<TraceStats>), SimError> {
+    let key =
+        |c: &SimConfig| serde_json::to_string(&(&c.trace, c.drive.bands_or_default())).expect("serializable");
+    let mut keys: Vec<String> = Vec::new();
+    let mut stats: Vec<TraceStats> = Vec::new();
+    let mut which: Vec<usize> = Vec::with_capacity(configs.len());
+    for c in configs {
+        let k = key(c);
+        match keys.iter().position(|x| *x == k) {
+            Some(i) => which.push(i),
+            None => {
+                stats.push(measure(&c.trace, &c.drive.bands_or_default())?);
+                keys.push(k);
+                which.push(stats.len() - 1);
+            }
+        }
+    }
     let results: Vec<Mutex<Option<Result<RunReport, SimError>>>> =
         configs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
@@ -311,7 +340,7 @@ pub fn compare(
                     break;
                 }
                 let mut last = 0u64;
-                let r = run(&configs[i], &stats, &mut |n| {
+                let r = run(&configs[i], &stats[which[i]], &mut |n| {
                     let total = done.fetch_add(n - last, Ordering::Relaxed) + (n - last);
                     last = n;
                     progress(total);
@@ -322,9 +351,9 @@ pub fn compare(
     });
     let runs = results
         .into_iter()
-        .map(|m| m.into_inner().unwrap().expect("every scheme ran"))
+        .map(|m| m.into_inner().unwrap().expect("every configuration ran"))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(CompareReport { trace: stats, trace_path: base.trace.path.clone(), runs })
+    Ok((runs, stats))
 }
 
 /// Convenience for tests and bindings: measure then run.

@@ -75,3 +75,48 @@ fn config_errors_name_the_field() {
     let e = SimConfig::from_toml("bogus = 1").unwrap_err();
     assert!(e.contains("bogus"), "{e}");
 }
+
+/// Hit, eviction, RMW and WA figures of every registered policy at several cache sizes and both
+/// main modes on a small committed trace (`small.csv`, 400 requests over 1 MiB, 16 KiB bands,
+/// an 8-block persistent buffer). Any change to a policy's decisions shows up here.
+#[test]
+fn golden_policy_numbers() {
+    use shingled_cache::PolicyConfig;
+    use shingled_core::{ByteSize, SizeSpec};
+    use std::fmt::Write;
+    let mut base = config();
+    base.trace.path = data("small.csv").to_string_lossy().into_owned();
+    if let shingled_device::DriveConfig::DmSmr(d) = &mut base.drive {
+        d.pb_size = SizeSpec::Absolute(ByteSize(8 * 4096));
+    }
+    let mut out = String::from(
+        "policy      mode        cache  rd-hits  wr-hits  clean-ev  dirty-ev  PB-writes  RMWs     WA\n",
+    );
+    for &name in PolicyConfig::NAMES {
+        for mode in [shingled_sim::Mode::ReadWrite, shingled_sim::Mode::WriteOnly] {
+            for blocks in [8u64, 24, 64] {
+                let mut cfg = shingled_sim::scheme_config(&base, name).unwrap();
+                cfg.mode = mode;
+                cfg.cache.as_mut().unwrap().size = SizeSpec::Absolute(ByteSize(blocks * 4096));
+                cfg.cache.as_mut().unwrap().costs = shingled_sim::CostModel::Paper;
+                let r = shingled_sim::simulate(&cfg).unwrap();
+                let c = &r.total.counters;
+                let _ = writeln!(
+                    out,
+                    "{:<11} {:<11} {:>5}  {:>7}  {:>7}  {:>8}  {:>8}  {:>9}  {:>4}  {:>5}",
+                    name,
+                    mode.name(),
+                    blocks,
+                    c.read_hits,
+                    c.write_hits,
+                    c.clean_evictions,
+                    c.dirty_evictions,
+                    c.drive.pb_writes,
+                    c.drive.rmws,
+                    r.total.write_amplification.map(|w| format!("{w:.2}")).unwrap_or_else(|| "-".into())
+                );
+            }
+        }
+    }
+    check("policies.txt", &out);
+}
