@@ -66,6 +66,12 @@ policies! {
     LruBand(LruBandConfig) = "lru-band",
     /// Evict the band with the most cached dirty blocks.
     Most(MostConfig) = "most",
+    /// First In, First Out.
+    Fifo(crate::policy::fifo::FifoConfig) = "fifo",
+    /// ARC, Adaptive Replacement Cache (Megiddo & Modha, FAST'03).
+    Arc(crate::policy::arc::ArcConfig) = "arc",
+    /// S3-FIFO: small, main and ghost FIFO queues (Yang et al., SOSP'23).
+    S3Fifo(crate::policy::s3fifo::S3FifoConfig) = "s3-fifo",
 }
 
 impl Default for PolicyConfig {
