@@ -72,6 +72,8 @@ policies! {
     Arc(crate::policy::arc::ArcConfig) = "arc",
     /// S3-FIFO: small, main and ghost FIFO queues (Yang et al., SOSP'23).
     S3Fifo(crate::policy::s3fifo::S3FifoConfig) = "s3-fifo",
+    /// PORE: Partially Open Region for Eviction (LRU base; CF, PF or BL open-zone selection).
+    Pore(crate::policy::pore::PoreConfig) = "pore",
 }
 
 impl Default for PolicyConfig {
@@ -81,7 +83,8 @@ impl Default for PolicyConfig {
 }
 
 /// Short names that stand for a policy with some fields set, e.g. `pore-cf`.
-pub const ALIASES: &[(&str, &str)] = &[];
+pub const ALIASES: &[(&str, &str)] =
+    &[("pore-cf", "pore:scheme=cf"), ("pore-pf", "pore:scheme=pf"), ("pore-bl", "pore:scheme=bl")];
 
 impl PolicyConfig {
     /// Every name [`FromStr`](std::str::FromStr) accepts without parameters: the policies and

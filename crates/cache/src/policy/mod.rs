@@ -6,6 +6,7 @@ mod interface;
 pub mod lru;
 pub mod lru_band;
 pub mod most;
+pub mod pore;
 pub mod s3fifo;
 
 pub use interface::{Policy, PolicyContext, PolicyError, SmrCosts};

@@ -1,0 +1,794 @@
+//! PORE: Partially Open Region for Eviction (Wang, Wang, Chai, Wang and Sun, "Larger, Cheaper,
+//! but Faster: SSD-SMR Hybrid Storage Boosted by a New SMR-oriented Cache Framework").
+//!
+//! The drive's LBA space is cut into fixed-size zones. At every *region division* some zones
+//! become the Open Region and all others the Forbidden Region; a victim is the least recently
+//! used block that is clean or lies in an open zone, so the dirty blocks written back during a
+//! period stay within a small LBA range and the drive's write amplification stays near
+//! `S_or / S_wb` (§IV-B3, Eq. 2). See [`Pore`] for the algorithm and [`PoreConfig`] for the
+//! readings this implementation chose where the paper leaves a choice open.
+
+use crate::{BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use shingled_core::{BlockNo, ByteSize, SizeSpec};
+use std::cmp::Ordering;
+use std::fmt;
+
+/// The base replacement order that ranks blocks inside the framework.
+///
+/// PORE "is not a specific cache replacement scheme, but an open cache framework. Any other
+/// cache replacement algorithms can be used in PORE" (§IV-B); the paper evaluates it on LRU
+/// (§V-C3: "we only adopt a simple LRU queue to manage all the dirty and clean blocks
+/// together"). Only LRU is implemented; the field exists so that others can be added.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PoreBase {
+    /// One global recency queue of clean and dirty blocks.
+    #[default]
+    Lru,
+}
+
+/// How zones are ranked when the Open Region is chosen (§IV-C3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PoreScheme {
+    /// Coverage First: descending coverage rate (cached dirty blocks / zone size), i.e.
+    /// descending cached dirty blocks, since all zones have the same size.
+    Cf,
+    /// Popularity First: ascending average access count per block.
+    Pf,
+    /// BaLancing: ascending average access count per block divided by the coverage rate — the
+    /// paper's default (§V-D: "BL is chosen as the default open-zone selecting scheme").
+    #[default]
+    Bl,
+}
+
+/// What "the average access count per block" of a zone is computed over (PF and BL).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PorePopularity {
+    /// The access counts ([`crate::BlockMeta::hits`], accesses since insertion) of the zone's
+    /// currently cached dirty blocks, averaged over those blocks (§IV-C3, PF: "sort all the
+    /// zones by the average access count per block"). The default.
+    #[default]
+    SinceInsert,
+    /// Accesses during the period that just ended, per block referenced in it (§IV-B3: "choose
+    /// some zones … according to the access records of all the zones in the last period"; the
+    /// artifact keeps a history of every block referenced in the period). Approximated with
+    /// per-zone counters reset at each division: the accesses that left a block of the zone
+    /// dirty (dirty insertions, write hits, hits on dirty blocks), divided by the number of
+    /// distinct cached blocks so accessed. Unlike the artifact's history, a block evicted and
+    /// re-inserted within one period counts twice, and a zone with cached dirty blocks but no
+    /// access in the period has popularity 0 (the artifact's history holds nothing for it).
+    /// BL's coverage rate stays cached dirty blocks / zone size (the artifact's score,
+    /// hits / pages², uses the history's page count instead).
+    LastPeriod,
+}
+
+/// Which events advance the region-division period.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PoreCount {
+    /// Blocks that become dirty in the cache: write misses (dirty insertions) and write hits on
+    /// clean blocks (§IV-B3: "the count of dirty blocks written into SSD cache"). Rewrites of
+    /// blocks that are already dirty add no dirty block and do not count. The default.
+    #[default]
+    NewlyDirty,
+    /// Write misses only (the artifact's `HotDivSizeWriteOnly` counts write-miss insertions).
+    WriteMisses,
+}
+
+/// Length of the region-division period, in newly dirty blocks.
+///
+/// Text forms: a whole number (`6731`) is a block count; a size (`20GiB`, `5000blocks`) is
+/// converted to whole blocks; a percentage or fraction (`100%`, `1/10`, `500%`) is relative to
+/// the drive's persistent-buffer size [`PolicyContext::pb_blocks`]. Fractional numbers such as
+/// `0.5` are refused as ambiguous.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PorePeriod {
+    /// A fixed number of blocks (at least 1).
+    Blocks(u64),
+    /// This multiple of the persistent buffer (`1.0` = the PB size, the paper's default).
+    OfPb(f64),
+}
+
+impl Default for PorePeriod {
+    fn default() -> Self {
+        PorePeriod::OfPb(1.0)
+    }
+}
+
+impl PorePeriod {
+    /// The period in blocks for a drive whose persistent buffer holds `pb_blocks` blocks.
+    pub fn resolve(&self, pb_blocks: Option<u64>) -> Result<u64, PolicyError> {
+        let field = |value: String, reason: &str| PolicyError::Field {
+            policy: "pore",
+            field: "period",
+            value,
+            reason: reason.into(),
+        };
+        match *self {
+            PorePeriod::Blocks(0) => Err(field("0".into(), "must be at least one block")),
+            PorePeriod::Blocks(n) => Ok(n),
+            PorePeriod::OfPb(f) if !(f > 0.0 && f.is_finite()) => {
+                Err(field(self.to_string(), "must be a positive fraction or multiple of the PB"))
+            }
+            PorePeriod::OfPb(f) => match pb_blocks {
+                Some(pb) => Ok(((pb as f64 * f).round() as u64).max(1)),
+                None => Err(PolicyError::Unsupported {
+                    policy: "pore",
+                    reason: format!(
+                        "period {self} is relative to the persistent buffer, but the drive has none; \
+                         give period as a block count"
+                    ),
+                }),
+            },
+        }
+    }
+}
+
+impl fmt::Display for PorePeriod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            PorePeriod::Blocks(n) => write!(f, "{n}"),
+            PorePeriod::OfPb(1.0) => f.write_str("100%"),
+            PorePeriod::OfPb(x) => write!(f, "{}", SizeSpec::Fraction(x)),
+        }
+    }
+}
+
+impl std::str::FromStr for PorePeriod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit() || c == b'_') {
+            return t
+                .replace('_', "")
+                .parse()
+                .map(PorePeriod::Blocks)
+                .map_err(|e| format!("period {s:?}: {e}"));
+        }
+        match t.parse::<SizeSpec>().map_err(|e| format!("period: {e}"))? {
+            SizeSpec::Absolute(b) if b.blocks() == 0 => {
+                Err(format!("period {s:?} is less than one 4 KiB block"))
+            }
+            SizeSpec::Absolute(b) => Ok(PorePeriod::Blocks(b.blocks())),
+            SizeSpec::Fraction(x) => Ok(PorePeriod::OfPb(x)),
+        }
+    }
+}
+
+impl Serialize for PorePeriod {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            PorePeriod::Blocks(n) => s.serialize_u64(n),
+            PorePeriod::OfPb(_) => s.serialize_str(&self.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PorePeriod {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u64),
+            F(f64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => Ok(PorePeriod::Blocks(n)),
+            Raw::F(x) => Err(serde::de::Error::custom(format!(
+                "period {x}: give a whole number of blocks, or a fraction of the PB such as 50% or 1/2"
+            ))),
+            Raw::S(s) => s.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Configuration of [`Pore`]. Build it with [`PolicyBuilder::build`] (or
+/// [`PoreConfig::build_pore`] for the concrete type).
+///
+/// Readings chosen where the paper leaves room (section of the paper in brackets; the
+/// alternative, where a user could want it, is a field):
+///
+/// - Victims are single blocks: the least recently used block that is clean or lies in an open
+///   zone; forbidden dirty blocks are skipped [§IV-A, §IV-B1].
+/// - Zones are `zone_size`-aligned ranges of LBA counted from 0 (`zone = block / zone_blocks`);
+///   the drive's true band map is deliberately ignored [§IV-B2].
+/// - Before the first division every zone counts as open (no victim is needed then anyway); the
+///   first division happens when the cache first becomes full [§IV-B3].
+/// - The period is counted in blocks that become dirty in the cache (`period_counts`), and a new
+///   division happens as soon as the count reaches the period length [§IV-B3]. Its default
+///   length is the persistent buffer [§IV-B3, §V-E].
+/// - A division sorts the zones that have cached dirty blocks and opens them in order until
+///   their cached dirty blocks reach the period length, at least one zone; every other zone is
+///   forbidden, including zones that get their first dirty block during the period [§IV-C1].
+///   Ties are broken by ascending zone number.
+/// - Coverage rate = cached dirty blocks / zone blocks [§IV-C2]; popularity per `popularity`.
+/// - Not in the paper: when every cached block is a forbidden dirty block (nothing is
+///   evictable), a new division starts at once and restarts the period count. The artifact has
+///   no such guard and crashes there (published-artifacts §4, PORE bug 6).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoreConfig {
+    /// Base replacement order. Default `lru`, the only one so far.
+    #[serde(default)]
+    pub base: PoreBase,
+    /// Open-zone selection scheme: `cf`, `pf` or `bl`. Default `bl` (§V-D).
+    #[serde(default)]
+    pub scheme: PoreScheme,
+    /// Zone size, the unit of the Open Region; at least one 4 KiB block. Default 20 MiB (the
+    /// paper's "20MB", §V-E; the authors' scripts pass 20,971,520 bytes).
+    #[serde(default = "default_zone_size")]
+    pub zone_size: ByteSize,
+    /// Region-division period length: blocks (`6731`, `20GiB`) or relative to the persistent
+    /// buffer (`100%`, `1/10`). Default `100%`, the PB size, best per §IV-B3 and §V-E; relative
+    /// values need a drive with a PB.
+    #[serde(default)]
+    pub period: PorePeriod,
+    /// What advances the period: `newly-dirty` (default) or `write-misses` (the artifact).
+    #[serde(default)]
+    pub period_counts: PoreCount,
+    /// Popularity of a zone for PF and BL: `since-insert` (default) or `last-period`.
+    #[serde(default)]
+    pub popularity: PorePopularity,
+}
+
+fn default_zone_size() -> ByteSize {
+    ByteSize::mib(20)
+}
+
+impl Default for PoreConfig {
+    fn default() -> Self {
+        PoreConfig {
+            base: PoreBase::Lru,
+            scheme: PoreScheme::Bl,
+            zone_size: default_zone_size(),
+            period: PorePeriod::default(),
+            period_counts: PoreCount::NewlyDirty,
+            popularity: PorePopularity::SinceInsert,
+        }
+    }
+}
+
+impl PoreConfig {
+    /// Validates the configuration against the context and builds the concrete policy (for
+    /// callers that want its inspection methods).
+    pub fn build_pore(&self, ctx: &PolicyContext) -> Result<Pore, PolicyError> {
+        let zone_blocks = self.zone_size.blocks();
+        if zone_blocks == 0 {
+            return Err(PolicyError::Field {
+                policy: "pore",
+                field: "zone_size",
+                value: self.zone_size.to_string(),
+                reason: "must be at least one 4 KiB block".into(),
+            });
+        }
+        let period = self.period.resolve(ctx.pb_blocks)?;
+        Ok(Pore::new(ctx.capacity_blocks, zone_blocks, period, self))
+    }
+}
+
+impl PolicyBuilder for PoreConfig {
+    fn build(&self, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
+        Ok(Box::new(self.build_pore(ctx)?))
+    }
+}
+
+/// Per-slot flag: the slot's block is accounted as dirty in its zone's statistics.
+const COUNTED: u8 = 1;
+/// Per-slot flag: the slot is in the evictable list.
+const IN_EVICT: u8 = 2;
+
+/// Per-zone statistics, kept up to date in O(1) per access.
+#[derive(Clone, Copy, Debug, Default)]
+struct Zone {
+    /// Σ [`crate::BlockMeta::hits`] over the zone's cached dirty blocks.
+    hit_sum: u64,
+    /// Accesses in period `p_epoch` that left a block of the zone dirty (last-period popularity).
+    p_acc: u64,
+    /// Cached dirty blocks of the zone.
+    dirty: u32,
+    /// Index in `Pore::dirty_zones` while `dirty > 0`.
+    set_pos: u32,
+    /// Distinct blocks counted in `p_acc` (last-period popularity).
+    p_blocks: u32,
+    /// The period `p_acc` and `p_blocks` belong to; stale counters read as zero.
+    p_epoch: u32,
+    /// In the current Open Region.
+    open: bool,
+}
+
+/// A zone's average access count per block as a fraction `num / den` (`den >= 1`).
+#[derive(Clone, Copy, Debug)]
+struct Popularity {
+    num: u64,
+    den: u64,
+}
+
+/// PORE, Partially Open Region for Eviction, over an LRU base order.
+///
+/// Structures (all O(1) per access, no allocation in steady state):
+/// - the global LRU queue of every cached block;
+/// - the *evictable* list — clean blocks and dirty blocks of open zones — in the same relative
+///   order (the paper's "additional linked list for all the cache blocks in Open Region",
+///   §IV-B1), so the victim is its tail. A block that changes status on an access (a clean
+///   block of a forbidden zone written) leaves or joins it as it moves to the MRU end; the list
+///   is rebuilt from the global queue at each division (O(cache) per period);
+/// - per zone (a dense vector indexed by `block / zone_blocks`, grown on demand): cached dirty
+///   blocks, the sum of their access counts, last-period counters and the open flag; plus the
+///   set of zones with cached dirty blocks, so a division sorts only those.
+///
+/// A block made clean by [`crate::Cache::mark_clean`] (which the policy is not told about) is
+/// noticed at its next access, or at the next victim selection or division, which then resyncs
+/// the statistics in O(cache).
+///
+/// Memory: 17 bytes per slot (two link pairs and a flag byte; 21 with last-period popularity)
+/// plus 40 bytes per zone up to the highest zone touched.
+#[derive(Debug)]
+pub struct Pore {
+    scheme: PoreScheme,
+    popularity: PorePopularity,
+    counts: PoreCount,
+    zone_blocks: u64,
+    period: u64,
+    /// Global LRU links and queue.
+    links: Links,
+    lru: List,
+    /// Evictable list links and list.
+    elinks: Links,
+    evict: List,
+    flags: Vec<u8>,
+    /// Last-period popularity only: the period in which the slot's block was last counted in
+    /// `Zone::p_blocks` (0 = never).
+    seen: Vec<u32>,
+    zones: Vec<Zone>,
+    dirty_zones: Vec<u64>,
+    open: Vec<u64>,
+    scratch: Vec<u64>,
+    divided: bool,
+    divisions: u64,
+    epoch: u32,
+    progress: u64,
+    counted: u64,
+}
+
+impl Pore {
+    /// PORE for `capacity` slots with zones of `zone_blocks` blocks and a period of
+    /// `period_blocks` newly dirty blocks; the other settings from `cfg` (whose `zone_size` and
+    /// `period` are ignored here).
+    pub fn new(capacity: u32, zone_blocks: u64, period_blocks: u64, cfg: &PoreConfig) -> Self {
+        let cap = capacity as usize;
+        Pore {
+            scheme: cfg.scheme,
+            popularity: cfg.popularity,
+            counts: cfg.period_counts,
+            zone_blocks: zone_blocks.max(1),
+            period: period_blocks.max(1),
+            links: Links::with_capacity(cap),
+            lru: List::default(),
+            elinks: Links::with_capacity(cap),
+            evict: List::default(),
+            flags: vec![0; cap],
+            seen: if cfg.popularity == PorePopularity::LastPeriod { vec![0; cap] } else { Vec::new() },
+            zones: Vec::new(),
+            dirty_zones: Vec::new(),
+            open: Vec::new(),
+            scratch: Vec::new(),
+            divided: false,
+            divisions: 0,
+            epoch: 1,
+            progress: 0,
+            counted: 0,
+        }
+    }
+
+    /// The zone of `block`.
+    #[inline]
+    pub fn zone_of(&self, block: BlockNo) -> u64 {
+        block / self.zone_blocks
+    }
+
+    /// Blocks per zone.
+    pub fn zone_blocks(&self) -> u64 {
+        self.zone_blocks
+    }
+
+    /// The period length in newly dirty blocks (resolved against the PB).
+    pub fn period_blocks(&self) -> u64 {
+        self.period
+    }
+
+    /// Blocks counted toward the current period so far.
+    pub fn period_progress(&self) -> u64 {
+        self.progress
+    }
+
+    /// The open-zone selection scheme.
+    pub fn scheme(&self) -> PoreScheme {
+        self.scheme
+    }
+
+    /// Region divisions so far (including early ones).
+    pub fn divisions(&self) -> u64 {
+        self.divisions
+    }
+
+    /// Whether dirty blocks of `zone` may be evicted now. Every zone is open before the first
+    /// division.
+    #[inline]
+    pub fn is_open_zone(&self, zone: u64) -> bool {
+        !self.divided || self.zones.get(zone as usize).is_some_and(|z| z.open)
+    }
+
+    /// The zones of the current Open Region, ascending (empty before the first division, when
+    /// every zone counts as open).
+    pub fn open_zones(&self) -> Vec<u64> {
+        let mut v = self.open.clone();
+        v.sort_unstable();
+        v
+    }
+
+    /// Cached dirty blocks of `zone`, as the policy accounts them.
+    pub fn zone_dirty(&self, zone: u64) -> u32 {
+        self.zones.get(zone as usize).map_or(0, |z| z.dirty)
+    }
+
+    /// Number of blocks currently eligible as victims.
+    pub fn evictable_len(&self) -> u32 {
+        self.evict.len()
+    }
+
+    /// Checks the policy's structures against `table` in O(cache + zones): the global queue
+    /// holds every cached block in recency order, the evictable list holds exactly the clean
+    /// and open-zone dirty blocks in the same order, and the per-zone statistics match. For
+    /// tests; call it only when no block was marked clean behind the policy's back.
+    pub fn validate(&self, table: &BlockTable) -> Result<(), String> {
+        let order: Vec<Slot> = self.links.iter_back(&self.lru).collect();
+        if order.len() != table.len() as usize {
+            return Err(format!("LRU holds {} slots, table {}", order.len(), table.len()));
+        }
+        for w in order.windows(2) {
+            if table.meta(w[0]).last_access >= table.meta(w[1]).last_access {
+                return Err(format!("LRU out of recency order at slots {} {}", w[0], w[1]));
+            }
+        }
+        let expect: Vec<Slot> = order
+            .iter()
+            .copied()
+            .filter(|&s| {
+                let m = table.meta(s);
+                !m.dirty || self.is_open_zone(self.zone_of(m.block))
+            })
+            .collect();
+        let got: Vec<Slot> = self.elinks.iter_back(&self.evict).collect();
+        if got != expect {
+            return Err(format!("evictable list {got:?}, expected {expect:?}"));
+        }
+        let mut dirty = vec![0u32; self.zones.len()];
+        let mut hits = vec![0u64; self.zones.len()];
+        for &s in &order {
+            let m = table.meta(s);
+            if m.dirty {
+                let z = self.zone_of(m.block) as usize;
+                if z >= dirty.len() {
+                    return Err(format!("zone {z} of dirty block {} not tracked", m.block));
+                }
+                dirty[z] += 1;
+                hits[z] += m.hits as u64;
+            }
+            let in_evict = self.flags[s as usize] & IN_EVICT != 0;
+            if in_evict != expect.contains(&s) {
+                return Err(format!("slot {s}: evictable flag {in_evict} is wrong"));
+            }
+        }
+        for (z, zone) in self.zones.iter().enumerate() {
+            if zone.dirty != dirty[z] || zone.hit_sum != hits[z] {
+                return Err(format!(
+                    "zone {z}: dirty {} hits {}, expected {} {}",
+                    zone.dirty, zone.hit_sum, dirty[z], hits[z]
+                ));
+            }
+            let listed = zone.dirty > 0 && self.dirty_zones.get(zone.set_pos as usize) == Some(&(z as u64));
+            if listed != (zone.dirty > 0) {
+                return Err(format!("zone {z}: dirty-zone set membership wrong"));
+            }
+        }
+        if self.dirty_zones.len() != dirty.iter().filter(|&&d| d > 0).count() {
+            return Err("dirty-zone set has extra entries".into());
+        }
+        if self.divided && self.progress >= self.period {
+            return Err(format!(
+                "period progress {} reached {} without a division",
+                self.progress, self.period
+            ));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn zone_idx(&self, block: BlockNo) -> usize {
+        (block / self.zone_blocks) as usize
+    }
+
+    #[inline]
+    fn open_idx(&self, z: usize) -> bool {
+        !self.divided || self.zones.get(z).is_some_and(|z| z.open)
+    }
+
+    /// Accounts one more cached dirty block with `hits` accesses in zone `z`.
+    #[inline]
+    fn add_dirty(&mut self, z: usize, hits: u64) {
+        if z >= self.zones.len() {
+            self.zones.resize(z + 1, Zone::default());
+        }
+        let zone = &mut self.zones[z];
+        zone.dirty += 1;
+        zone.hit_sum += hits;
+        if zone.dirty == 1 {
+            zone.set_pos = self.dirty_zones.len() as u32;
+            self.dirty_zones.push(z as u64);
+        }
+        self.counted += 1;
+    }
+
+    /// Accounts one cached dirty block with `hits` accesses of zone `z` fewer.
+    #[inline]
+    fn sub_dirty(&mut self, z: usize, hits: u64) {
+        let zone = &mut self.zones[z];
+        zone.dirty -= 1;
+        zone.hit_sum = zone.hit_sum.saturating_sub(hits);
+        if zone.dirty == 0 {
+            zone.hit_sum = 0;
+            let pos = zone.set_pos as usize;
+            self.dirty_zones.swap_remove(pos);
+            if let Some(&moved) = self.dirty_zones.get(pos) {
+                self.zones[moved as usize].set_pos = pos as u32;
+            }
+        }
+        self.counted -= 1;
+    }
+
+    /// Last-period popularity: an access left `slot`'s block (zone `z`, tracked) dirty.
+    #[inline]
+    fn note_period(&mut self, slot: Slot, z: usize) {
+        if let Some(seen) = self.seen.get_mut(slot as usize) {
+            let zone = &mut self.zones[z];
+            if zone.p_epoch != self.epoch {
+                zone.p_epoch = self.epoch;
+                zone.p_acc = 0;
+                zone.p_blocks = 0;
+            }
+            zone.p_acc += 1;
+            if *seen != self.epoch {
+                *seen = self.epoch;
+                zone.p_blocks = zone.p_blocks.saturating_add(1);
+            }
+        }
+    }
+
+    /// One more block toward the period; divides when the period is complete.
+    #[inline]
+    fn count_dirty(&mut self, table: &BlockTable) {
+        self.progress += 1;
+        if self.divided && self.progress >= self.period {
+            self.divide(table);
+        }
+    }
+
+    fn popularity_of(&self, zone: &Zone) -> Popularity {
+        match self.popularity {
+            PorePopularity::SinceInsert => Popularity { num: zone.hit_sum, den: zone.dirty.max(1) as u64 },
+            PorePopularity::LastPeriod if zone.p_epoch == self.epoch && zone.p_blocks > 0 => {
+                Popularity { num: zone.p_acc, den: zone.p_blocks as u64 }
+            }
+            PorePopularity::LastPeriod => Popularity { num: 0, den: 1 },
+        }
+    }
+
+    /// Orders zones `a` and `b` by the scheme (the one to open first is `Less`), ties by zone.
+    fn rank(&self, a: u64, b: u64) -> Ordering {
+        let (za, zb) = (&self.zones[a as usize], &self.zones[b as usize]);
+        let by_key = match self.scheme {
+            PoreScheme::Cf => zb.dirty.cmp(&za.dirty),
+            PoreScheme::Pf => {
+                let (pa, pb) = (self.popularity_of(za), self.popularity_of(zb));
+                (pa.num as u128 * pb.den as u128).cmp(&(pb.num as u128 * pa.den as u128))
+            }
+            PoreScheme::Bl => {
+                // (num/den) / (dirty/zone_blocks); zone_blocks is common to both sides. Every
+                // factor is < 2^64 and den·dirty < 2^64, so the products fit in u128.
+                let (pa, pb) = (self.popularity_of(za), self.popularity_of(zb));
+                let da = pa.den as u128 * za.dirty as u128;
+                let db = pb.den as u128 * zb.dirty as u128;
+                (pa.num as u128 * db).cmp(&(pb.num as u128 * da))
+            }
+        };
+        by_key.then(a.cmp(&b))
+    }
+
+    /// Starts a new period: chooses the Open Region and rebuilds the evictable list.
+    fn divide(&mut self, table: &BlockTable) {
+        if self.counted != table.dirty_len() as u64 {
+            self.resync(table);
+        }
+        let mut cand = std::mem::take(&mut self.scratch);
+        cand.clear();
+        cand.extend_from_slice(&self.dirty_zones);
+        cand.sort_unstable_by(|&a, &b| self.rank(a, b));
+        for &z in &self.open {
+            self.zones[z as usize].open = false;
+        }
+        self.open.clear();
+        let mut sum = 0u64;
+        for &z in &cand {
+            if sum >= self.period {
+                break;
+            }
+            let zone = &mut self.zones[z as usize];
+            zone.open = true;
+            sum += zone.dirty as u64;
+            self.open.push(z);
+        }
+        self.scratch = cand;
+        self.divided = true;
+        self.divisions += 1;
+        self.epoch = self.epoch.wrapping_add(1).max(1);
+        self.progress = 0;
+        self.rebuild_evictable(table);
+    }
+
+    /// Re-derives the dirty accounting from the table (after [`crate::Cache::mark_clean`]) and
+    /// rebuilds the evictable list.
+    fn resync(&mut self, table: &BlockTable) {
+        let mut cur = self.lru.back();
+        while let Some(s) = cur {
+            let m = table.meta(s);
+            let f = &mut self.flags[s as usize];
+            if *f & COUNTED != 0 && !m.dirty {
+                *f &= !COUNTED;
+                let z = self.zone_idx(m.block);
+                self.sub_dirty(z, m.hits as u64);
+            }
+            cur = self.links.prev(s);
+        }
+        self.rebuild_evictable(table);
+    }
+
+    /// Rebuilds the evictable list from the global queue, keeping its order.
+    fn rebuild_evictable(&mut self, table: &BlockTable) {
+        self.evict = List::default();
+        let mut cur = self.lru.back();
+        while let Some(s) = cur {
+            let m = table.meta(s);
+            let evictable = !m.dirty || self.open_idx(self.zone_idx(m.block));
+            let f = &mut self.flags[s as usize];
+            if evictable {
+                *f |= IN_EVICT;
+                self.elinks.push_front(&mut self.evict, s);
+            } else {
+                *f &= !IN_EVICT;
+            }
+            cur = self.links.prev(s);
+        }
+    }
+}
+
+impl Policy for Pore {
+    fn name(&self) -> &'static str {
+        "pore"
+    }
+
+    fn on_insert(&mut self, table: &BlockTable, slot: Slot) {
+        let m = *table.meta(slot);
+        let z = self.zone_idx(m.block);
+        let mut f = 0;
+        if let Some(seen) = self.seen.get_mut(slot as usize) {
+            *seen = 0;
+        }
+        if m.dirty {
+            self.add_dirty(z, m.hits as u64);
+            f |= COUNTED;
+            self.note_period(slot, z);
+        }
+        self.links.push_front(&mut self.lru, slot);
+        if !m.dirty || self.open_idx(z) {
+            f |= IN_EVICT;
+            self.elinks.push_front(&mut self.evict, slot);
+        }
+        self.flags[slot as usize] = f;
+        if !self.divided {
+            if m.dirty {
+                self.progress += 1;
+            }
+            if table.is_full() {
+                self.divide(table);
+            }
+        } else if m.dirty {
+            self.count_dirty(table);
+        }
+    }
+
+    fn on_hit(&mut self, table: &BlockTable, slot: Slot, became_dirty: bool) {
+        let m = *table.meta(slot);
+        let z = self.zone_idx(m.block);
+        let mut f = self.flags[slot as usize];
+        if f & COUNTED != 0 {
+            if m.dirty {
+                self.zones[z].hit_sum += 1;
+            } else {
+                // Marked clean behind the policy's back; its count was hits − 1 before this access.
+                self.sub_dirty(z, m.hits.saturating_sub(1) as u64);
+                f &= !COUNTED;
+            }
+        } else if m.dirty {
+            self.add_dirty(z, m.hits as u64);
+            f |= COUNTED;
+        }
+        if m.dirty {
+            self.note_period(slot, z);
+        }
+        self.links.move_to_front(&mut self.lru, slot);
+        let evictable = !m.dirty || self.open_idx(z);
+        match (f & IN_EVICT != 0, evictable) {
+            (true, true) => self.elinks.move_to_front(&mut self.evict, slot),
+            (true, false) => {
+                self.elinks.remove(&mut self.evict, slot);
+                f &= !IN_EVICT;
+            }
+            (false, true) => {
+                self.elinks.push_front(&mut self.evict, slot);
+                f |= IN_EVICT;
+            }
+            (false, false) => {}
+        }
+        self.flags[slot as usize] = f;
+        if became_dirty && self.counts == PoreCount::NewlyDirty {
+            if self.divided {
+                self.count_dirty(table);
+            } else {
+                self.progress += 1;
+            }
+        }
+    }
+
+    fn select_victims(&mut self, table: &BlockTable, _incoming: BlockNo, victims: &mut Vec<Slot>) {
+        if !self.divided {
+            self.divide(table);
+        } else if self.counted != table.dirty_len() as u64 {
+            self.resync(table);
+        }
+        if self.evict.is_empty() {
+            // Every cached block is a forbidden dirty block: open a new region now.
+            self.divide(table);
+        }
+        let victim =
+            self.evict.back().expect("PORE: a full cache always has an evictable block after a division");
+        victims.push(victim);
+    }
+
+    fn on_remove(&mut self, table: &BlockTable, slot: Slot) {
+        let m = table.meta(slot);
+        let f = self.flags[slot as usize];
+        if f & COUNTED != 0 {
+            let z = self.zone_idx(m.block);
+            self.sub_dirty(z, m.hits as u64);
+        }
+        self.links.remove(&mut self.lru, slot);
+        if f & IN_EVICT != 0 {
+            self.elinks.remove(&mut self.evict, slot);
+        }
+        self.flags[slot as usize] = 0;
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.links.heap_bytes()
+            + self.elinks.heap_bytes()
+            + self.flags.capacity()
+            + self.seen.capacity() * std::mem::size_of::<u32>()
+            + self.zones.capacity() * std::mem::size_of::<Zone>()
+            + (self.dirty_zones.capacity() + self.open.capacity() + self.scratch.capacity())
+                * std::mem::size_of::<u64>()
+    }
+}
