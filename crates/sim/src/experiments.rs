@@ -231,8 +231,10 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
         "pore-period" => {
             for t in traces_or(opts, &["synth:wdev"]) {
                 for scheme in ["cf", "pf", "bl"] {
-                    for x in ["0.1", "0.5", "1", "2", "5", "10"] {
-                        let spec = format!("pore:scheme={scheme},period={x}x");
+                    for (x, pct) in
+                        [("0.1", 10), ("0.5", 50), ("1", 100), ("2", 200), ("5", 500), ("10", 1000)]
+                    {
+                        let spec = format!("pore:scheme={scheme},period={pct}%");
                         p.add(&t, &format!("{scheme} period {x}x PB"), &spec, |_| {})?;
                     }
                 }
