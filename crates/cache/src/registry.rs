@@ -74,6 +74,10 @@ policies! {
     S3Fifo(crate::policy::s3fifo::S3FifoConfig) = "s3-fifo",
     /// PORE: Partially Open Region for Eviction (LRU base; CF, PF or BL open-zone selection).
     Pore(crate::policy::pore::PoreConfig) = "pore",
+    /// SAC: cycle-driven write-back to ARS-chosen target bands, CDC clean/dirty balance (ASPLOS'20).
+    Sac(crate::policy::sac::SacConfig) = "sac",
+    /// MOST+CDC: MOST for dirty blocks, LRU for clean ones, SAC's CDC between them (SAC §6.3).
+    MostCdc(crate::policy::most_cdc::MostCdcConfig) = "most-cdc",
 }
 
 impl Default for PolicyConfig {
@@ -83,8 +87,13 @@ impl Default for PolicyConfig {
 }
 
 /// Short names that stand for a policy with some fields set, e.g. `pore-cf`.
-pub const ALIASES: &[(&str, &str)] =
-    &[("pore-cf", "pore:scheme=cf"), ("pore-pf", "pore:scheme=pf"), ("pore-bl", "pore:scheme=bl")];
+pub const ALIASES: &[(&str, &str)] = &[
+    ("pore-cf", "pore:scheme=cf"),
+    ("pore-pf", "pore:scheme=pf"),
+    ("pore-bl", "pore:scheme=bl"),
+    ("sac-pd", "sac:tbs=pd"),
+    ("sac-ad", "sac:tbs=ad"),
+];
 
 impl PolicyConfig {
     /// Every name [`FromStr`](std::str::FromStr) accepts without parameters: the policies and

@@ -6,7 +6,9 @@ mod interface;
 pub mod lru;
 pub mod lru_band;
 pub mod most;
+pub mod most_cdc;
 pub mod pore;
 pub mod s3fifo;
+pub mod sac;
 
 pub use interface::{Policy, PolicyContext, PolicyError, SmrCosts};
