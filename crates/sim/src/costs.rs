@@ -77,7 +77,7 @@ pub fn fit_costs(drive: &DriveConfig, ctx: &BuildContext) -> Result<SmrCosts, sh
             let nb = bands.len() as u64;
             let band_ids: Vec<u32> = (0..4u64).map(|i| ((i * 2 + 1) * nb / 9) as u32).collect();
             let min_band = band_ids.iter().map(|&b| bands.band_range(b).1).min().unwrap_or(1);
-            let top = min_band.min(2500).max(5);
+            let top = min_band.clamp(5, 2500);
             for k in 1..=5u64 {
                 let x = (top * k / 5).max(1);
                 for &band in &band_ids {

@@ -95,7 +95,14 @@ fn golden_policy_numbers() {
     for &name in PolicyConfig::NAMES {
         for mode in [shingled_sim::Mode::ReadWrite, shingled_sim::Mode::WriteOnly] {
             for blocks in [8u64, 24, 64] {
-                let mut cfg = shingled_sim::scheme_config(&base, name).unwrap();
+                // Policies that assume their own zone or band size get the trace's 16 KiB bands,
+                // so that they act on a trace of 1 MiB.
+                let spec = match name {
+                    "pore" => "pore:zone_size=16KiB".to_string(),
+                    "sac" | "most-cdc" => format!("{name}:band_size=16KiB"),
+                    _ => name.to_string(),
+                };
+                let mut cfg = shingled_sim::scheme_config(&base, &spec).unwrap();
                 cfg.mode = mode;
                 cfg.cache.as_mut().unwrap().size = SizeSpec::Absolute(ByteSize(blocks * 4096));
                 cfg.cache.as_mut().unwrap().costs = shingled_sim::CostModel::Paper;

@@ -29,7 +29,8 @@ pub fn engine(mode: Mode, policy: &str, capacity: u32, drive: Box<dyn Drive>) ->
     let ctx = PolicyContext {
         capacity_blocks: capacity,
         bands: drive.band_map().cloned().map(Arc::new),
-        pb_blocks: None,
+        // PORE's period and SAC's cycle default to the PB size; any small value exercises them.
+        pb_blocks: Some(8),
         seed: 0,
         costs: Default::default(),
     };
