@@ -476,6 +476,9 @@ const CLEAN: u32 = u32::MAX;
 struct Band {
     number: u64,
     dirty: List,
+    /// Sum of the access counts of its dirty blocks (PD's popularity numerator), kept
+    /// incrementally so a cycle start need not walk the lists.
+    hits: u64,
     cold: u32,
     /// Position in `dirty_bands`, or NIL.
     pos: u32,
@@ -490,6 +493,7 @@ impl Band {
         Band {
             number,
             dirty: List::default(),
+            hits: 0,
             cold: 0,
             pos: NIL,
             is_target: false,
@@ -800,6 +804,7 @@ impl Sac {
         self.dirty_total += 1;
         let b = &mut self.bands[i as usize];
         let was_empty = b.dirty.is_empty();
+        b.hits += table.meta(slot).hits as u64;
         self.links.push_front(&mut b.dirty, slot);
         if was_empty {
             b.pos = self.dirty_bands.len() as u32;
@@ -814,9 +819,10 @@ impl Sac {
         }
     }
 
-    fn remove_dirty(&mut self, i: u32, slot: Slot) {
+    fn remove_dirty(&mut self, i: u32, slot: Slot, hits: u32) {
         self.dirty_total -= 1;
         let b = &mut self.bands[i as usize];
+        b.hits -= hits as u64;
         self.links.remove(&mut b.dirty, slot);
         let empty = b.dirty.is_empty();
         let target = b.is_target;
@@ -923,10 +929,7 @@ impl Sac {
             let (score, count) = match self.p.tbs {
                 Tbs::Ars => (b.cold as u64, 0),
                 Tbs::Ad => (b.dirty.len() as u64, 0),
-                Tbs::Pd => (
-                    self.links.iter_back(&b.dirty).map(|s| table.meta(s).hits as u64).sum(),
-                    b.dirty.len() as u64,
-                ),
+                Tbs::Pd => (b.hits, b.dirty.len() as u64),
             };
             cands.push(Candidate { score, count, number: b.number, idx: i });
         }
@@ -1155,7 +1158,11 @@ impl Policy for Sac {
                 self.add_dirty(table, i, slot);
             }
             CLEAN => self.links.move_to_front(&mut self.clean, slot),
-            i => self.links.move_to_front(&mut self.bands[i as usize].dirty, slot),
+            i => {
+                let b = &mut self.bands[i as usize];
+                b.hits += 1;
+                self.links.move_to_front(&mut b.dirty, slot)
+            }
         }
     }
 
@@ -1182,14 +1189,14 @@ impl Policy for Sac {
     }
 
     #[inline]
-    fn on_remove(&mut self, _table: &BlockTable, slot: Slot) {
+    fn on_remove(&mut self, table: &BlockTable, slot: Slot) {
         self.uncold(slot);
         self.glinks.remove(&mut self.global, slot);
         match self.owner[slot as usize] {
             CLEAN => self.links.remove(&mut self.clean, slot),
             i => {
                 self.owner[slot as usize] = CLEAN;
-                self.remove_dirty(i, slot);
+                self.remove_dirty(i, slot, table.meta(slot).hits);
             }
         }
     }
