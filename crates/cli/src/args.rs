@@ -20,7 +20,7 @@ pub enum Command {
     Sim(SimCmd),
     /// Compare cache schemes (and the no-cache baselines) on one trace: total I/O time and
     /// speed-ups against SMR-only, CMR-only and LRU. With no arguments, runs on a generated
-    /// MSR-like trace (synth:wdev).
+    /// MSR-like trace (synth:prn).
     Compare(CompareCmd),
     /// Run one of the papers' experiments (`shingled experiment list` names them) and print the
     /// paper's rows and columns.
