@@ -24,6 +24,7 @@
 pub mod buckets;
 mod cache;
 mod list;
+mod pb_length;
 pub mod policy;
 mod registry;
 mod table;
@@ -33,6 +34,7 @@ pub type Slot = u32;
 
 pub use cache::Cache;
 pub use list::{Links, List, NIL};
+pub use pb_length::PbLength;
 pub use policy::{Policy, PolicyContext, PolicyError, SmrCosts};
 pub use registry::{PolicyBuilder, PolicyConfig};
 pub use table::{BlockMeta, BlockTable};

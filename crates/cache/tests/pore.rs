@@ -568,7 +568,8 @@ fn configuration_parses_validates_and_round_trips() {
     assert_eq!(period("pore:period=20MiB"), Ok(PorePeriod::Blocks(5120)));
     assert_eq!(period("pore:period=1/10"), Ok(PorePeriod::OfPb(0.1)));
     assert_eq!(period("pore:period=500%"), Ok(PorePeriod::OfPb(5.0)));
-    assert!(period("pore:period=0.5").unwrap_err().contains("fraction"));
+    assert!(period("pore:period=0.5").unwrap_err().contains("0.5pb"));
+    assert_eq!(period("pore:period=0.5pb"), Ok(PorePeriod::OfPb(0.5)));
     assert!("pore:scheme=xx".parse::<PolicyConfig>().is_err());
     assert!("pore:bogus=1".parse::<PolicyConfig>().is_err());
 

@@ -617,7 +617,7 @@ fn configuration_parsing_and_errors() {
     assert_eq!(c.band_size, ByteSize(20_480_000));
     assert_eq!((c.batch, c.cooldown_cycles, c.clean_scan, c.clean_phase), (64, 1, 100_000, 100_000));
     assert_eq!((c.hot_window, c.tbs, c.cdc, c.end_cycle_at_length), (0.8, Tbs::Ars, true, false));
-    assert_eq!(c.cycle_length, CycleLength::Pb(1.0));
+    assert_eq!(c.cycle_length, CycleLength::OfPb(1.0));
     // JSON round trip of every field
     let j = serde_json::to_string(&c).unwrap();
     assert_eq!(serde_json::from_str::<SacConfig>(&j).unwrap(), c);
@@ -627,9 +627,9 @@ fn configuration_parsing_and_errors() {
     // registry forms, as the experiments use them
     let p: PolicyConfig = "sac:cycle_length=0.5x,tbs=pd,band_size=10MB".parse().unwrap();
     let PolicyConfig::Sac(s) = p else { panic!("{p:?}") };
-    assert_eq!((s.cycle_length, s.tbs, s.band_size), (CycleLength::Pb(0.5), Tbs::Pd, ByteSize(10_000_000)));
+    assert_eq!((s.cycle_length, s.tbs, s.band_size), (CycleLength::OfPb(0.5), Tbs::Pd, ByteSize(10_000_000)));
     for (txt, want) in [
-        ("2pb", CycleLength::Pb(2.0)),
+        ("2pb", CycleLength::OfPb(2.0)),
         ("51200", CycleLength::Blocks(51200)),
         ("200MiB", CycleLength::Blocks(51200)),
     ] {
@@ -640,7 +640,7 @@ fn configuration_parsing_and_errors() {
     assert!(matches!("sac-ad".parse::<PolicyConfig>().unwrap(), PolicyConfig::Sac(s) if s.tbs == Tbs::Ad));
     let p: PolicyConfig = "most-cdc:comparator=recency,cycle_length=1pb".parse().unwrap();
     assert!(
-        matches!(p, PolicyConfig::MostCdc(ref m) if m.comparator == Comparator::Recency && m.cycle_length == Some(CycleLength::Pb(1.0)))
+        matches!(p, PolicyConfig::MostCdc(ref m) if m.comparator == Comparator::Recency && m.cycle_length == Some(CycleLength::OfPb(1.0)))
     );
     let e = "sac:cycle_length=0.5".parse::<PolicyConfig>().unwrap_err();
     assert!(e.contains("0.5pb"), "{e}");
@@ -660,14 +660,17 @@ fn configuration_parsing_and_errors() {
     assert_eq!(field(SacConfig { clean_scan: 0, ..Default::default() }), "clean_scan");
     assert_eq!(field(SacConfig { clean_phase: 0, ..Default::default() }), "clean_phase");
     assert_eq!(field(SacConfig { cooldown_cycles: 1001, ..Default::default() }), "cooldown_cycles");
-    assert_eq!(field(SacConfig { cycle_length: CycleLength::Pb(0.0), ..Default::default() }), "cycle_length");
+    assert_eq!(
+        field(SacConfig { cycle_length: CycleLength::OfPb(0.0), ..Default::default() }),
+        "cycle_length"
+    );
     assert_eq!(
         field(SacConfig { cycle_length: CycleLength::Blocks(0), ..Default::default() }),
         "cycle_length"
     );
     match SacConfig::default().build_sac(&ctx(16, None, COSTS)) {
         Err(PolicyError::Unsupported { reason, .. }) => {
-            assert!(reason.contains("persistent-buffer"), "{reason}")
+            assert!(reason.contains("persistent buffer") && reason.contains("cycle_length"), "{reason}")
         }
         other => panic!("{other:?}"),
     }
@@ -677,13 +680,13 @@ fn configuration_parsing_and_errors() {
         .unwrap();
     assert_eq!((s.cycle_length(), s.max_targets(), s.band_blocks()), (12_000, 2, 5000));
     // Fig. 16's 10× PB: Rule 1 deliberately exceeded, 10 × 8 / 4 = 20 targets
-    let s = SacConfig { band_size: BAND4, cycle_length: CycleLength::Pb(10.0), ..Default::default() }
+    let s = SacConfig { band_size: BAND4, cycle_length: CycleLength::OfPb(10.0), ..Default::default() }
         .build_sac(&c4)
         .unwrap();
     assert_eq!((s.cycle_length(), s.max_targets()), (80, 20));
     assert!(MostCdcConfig::default().build_most_cdc(&ctx(16, None, COSTS)).is_ok(), "MOST+CDC needs no PB");
     assert!(matches!(
-        MostCdcConfig { cycle_length: Some(CycleLength::Pb(1.0)), ..Default::default() }
+        MostCdcConfig { cycle_length: Some(CycleLength::OfPb(1.0)), ..Default::default() }
             .build_most_cdc(&ctx(16, None, COSTS)),
         Err(PolicyError::Unsupported { .. })
     ));
@@ -707,9 +710,9 @@ fn sac_config() -> impl Strategy<Value = (SacConfig, u64)> {
         1u64..12,
         1u64..12,
         prop_oneof![
-            Just(CycleLength::Pb(1.0)),
-            Just(CycleLength::Pb(0.5)),
-            Just(CycleLength::Pb(3.0)),
+            Just(CycleLength::OfPb(1.0)),
+            Just(CycleLength::OfPb(0.5)),
+            Just(CycleLength::OfPb(3.0)),
             Just(CycleLength::Blocks(5))
         ],
         any::<bool>(),
@@ -785,7 +788,7 @@ proptest! {
     fn sac_rules_hold((cfg, pb) in sac_config(), capacity in 1u32..24, ops in ops()) {
         let (ev, hist) = run_sac(&cfg, pb, capacity, &ops).map_err(TestCaseError::fail)?;
         let band_blocks = cfg.band_size.0 / 4096;
-        let len = cfg.cycle_length.resolve(Some(pb)).unwrap();
+        let len = cfg.cycle_length.resolve(&PolicyContext { pb_blocks: Some(pb), ..Default::default() }, "sac", "cycle_length").unwrap();
         let max_targets = (len / band_blocks).max(1) as usize;
         for (i, (n, t, wb)) in hist.iter().enumerate() {
             prop_assert_eq!(*n, i as u64 + 1);

@@ -79,16 +79,7 @@ impl MostCdcConfig {
         )?;
         let cap = match &self.cycle_length {
             None => None,
-            Some(c) => {
-                c.check(P, "cycle_length")?;
-                Some(c.resolve(ctx.pb_blocks).ok_or_else(|| PolicyError::Unsupported {
-                    policy: P,
-                    reason: format!(
-                        "cycle_length = {c} is relative to the persistent-buffer capacity, which this \
-                         drive does not have or report; give blocks or a size, or leave it unset"
-                    ),
-                })?)
-            }
+            Some(c) => Some(c.resolve(ctx, P, "cycle_length")?),
         };
         let params = Params {
             name: P,

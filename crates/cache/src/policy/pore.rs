@@ -9,10 +9,9 @@
 //! readings this implementation chose where the paper leaves a choice open.
 
 use crate::{BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use shingled_core::{BlockNo, ByteSize, SizeSpec};
+use serde::{Deserialize, Serialize};
+use shingled_core::{BlockNo, ByteSize};
 use std::cmp::Ordering;
-use std::fmt;
 
 /// The base replacement order that ranks blocks inside the framework.
 ///
@@ -78,113 +77,8 @@ pub enum PoreCount {
     WriteMisses,
 }
 
-/// Length of the region-division period, in newly dirty blocks.
-///
-/// Text forms: a whole number (`6731`) is a block count; a size (`20GiB`, `5000blocks`) is
-/// converted to whole blocks; a percentage or fraction (`100%`, `1/10`, `500%`) is relative to
-/// the drive's persistent-buffer size [`PolicyContext::pb_blocks`]. Fractional numbers such as
-/// `0.5` are refused as ambiguous.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum PorePeriod {
-    /// A fixed number of blocks (at least 1).
-    Blocks(u64),
-    /// This multiple of the persistent buffer (`1.0` = the PB size, the paper's default).
-    OfPb(f64),
-}
-
-impl Default for PorePeriod {
-    fn default() -> Self {
-        PorePeriod::OfPb(1.0)
-    }
-}
-
-impl PorePeriod {
-    /// The period in blocks for a drive whose persistent buffer holds `pb_blocks` blocks.
-    pub fn resolve(&self, pb_blocks: Option<u64>) -> Result<u64, PolicyError> {
-        let field = |value: String, reason: &str| PolicyError::Field {
-            policy: "pore",
-            field: "period",
-            value,
-            reason: reason.into(),
-        };
-        match *self {
-            PorePeriod::Blocks(0) => Err(field("0".into(), "must be at least one block")),
-            PorePeriod::Blocks(n) => Ok(n),
-            PorePeriod::OfPb(f) if !(f > 0.0 && f.is_finite()) => {
-                Err(field(self.to_string(), "must be a positive fraction or multiple of the PB"))
-            }
-            PorePeriod::OfPb(f) => match pb_blocks {
-                Some(pb) => Ok(((pb as f64 * f).round() as u64).max(1)),
-                None => Err(PolicyError::Unsupported {
-                    policy: "pore",
-                    reason: format!(
-                        "period {self} is relative to the persistent buffer, but the drive has none; \
-                         give period as a block count"
-                    ),
-                }),
-            },
-        }
-    }
-}
-
-impl fmt::Display for PorePeriod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            PorePeriod::Blocks(n) => write!(f, "{n}"),
-            PorePeriod::OfPb(1.0) => f.write_str("100%"),
-            PorePeriod::OfPb(x) => write!(f, "{}", SizeSpec::Fraction(x)),
-        }
-    }
-}
-
-impl std::str::FromStr for PorePeriod {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let t = s.trim();
-        if !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit() || c == b'_') {
-            return t
-                .replace('_', "")
-                .parse()
-                .map(PorePeriod::Blocks)
-                .map_err(|e| format!("period {s:?}: {e}"));
-        }
-        match t.parse::<SizeSpec>().map_err(|e| format!("period: {e}"))? {
-            SizeSpec::Absolute(b) if b.blocks() == 0 => {
-                Err(format!("period {s:?} is less than one 4 KiB block"))
-            }
-            SizeSpec::Absolute(b) => Ok(PorePeriod::Blocks(b.blocks())),
-            SizeSpec::Fraction(x) => Ok(PorePeriod::OfPb(x)),
-        }
-    }
-}
-
-impl Serialize for PorePeriod {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match *self {
-            PorePeriod::Blocks(n) => s.serialize_u64(n),
-            PorePeriod::OfPb(_) => s.serialize_str(&self.to_string()),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for PorePeriod {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(u64),
-            F(f64),
-            S(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(PorePeriod::Blocks(n)),
-            Raw::F(x) => Err(serde::de::Error::custom(format!(
-                "period {x}: give a whole number of blocks, or a fraction of the PB such as 50% or 1/2"
-            ))),
-            Raw::S(s) => s.parse().map_err(serde::de::Error::custom),
-        }
-    }
-}
+/// PORE's period length: blocks or a multiple of the PB ([`PbLength`]).
+pub type PorePeriod = crate::PbLength;
 
 /// Configuration of [`Pore`]. Build it with [`PolicyBuilder::build`] (or
 /// [`PoreConfig::build_pore`] for the concrete type).
@@ -265,7 +159,7 @@ impl PoreConfig {
                 reason: "must be at least one 4 KiB block".into(),
             });
         }
-        let period = self.period.resolve(ctx.pb_blocks)?;
+        let period = self.period.resolve(ctx, "pore", "period")?;
         Ok(Pore::new(ctx.capacity_blocks, zone_blocks, period, self))
     }
 }

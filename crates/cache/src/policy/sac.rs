@@ -12,7 +12,7 @@
 //!   cycle.
 //!   - Rule 1: at most `max(1, cycle_length / band_blocks)` targets, so their total size does not
 //!     exceed the cycle length and hence the PB capacity (the artifact's `max_n_zones`).
-//!   - Rule 2: the cycle length defaults to the PB capacity ([`CycleLength::Pb`] `1pb`). Other
+//!   - Rule 2: the cycle length defaults to the PB capacity ([`CycleLength::OfPb`] `1pb`). Other
 //!     multiples (Fig. 16 sweeps 0.5×–10×) are allowed; above 1× Rules 1 and 2 are deliberately
 //!     violated, which is the point of that experiment.
 //!   - Rule 3: a cycle ends when no dirty block of its target bands is left in the cache. That
@@ -74,121 +74,17 @@ use crate::{
     BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot, SmrCosts, NIL,
 };
 use rustc_hash::FxHashMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use shingled_core::{BlockNo, ByteSize, BLOCK_SIZE};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
-use std::str::FromStr;
 
 /// The artifact's zone: 5000 blocks = 20,480,000 bytes ("20 MB", §5.2).
 pub const DEFAULT_BAND_SIZE: ByteSize = ByteSize(5000 * BLOCK_SIZE);
 
-/// A cycle length, absolute or relative to the drive's persistent buffer.
-///
-/// Text forms: `1pb`, `0.5pb`, `10pb` (also `2x`, `2xpb`): a multiple of the PB capacity;
-/// an integer (`51200`) or `51200blk`: blocks; any other size (`200MiB`): bytes, rounded down
-/// to whole blocks.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CycleLength {
-    /// A multiple of the drive's PB capacity ([`PolicyContext::pb_blocks`]); `Pb(1.0)` is the
-    /// paper's default (§6.5).
-    Pb(f64),
-    /// An absolute number of 4 KiB blocks.
-    Blocks(u64),
-}
-
-impl Default for CycleLength {
-    fn default() -> Self {
-        CycleLength::Pb(1.0)
-    }
-}
-
-impl CycleLength {
-    /// The length in blocks (at least 1), or `None` when it is PB-relative and the PB is unknown.
-    pub fn resolve(&self, pb_blocks: Option<u64>) -> Option<u64> {
-        match *self {
-            CycleLength::Blocks(n) => Some(n.max(1)),
-            CycleLength::Pb(m) => pb_blocks.map(|pb| ((m * pb as f64).round() as u64).max(1)),
-        }
-    }
-
-    pub(crate) fn check(&self, policy: &'static str, field: &'static str) -> Result<(), PolicyError> {
-        let ok = match *self {
-            CycleLength::Pb(m) => m.is_finite() && m > 0.0 && m <= 1000.0,
-            CycleLength::Blocks(n) => n >= 1,
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(field_error(
-                policy,
-                field,
-                self,
-                "must be a PB multiple in (0, 1000] such as 1pb, or at least one block",
-            ))
-        }
-    }
-}
-
-impl fmt::Display for CycleLength {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CycleLength::Pb(m) => write!(f, "{m}pb"),
-            CycleLength::Blocks(n) => write!(f, "{n}blk"),
-        }
-    }
-}
-
-impl FromStr for CycleLength {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let t = s.trim().to_ascii_lowercase();
-        let rel = t.strip_suffix("xpb").or_else(|| t.strip_suffix("pb")).or_else(|| t.strip_suffix('x'));
-        if let Some(m) = rel {
-            return m
-                .trim()
-                .parse::<f64>()
-                .map(CycleLength::Pb)
-                .map_err(|_| format!("invalid cycle length {s:?}: expected e.g. 1pb or 0.5pb"));
-        }
-        if !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit() || c == b'_') {
-            return t.replace('_', "").parse().map(CycleLength::Blocks).map_err(|e| format!("{s:?}: {e}"));
-        }
-        let b: ByteSize = s.parse().map_err(|e| {
-            format!("invalid cycle length {s:?} ({e}); use a PB multiple such as 1pb, blocks, or a size")
-        })?;
-        Ok(CycleLength::Blocks(b.blocks()))
-    }
-}
-
-impl Serialize for CycleLength {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match *self {
-            CycleLength::Pb(m) => s.serialize_str(&format!("{m}pb")),
-            CycleLength::Blocks(n) => s.serialize_u64(n),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for CycleLength {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(u64),
-            F(f64),
-            S(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(CycleLength::Blocks(n)),
-            Raw::F(f) => Err(serde::de::Error::custom(format!(
-                "cycle length {f}: write {f}pb for a multiple of the PB capacity, or an integer number of blocks"
-            ))),
-            Raw::S(s) => s.parse().map_err(serde::de::Error::custom),
-        }
-    }
-}
+/// SAC's cycle length: blocks or a multiple of the PB ([`crate::PbLength`]).
+pub type CycleLength = crate::PbLength;
 
 /// How TBS ranks candidate bands (§4.3; the three strategies of §6.4, Fig. 15).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -409,16 +305,7 @@ impl SacConfig {
         if self.cooldown_cycles > 1000 {
             return Err(field_error(P, "cooldown_cycles", self.cooldown_cycles, "must be at most 1000"));
         }
-        let cycle_length =
-            self.cycle_length.resolve(ctx.pb_blocks).ok_or_else(|| PolicyError::Unsupported {
-                policy: P,
-                reason: format!(
-                    "cycle_length = {} is relative to the persistent-buffer capacity, which this drive \
-                 does not have or report; give an absolute length such as cycle_length=51200 (blocks) \
-                 or 200MiB",
-                    self.cycle_length
-                ),
-            })?;
+        let cycle_length = self.cycle_length.resolve(ctx, P, "cycle_length")?;
         let params = Params {
             name: P,
             band_blocks,
