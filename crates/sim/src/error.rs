@@ -13,6 +13,12 @@ pub enum SimError {
     /// A policy configuration is invalid.
     #[error(transparent)]
     Policy(#[from] shingled_cache::PolicyError),
+    /// The run was cancelled (e.g. Ctrl-C) after this many trace requests.
+    #[error("cancelled after {requests} requests")]
+    Cancelled {
+        /// Trace requests read before stopping.
+        requests: u64,
+    },
     /// A simulation setting is invalid.
     #[error("configuration field {field}: {reason}")]
     Config {

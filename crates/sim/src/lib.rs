@@ -24,6 +24,6 @@ pub use error::SimError;
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
 pub use run::{
-    compare, measure, open_trace, run, run_all, scheme_config, simulate, sizing, CompareReport, RunReport,
-    Sizing, PROGRESS_EVERY,
+    compare, measure, open_trace, run, run_all, run_with, scheme_config, simulate, sizing, CompareReport,
+    RunReport, Sizing, PROGRESS_EVERY,
 };

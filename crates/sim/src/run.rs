@@ -150,6 +150,18 @@ pub fn run(
     stats: &TraceStats,
     progress: &mut dyn FnMut(u64),
 ) -> Result<RunReport, SimError> {
+    run_with(cfg, stats, progress, None)
+}
+
+/// [`run`] that stops with [`SimError::Cancelled`] soon after `cancel` becomes true (it is
+/// checked every [`PROGRESS_EVERY`] requests, right after the progress callback, so a callback
+/// can set it — e.g. on Ctrl-C).
+pub fn run_with(
+    cfg: &SimConfig,
+    stats: &TraceStats,
+    progress: &mut dyn FnMut(u64),
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<RunReport, SimError> {
     let mut sizing = sizing(cfg, stats)?;
     let end = stats.max_end;
     if let Some(cap) = cfg.drive.capacity() {
@@ -215,6 +227,9 @@ pub fn run(
         }
         if read.is_multiple_of(PROGRESS_EVERY) {
             progress(read);
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Err(SimError::Cancelled { requests: read });
+            }
         }
     }
     progress(read);

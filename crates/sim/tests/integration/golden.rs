@@ -127,3 +127,21 @@ fn golden_policy_numbers() {
     }
     check("policies.txt", &out);
 }
+
+#[test]
+fn a_run_can_be_cancelled_from_its_progress_callback() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut cfg = shingled_sim::SimConfig::default();
+    cfg.trace.path = "synth:wdev,scale=0.2".into();
+    let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default()).unwrap();
+    assert!(stats.requests > 2 * shingled_sim::PROGRESS_EVERY);
+    let cancel = AtomicBool::new(false);
+    let r =
+        shingled_sim::run_with(&cfg, &stats, &mut |_| cancel.store(true, Ordering::Relaxed), Some(&cancel));
+    match r {
+        Err(shingled_sim::SimError::Cancelled { requests }) => {
+            assert_eq!(requests, shingled_sim::PROGRESS_EVERY)
+        }
+        other => panic!("expected a cancellation, got {other:?}"),
+    }
+}
