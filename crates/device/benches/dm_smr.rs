@@ -52,6 +52,7 @@ fn case(
         pb_free: free,
         bands,
         mechanism: HddConfig::archive_5900_5tb(),
+        ..DmSmrConfig::default()
     };
     Case { name, cfg, span: span_blocks, read_pct, ops }
 }

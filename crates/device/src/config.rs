@@ -173,7 +173,10 @@ pub fn profile_names() -> &'static [&'static str] {
     &[
         "cmr-7200-500g",
         "cmr-5900-5t",
+        "pore-cmr",
+        "sac-cmr",
         "st5000as0011",
+        "st8000as0002",
         "st5000as0011-scaled",
         "pore-emulator",
         "pore-emulator-uniform",
@@ -185,14 +188,42 @@ pub fn profile_names() -> &'static [&'static str] {
 /// (published-artifacts.md §1.4).
 const SAC_FIRST_CLASS_BYTES: u64 = 12_695 * 20_480_000;
 
+/// PB entries of the ST8000AS0002: SAC Table 3 finds a PB "capacity" of 720 MB with 4 KB writes
+/// and 1450 MB with 8 KB writes, i.e. a limit on entries rather than bytes; 720 MiB / 4 KiB =
+/// 184,320 (1450 MiB / 8 KiB = 185,600).
+pub const ST8000AS0002_PB_ENTRIES: u64 = 184_320;
+
+/// PB entries of the ST5000AS0011. No paper measures it; this is the one value fitted to PORE
+/// Fig. 3's SMR curve (docs/drive-models.md, "Calibration"), of the order SAC measured on its
+/// successor ([`ST8000AS0002_PB_ENTRIES`]).
+pub const ST5000AS0011_PB_ENTRIES: u64 = 125_000;
+
+/// Merge cost of one PB block in an RMW, ms: SAC §4.4's fitted `R(x) = 0.728x + 436` ms counts
+/// 0.728 ms per block for the whole write-back, of which one PB append is 1/3156 s = 0.317 ms
+/// (SAC Table 3); the rest, 0.41 ms, is the merge.
+pub const MERGE_MS_PER_BLOCK: f64 = 0.41;
+
+/// Idle time after which a Skylight-like drive starts cleaning, ms (SMaRT §4 configures its
+/// Skylight drive "with a 1242ms triggering idle window").
+pub const SKYLIGHT_IDLE_WINDOW_MS: f64 = 1242.0;
+
 /// A named drive configuration; `None` for an unknown name. Sources in `docs/drive-models.md`.
 ///
 /// - `cmr-7200-500g`: PORE's 7200 rpm 500 GB CMR disk (the CMR-only baseline).
 /// - `cmr-5900-5t`: a 5900 rpm 5 TB CMR disk (PORE §V-G's CMR baseline next to the real SMR
 ///   drive), the ST5000AS0011 mechanics without shingling.
+/// - `pore-cmr`: PORE Fig. 3's 7200 rpm CMR disk as measured: its write cache on, 2 TB so that
+///   the figure's 1 TB range fits ([`HddConfig::pore_cmr`]).
+/// - `sac-cmr`: the CMR disk of SAC Table 2 / Fig. 1 (5 TB), write cache on, calibrated to Table 2
+///   ([`HddConfig::sac_cmr`]).
 /// - `st5000as0011`: the real Seagate 5 TB DM-SMR drive as Skylight and PORE §II describe it: a
 ///   fixed 20 GB PB at the outer diameter, bands falling from 36 MB (LBA 0) to 17 MB, an on-disk
-///   append-only log (append-only, at-head).
+///   append-only log (append-only, at-head), calibrated to PORE Fig. 3: a PB entry limit
+///   ([`ST5000AS0011_PB_ENTRIES`]), 0.41 ms per merged block (SAC §4.4's slope less a PB
+///   append), idle cleaning after 1242 ms (Skylight, as configured by SMaRT §4).
+/// - `st8000as0002`: the Seagate 8 TB DM-SMR drive SAC measured: PB of 30.3 GB and 184,320
+///   entries (SAC Table 3: 30.3 GB at 256 KB writes, 720 MB at 4 KB), bands 40 → 15 MB (SAC
+///   §5.2), 0.41 ms per merged block, idle cleaning after 1242 ms.
 /// - `st5000as0011-scaled`: the same with the PB at 1/256 of the written range (PORE §V-A's
 ///   trace scaling) and PORE's uniform 17–36 MB bands.
 /// - `pore-emulator`: PORE's artifact as implemented (in-place, at-head, 18 MiB bands: its size
@@ -211,6 +242,7 @@ pub fn profile(name: &str) -> Option<DriveConfig> {
             pb_free: free,
             bands,
             mechanism,
+            ..DmSmrConfig::default()
         })
     };
     let uniform = BandConfig::UniformRandom { min: ByteSize::mb(17), max: ByteSize::mb(36), seed: 0 };
@@ -220,14 +252,32 @@ pub fn profile(name: &str) -> Option<DriveConfig> {
     Some(match name {
         "cmr-7200-500g" => DriveConfig::Cmr(HddConfig::cmr_7200_500g()),
         "cmr-5900-5t" => DriveConfig::Cmr(HddConfig { capacity: five_tb, ..HddConfig::archive_5900_5tb() }),
-        "st5000as0011" => smr(
-            five_tb,
-            SizeSpec::Absolute(ByteSize::gb(20)),
-            PbFlavour::AppendOnly,
-            PbFree::AtHead,
-            BandConfig::LbaDependent { outer: ByteSize::mb(36), inner: ByteSize::mb(17) },
-            HddConfig::archive_5900_5tb(),
-        ),
+        "pore-cmr" => DriveConfig::Cmr(HddConfig::pore_cmr()),
+        "sac-cmr" => DriveConfig::Cmr(HddConfig::sac_cmr()),
+        "st5000as0011" => DriveConfig::DmSmr(DmSmrConfig {
+            capacity: five_tb,
+            pb_size: SizeSpec::Absolute(ByteSize::gb(20)),
+            pb_flavour: PbFlavour::AppendOnly,
+            pb_free: PbFree::AtHead,
+            bands: BandConfig::LbaDependent { outer: ByteSize::mb(36), inner: ByteSize::mb(17) },
+            mechanism: HddConfig::archive_5900_5tb(),
+            pb_max_entries: Some(ST5000AS0011_PB_ENTRIES),
+            pb_merge_ms_per_block: Some(MERGE_MS_PER_BLOCK),
+            idle_window_ms: Some(SKYLIGHT_IDLE_WINDOW_MS),
+            ..DmSmrConfig::default()
+        }),
+        "st8000as0002" => DriveConfig::DmSmr(DmSmrConfig {
+            capacity: ByteSize(8_000_000_000_000),
+            pb_size: SizeSpec::Absolute(ByteSize(30_300_000_000 / 4096 * 4096)),
+            pb_flavour: PbFlavour::AppendOnly,
+            pb_free: PbFree::AtHead,
+            bands: BandConfig::LbaDependent { outer: ByteSize::mb(40), inner: ByteSize::mb(15) },
+            mechanism: HddConfig::st8000as0002(),
+            pb_max_entries: Some(ST8000AS0002_PB_ENTRIES),
+            pb_merge_ms_per_block: Some(MERGE_MS_PER_BLOCK),
+            idle_window_ms: Some(SKYLIGHT_IDLE_WINDOW_MS),
+            ..DmSmrConfig::default()
+        }),
         "st5000as0011-scaled" => smr(
             five_tb,
             SizeSpec::Fraction(1.0 / 256.0),

@@ -160,6 +160,81 @@ impl std::fmt::Display for PbFree {
     }
 }
 
+/// Where the persistent buffer lives (PORE Eq. 1's two cases).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PbMedium {
+    /// Outer tracks of the platters, sharing the heads with the bands: PB and band times add
+    /// (Eq. 1, second case; the ST5000AS0011 per Skylight).
+    #[default]
+    Disk,
+    /// A built-in flash buffer: PB I/O runs on its own timeline, in parallel with band I/O, so
+    /// an RMW's merge reads overlap its band read (Eq. 1, first case: `max()`).
+    Flash,
+}
+
+impl std::str::FromStr for PbMedium {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "disk" => Ok(PbMedium::Disk),
+            "flash" => Ok(PbMedium::Flash),
+            other => Err(format!("unknown PB medium {other:?} (disk or flash)")),
+        }
+    }
+}
+
+impl std::fmt::Display for PbMedium {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PbMedium::Disk => "disk",
+            PbMedium::Flash => "flash",
+        })
+    }
+}
+
+/// Timing of a flash persistent buffer (`pb_medium = "flash"`): `latency + bytes / bandwidth`
+/// per access, one access at a time. The defaults are a SATA-class flash device (Intel DC S4500
+/// product specification: 110 / 52 µs random read / write latency, 500 / 490 MB/s sequential),
+/// as no drive-managed SMR product documents its flash buffer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FlashPbConfig {
+    /// Read latency per access, µs. Default 110; bounds 0 ..= 100000.
+    pub read_latency_us: f64,
+    /// Write latency per access, µs. Default 52; bounds 0 ..= 100000.
+    pub write_latency_us: f64,
+    /// Read bandwidth, MB/s. Default 500; bounds (0, 100000].
+    pub read_mb_s: f64,
+    /// Write bandwidth, MB/s. Default 490; bounds (0, 100000].
+    pub write_mb_s: f64,
+}
+
+impl Default for FlashPbConfig {
+    fn default() -> Self {
+        FlashPbConfig { read_latency_us: 110.0, write_latency_us: 52.0, read_mb_s: 500.0, write_mb_s: 490.0 }
+    }
+}
+
+impl FlashPbConfig {
+    fn validate(&self) -> Result<()> {
+        for (field, v) in [
+            ("pb_flash.read_latency_us", self.read_latency_us),
+            ("pb_flash.write_latency_us", self.write_latency_us),
+        ] {
+            if !(v.is_finite() && (0.0..=100_000.0).contains(&v)) {
+                return Err(invalid(field, v, "expected microseconds in 0 ..= 100000"));
+            }
+        }
+        for (field, v) in [("pb_flash.read_mb_s", self.read_mb_s), ("pb_flash.write_mb_s", self.write_mb_s)] {
+            if !(v.is_finite() && v > 0.0 && v <= 100_000.0) {
+                return Err(invalid(field, v, "expected MB/s in (0, 100000]"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Parameters of the [`DmSmr`] model. The default is an ST5000AS0011-like drive with PORE's
 /// uniform 17–36 MB bands and a PB of 1/256 of the written range.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -179,8 +254,29 @@ pub struct DmSmrConfig {
     /// Band layout over `[0, capacity)`. Default uniform 17–36 MB, seed 0 (PORE §V-A).
     pub bands: BandConfig,
     /// The disk mechanics underneath; its `capacity` is the physical one and must hold the PB
-    /// and the bands. Default [`HddConfig::archive_5900_5tb`].
+    /// (on disk) and the bands. Its write cache must stay off. Default
+    /// [`HddConfig::archive_5900_5tb`].
     pub mechanism: HddConfig,
+    /// Most PB entries (mapping records) the drive keeps: one per host write extent appended to
+    /// the PB, freed when none of its blocks is still valid in the PB. The PB is full when its
+    /// slots *or* its entries run out (SAC §5.1: data area or metadata area; Table 3: the
+    /// capacity found grows with the write size, 720 MB at 4 KB, 1450 MB at 8 KB, i.e. about
+    /// 184 k entries). Default none: only slots count (the papers' emulators). Bounds ≥ 1.
+    pub pb_max_entries: Option<u64>,
+    /// Cost of merging one PB block during an RMW, ms. Default none: the block is read at the
+    /// PB medium's bandwidth (Eq. 1's `S / B_rbuf`). SAC §4.4 fits 0.728 ms per block to the
+    /// whole write-back, of which a PB append is 0.317 ms (Table 3: 3156 IOPS), so the
+    /// calibrated profiles use the remaining 0.41 ms. Bounds 0 ..= 1000.
+    pub pb_merge_ms_per_block: Option<f64>,
+    /// Where the PB lives. Default `disk`.
+    pub pb_medium: PbMedium,
+    /// Flash timing, used when `pb_medium = "flash"`.
+    pub pb_flash: FlashPbConfig,
+    /// Idle-time cleaning: when the host leaves the drive idle for longer than this window (ms),
+    /// the drive cleans bands in FIFO order until the next request (Skylight: aggressive idle
+    /// cleaning; SMaRT §4 configures its Skylight drive with a 1242 ms window). Only an
+    /// open-loop replay calling [`Drive::idle`] triggers it. Default none; bounds 0 ..= 10^7.
+    pub idle_window_ms: Option<f64>,
 }
 
 impl Default for DmSmrConfig {
@@ -192,6 +288,11 @@ impl Default for DmSmrConfig {
             pb_free: PbFree::Immediate,
             bands: BandConfig::default(),
             mechanism: HddConfig::archive_5900_5tb(),
+            pb_max_entries: None,
+            pb_merge_ms_per_block: None,
+            pb_medium: PbMedium::Disk,
+            pb_flash: FlashPbConfig::default(),
+            idle_window_ms: None,
         }
     }
 }
@@ -224,6 +325,28 @@ impl DmSmrConfig {
         }
         self.bands.validate().map_err(|reason| invalid("bands", format!("{:?}", self.bands), reason))?;
         self.mechanism.validate().map_err(|e| e.within("mechanism"))?;
+        if self.mechanism.write_cache.enabled {
+            return Err(invalid(
+                "mechanism.write_cache.enabled",
+                true,
+                "a DM-SMR drive's writes go to its persistent buffer; the volatile write cache is \
+                 modelled for CMR drives only",
+            ));
+        }
+        if self.pb_max_entries == Some(0) {
+            return Err(invalid("pb_max_entries", 0, "at least one entry (or leave it out for no limit)"));
+        }
+        if let Some(m) = self.pb_merge_ms_per_block {
+            if !(m.is_finite() && (0.0..=1000.0).contains(&m)) {
+                return Err(invalid("pb_merge_ms_per_block", m, "expected ms in 0 ..= 1000"));
+            }
+        }
+        if let Some(w) = self.idle_window_ms {
+            if !(w.is_finite() && (0.0..=1e7).contains(&w)) {
+                return Err(invalid("idle_window_ms", w, "expected ms in 0 ..= 10000000"));
+            }
+        }
+        self.pb_flash.validate()?;
         if let SizeSpec::Absolute(pb) = self.pb_size {
             self.check_fits(pb.0)?;
         }
@@ -231,6 +354,8 @@ impl DmSmrConfig {
     }
 
     fn check_fits(&self, pb: u64) -> Result<()> {
+        // A flash PB takes no room on the platters.
+        let pb = if self.pb_medium == PbMedium::Flash { 0 } else { pb };
         if pb.saturating_add(self.capacity.0) > self.mechanism.capacity.0 {
             return Err(DeviceError::LayoutDoesNotFit {
                 pb: ByteSize(pb),
@@ -287,6 +412,84 @@ struct Run {
     in_pb: bool,
 }
 
+/// PB entry (mapping record) accounting, kept only when `pb_max_entries` is set.
+///
+/// An extent is the run of consecutive sequence numbers one host write appended. Each keeps a
+/// count of its blocks still valid in the PB; `live` counts extents with a non-zero count.
+/// Cleaning a band walks the appends logged for that band since its last cleaning (each append
+/// is walked once, so this stays O(1) amortised per block).
+#[derive(Debug, Default)]
+struct Extents {
+    max: u64,
+    /// `(first sequence number, valid blocks)`, oldest first; the front has id `front_id`.
+    q: VecDeque<(u64, u32)>,
+    live: u64,
+    /// The current host write already opened an extent (the back of `q`).
+    open: bool,
+    /// Per band: `(seq, block)` of every append since the band's last cleaning.
+    band_log: FxHashMap<u32, Vec<(u64, BlockNo)>>,
+}
+
+impl Extents {
+    fn index_of(&self, seq: u64) -> usize {
+        self.q.partition_point(|e| e.0 <= seq).saturating_sub(1)
+    }
+
+    fn dec(&mut self, seq: u64) {
+        let i = self.index_of(seq);
+        if let Some(e) = self.q.get_mut(i) {
+            if e.1 > 0 {
+                e.1 -= 1;
+                if e.1 == 0 {
+                    self.live -= 1;
+                }
+            }
+        }
+    }
+
+    fn inc_back(&mut self) {
+        if let Some(e) = self.q.back_mut() {
+            if e.1 == 0 {
+                self.live += 1;
+            }
+            e.1 += 1;
+        }
+    }
+
+    /// Opens a new extent starting at `seq`, dropping dead extents from the front.
+    fn open_at(&mut self, seq: u64) {
+        while self.q.front().is_some_and(|e| e.1 == 0) {
+            self.q.pop_front();
+        }
+        self.q.push_back((seq, 0));
+        self.open = true;
+    }
+}
+
+/// A flash PB's timeline.
+#[derive(Debug)]
+struct Flash {
+    read_ns: f64,
+    write_ns: f64,
+    read_ns_per_byte: f64,
+    write_ns_per_byte: f64,
+    busy_until: u64,
+}
+
+impl Flash {
+    /// One access issued at `now`; returns its completion time.
+    fn access(&mut self, now: u64, bytes: u64, is_write: bool) -> u64 {
+        let start = now.max(self.busy_until);
+        let t = if is_write {
+            self.write_ns + bytes as f64 * self.write_ns_per_byte
+        } else {
+            self.read_ns + bytes as f64 * self.read_ns_per_byte
+        };
+        self.busy_until = start + (t.ceil() as u64).max(1);
+        self.busy_until
+    }
+}
+
 /// The drive-managed SMR model. Build it with [`DmSmrConfig::build`] or
 /// [`crate::DriveConfig::build`].
 #[derive(Debug)]
@@ -298,6 +501,14 @@ pub struct DmSmr {
     /// PB capacity in slots.
     cap_slots: u64,
     pb_bytes: u64,
+    /// Bytes the PB occupies on the platters (`pb_bytes`, or 0 for a flash PB): the band region
+    /// starts here.
+    band_base: u64,
+    extents: Option<Extents>,
+    flash: Option<Flash>,
+    idle_window_ns: Option<u64>,
+    /// Completion time of the request being served (max over its accesses).
+    req_done: u64,
     /// The log, oldest first. `AtHead`: at most `cap_slots` entries. `Immediate`: compacted
     /// before it exceeds `compact_at`.
     ring: VecDeque<Entry>,
@@ -338,13 +549,33 @@ impl DmSmr {
         const RESERVE_CAP: usize = 1 << 22;
         let mut loc = FxHashMap::default();
         loc.reserve((cap_slots as usize).min(RESERVE_CAP));
-        let merge_ns_per_block = BLOCK_SIZE as f64 / mech.rate_at(0) * 1e9;
+        let flash = (cfg.pb_medium == PbMedium::Flash).then(|| {
+            let f = &cfg.pb_flash;
+            Flash {
+                read_ns: f.read_latency_us * 1e3,
+                write_ns: f.write_latency_us * 1e3,
+                read_ns_per_byte: 1e3 / f.read_mb_s,
+                write_ns_per_byte: 1e3 / f.write_mb_s,
+                busy_until: 0,
+            }
+        });
+        let merge_ns_per_block = match (cfg.pb_merge_ms_per_block, &flash) {
+            (Some(ms), _) => ms * 1e6,
+            (None, Some(f)) => BLOCK_SIZE as f64 * f.read_ns_per_byte,
+            (None, None) => BLOCK_SIZE as f64 / mech.rate_at(0) * 1e9,
+        };
+        let pb_bytes = cap_slots * BLOCK_SIZE;
         DmSmr {
             capacity_blocks: cfg.capacity.0 / BLOCK_SIZE,
             flavour: cfg.pb_flavour,
             free: cfg.pb_free,
             cap_slots,
-            pb_bytes: cap_slots * BLOCK_SIZE,
+            pb_bytes,
+            band_base: if flash.is_some() { 0 } else { pb_bytes },
+            extents: cfg.pb_max_entries.map(|max| Extents { max, ..Extents::default() }),
+            flash,
+            idle_window_ns: cfg.idle_window_ms.map(|ms| (ms * 1e6).round() as u64),
+            req_done: 0,
             ring: VecDeque::with_capacity(ring_reserve.min(RESERVE_CAP) + 1),
             compact_at,
             loc,
@@ -386,6 +617,11 @@ impl DmSmr {
     /// Blocks whose latest copy is in the PB.
     pub fn pb_valid_blocks(&self) -> u64 {
         self.valid_total
+    }
+
+    /// PB entries (host write extents with a valid block in the PB), if the entry limit is on.
+    pub fn pb_entries(&self) -> Option<u64> {
+        self.extents.as_ref().map(|e| e.live)
     }
 
     /// `true` if `block`'s latest copy is in the PB (not yet merged into its band).
@@ -432,43 +668,86 @@ impl DmSmr {
             return;
         }
         self.run.bytes = 0;
+        if r.in_pb {
+            if let Some(f) = self.flash.as_mut() {
+                let before = self.now.0.max(f.busy_until);
+                let done = f.access(self.now.0, r.bytes, r.is_write);
+                self.stats.pb_time += Nanos(done - before);
+                self.req_done = self.req_done.max(done);
+                return;
+            }
+        }
         let before = self.now.max(self.mech.busy_until());
         self.mech.access(self.now, r.start, r.bytes, r.is_write);
         if r.in_pb {
             self.stats.pb_time += self.mech.busy_until() - before;
         }
+        self.req_done = self.req_done.max(self.mech.busy_until().0);
     }
 
-    /// Makes room for one more PB entry, cleaning bands as needed.
-    fn ensure_slot(&mut self) {
+    /// Makes room for one more PB slot (`need_slot`) and/or one more PB entry (`need_entry`),
+    /// cleaning bands in FIFO order as needed. The time is charged to the write being served.
+    fn make_room(&mut self, need_slot: bool, need_entry: bool) {
         loop {
-            let occupied = match self.free {
-                PbFree::Immediate => self.valid_total,
-                PbFree::AtHead => self.ring.len() as u64,
+            let slots_ok = !need_slot || {
+                let occupied = match self.free {
+                    PbFree::Immediate => self.valid_total,
+                    PbFree::AtHead => self.ring.len() as u64,
+                };
+                occupied < self.cap_slots
             };
-            if occupied < self.cap_slots {
+            let entries_ok = !need_entry || self.extents.as_ref().is_none_or(|e| e.live < e.max);
+            if slots_ok && entries_ok {
                 return;
             }
-            // A full PB has a head entry (Immediate: valid_total ≥ 1 valid entries are in it).
-            let Some(head) = self.ring.front().copied() else { return };
+            match self.clean_head() {
+                Some(t) => self.stats.clean_time += t,
+                None => return,
+            }
+        }
+    }
+
+    /// Drops stale entries at the ring's head until a valid one is there, then cleans its band.
+    /// Returns the cleaning's time, or `None` if the ring is empty (nothing to clean). In
+    /// `AtHead` mode dropping stale heads alone may free the slot asked for; the caller checks.
+    fn clean_head(&mut self) -> Option<Nanos> {
+        loop {
+            let head = self.ring.front().copied()?;
             let band = self.bands.band_of(head.block) as usize;
             if self.loc.get(&head.block) == Some(&head.seq) && head.seq >= self.cleaned_at[band] {
-                self.clean(band);
-            } else {
-                self.ring.pop_front();
-                if self.loc.get(&head.block) == Some(&head.seq) {
-                    self.loc.remove(&head.block);
+                return Some(self.clean(band));
+            }
+            self.ring.pop_front();
+            if self.loc.get(&head.block) == Some(&head.seq) {
+                self.loc.remove(&head.block);
+            }
+            if self.free == PbFree::AtHead && (self.ring.len() as u64) < self.cap_slots {
+                // A slot was freed without cleaning; let the caller re-check.
+                let entries_full = self.extents.as_ref().is_some_and(|e| e.live >= e.max);
+                if !entries_full {
+                    return Some(Nanos::ZERO);
                 }
             }
         }
     }
 
-    /// One RMW of `band`: merges all its valid PB blocks. O(1): the merged entries become stale
-    /// through the band's mark.
-    fn clean(&mut self, band: usize) {
+    /// One RMW of `band`: merges all its valid PB blocks. O(1) without an entry limit (the
+    /// merged entries become stale through the band's mark), O(appends to the band since its
+    /// last cleaning) with one. Returns the time it took (from the later of `now` and the end of
+    /// the previous work).
+    fn clean(&mut self, band: usize) -> Nanos {
         self.flush_run();
         let merged = self.valid[band] as u64;
         debug_assert!(merged > 0, "cleaning a band without valid PB blocks");
+        if let Some(ext) = self.extents.as_mut() {
+            if let Some(log) = ext.band_log.remove(&(band as u32)) {
+                for (seq, block) in log {
+                    if self.loc.get(&block) == Some(&seq) && seq >= self.cleaned_at[band] {
+                        ext.dec(seq);
+                    }
+                }
+            }
+        }
         self.valid[band] = 0;
         self.valid_total -= merged;
         self.cleaned_at[band] = self.next_seq;
@@ -481,11 +760,24 @@ impl DmSmr {
         self.stats.pb_blocks_cleaned += merged;
 
         let before = self.now.max(self.mech.busy_until());
-        self.mech.occupy(self.now, merged as f64 * self.merge_ns_per_block);
-        let phys = self.pb_bytes + start * BLOCK_SIZE;
-        self.mech.access(self.now, phys, bytes, false);
-        self.mech.access(self.now, phys, bytes, true);
-        self.stats.clean_time += self.mech.busy_until() - before;
+        let merge_ns = merged as f64 * self.merge_ns_per_block;
+        let phys = self.band_base + start * BLOCK_SIZE;
+        let write_at = if let Some(f) = self.flash.as_mut() {
+            // Eq. 1, first case: the merge reads run on the flash while the band is read.
+            let fstart = self.now.0.max(f.busy_until);
+            f.busy_until = fstart + merge_ns.ceil() as u64;
+            let merged_at = f.busy_until;
+            self.mech.access(self.now, phys, bytes, false);
+            Nanos(merged_at.max(self.now.0))
+        } else {
+            self.mech.occupy(self.now, merge_ns);
+            self.mech.access(self.now, phys, bytes, false);
+            self.now
+        };
+        self.mech.access(write_at, phys, bytes, true);
+        let end = self.mech.busy_until();
+        self.req_done = self.req_done.max(end.0);
+        end - before
     }
 
     #[inline]
@@ -499,6 +791,14 @@ impl DmSmr {
         }
         self.ring.push_back(Entry { seq, block });
         self.loc.insert(block, seq);
+        if let Some(ext) = self.extents.as_mut() {
+            if !ext.open {
+                ext.open_at(seq);
+            }
+            ext.inc_back();
+            let band = self.bands.band_of(block);
+            ext.band_log.entry(band).or_default().push((seq, block));
+        }
         self.push_run(phys, true, true);
         if self.free == PbFree::Immediate && self.ring.len() >= self.compact_at {
             self.compact();
@@ -518,6 +818,13 @@ impl DmSmr {
         });
     }
 
+    /// Whether the next append needs a new PB entry (the entry limit is on and this host write
+    /// has not opened its extent yet).
+    #[inline]
+    fn needs_entry(&self) -> bool {
+        self.extents.as_ref().is_some_and(|e| !e.open)
+    }
+
     #[inline]
     fn write_block(&mut self, block: BlockNo) {
         let band = self.bands.band_of(block) as usize;
@@ -529,18 +836,23 @@ impl DmSmr {
             }
             (Some(seq), PbFlavour::AppendOnly) => {
                 // Immediate: the old copy's slot is reused at once, so occupancy does not grow.
-                if self.free == PbFree::AtHead {
-                    self.ensure_slot();
+                let need_entry = self.needs_entry();
+                if self.free == PbFree::AtHead || need_entry {
+                    self.make_room(self.free == PbFree::AtHead, need_entry);
                 }
                 if seq < self.cleaned_at[band] {
                     // The cleaning just merged the old copy: the new one is a new valid block.
                     self.valid[band] += 1;
                     self.valid_total += 1;
+                } else if let Some(ext) = self.extents.as_mut() {
+                    // The old copy stops being valid: its entry loses a block.
+                    ext.dec(seq);
                 }
                 self.append(block);
             }
             (None, _) => {
-                self.ensure_slot();
+                let need_entry = self.needs_entry();
+                self.make_room(true, need_entry);
                 self.valid[band] += 1;
                 self.valid_total += 1;
                 self.append(block);
@@ -573,6 +885,7 @@ impl Drive for DmSmr {
             self.reject(now)
         } else {
             self.now = now;
+            self.req_done = now.0;
             for b in block..block + n {
                 // Most reads miss the PB: look the block up before computing its band.
                 let pb_seq = match self.loc.get(&b) {
@@ -584,11 +897,11 @@ impl Drive for DmSmr {
                         self.stats.pb_reads += 1;
                         self.push_run(self.slot_phys(s), false, true);
                     }
-                    None => self.push_run(self.pb_bytes + b * BLOCK_SIZE, false, false),
+                    None => self.push_run(self.band_base + b * BLOCK_SIZE, false, false),
                 }
             }
             self.flush_run();
-            self.mech.busy_until() - now.min(self.mech.busy_until())
+            Nanos((self.req_done - now.0).max(1))
         };
         self.stats.read_time += t;
         t
@@ -602,11 +915,15 @@ impl Drive for DmSmr {
             self.reject(now)
         } else {
             self.now = now;
+            self.req_done = now.0;
+            if let Some(ext) = self.extents.as_mut() {
+                ext.open = false;
+            }
             for b in block..block + n {
                 self.write_block(b);
             }
             self.flush_run();
-            self.mech.busy_until() - now.min(self.mech.busy_until())
+            Nanos((self.req_done - now.0).max(1))
         };
         self.stats.write_time += t;
         t
@@ -626,6 +943,27 @@ impl Drive for DmSmr {
 
     fn band_map(&self) -> Option<&BandMap> {
         Some(&self.bands)
+    }
+
+    /// Idle-time cleaning (with `idle_window_ms` set): once the drive has been idle for the
+    /// window, it cleans the band of the oldest PB block, then the next, until the PB is empty or
+    /// an RMW would start at or after `until`. An RMW that has started finishes, so the next
+    /// request may wait for it (the stall Skylight and storj/storj#3854 report).
+    fn idle(&mut self, now: Nanos, until: Nanos) {
+        let Some(window) = self.idle_window_ns else { return };
+        let busy = self.mech.busy_until().0.max(self.flash.as_ref().map_or(0, |f| f.busy_until));
+        let mut t = now.0.max(busy).saturating_add(window);
+        while t < until.0 && self.valid_total > 0 {
+            self.now = Nanos(t);
+            self.req_done = t;
+            let before = self.stats.rmws;
+            let Some(spent) = self.clean_head() else { break };
+            if self.stats.rmws > before {
+                self.stats.idle_rmws += 1;
+                self.stats.idle_clean_time += spent;
+            }
+            t = self.req_done.max(t);
+        }
     }
 }
 

@@ -26,6 +26,7 @@
 //! assert_eq!(drive.stats().pb_writes, 2);
 //! ```
 
+pub mod bench;
 pub mod config;
 pub mod dm_smr;
 pub mod error;
@@ -33,9 +34,9 @@ pub mod hdd;
 pub mod ssd;
 
 pub use config::{profile, profile_names, ssd_profile, ssd_profile_names, BuildContext, DriveConfig};
-pub use dm_smr::{DmSmr, DmSmrConfig, PbFlavour, PbFree};
+pub use dm_smr::{DmSmr, DmSmrConfig, FlashPbConfig, PbFlavour, PbFree, PbMedium};
 pub use error::{DeviceError, Result};
-pub use hdd::{AccessTiming, Hdd, HddConfig, Mechanism};
+pub use hdd::{AccessTiming, Hdd, HddConfig, Mechanism, WriteCacheConfig};
 pub use ssd::{Ssd, SsdConfig};
 
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,16 @@ pub trait Drive: Send {
     fn band_map(&self) -> Option<&BandMap> {
         None
     }
+
+    /// Tells the drive that the host issues nothing between `now` and `until` (an open-loop
+    /// replay calls it for every gap between requests; a closed-loop replay never does). The
+    /// drive may use the time for background work: a DM-SMR drive with an idle window cleans
+    /// bands ([`DmSmrConfig::idle_window_ms`]), a CMR drive with a write cache destages it.
+    /// Background work that has started is not interrupted, so it may run past `until` and
+    /// delay the next request. Default: nothing. `until <= now` does nothing.
+    fn idle(&mut self, now: Nanos, until: Nanos) {
+        let _ = (now, until);
+    }
 }
 
 /// What a drive did. All counters are cumulative; subtract two snapshots to get an interval.
@@ -124,6 +135,17 @@ pub struct DriveStats {
     /// Blocks of requests beyond the drive's capacity, not served (see
     /// [`Drive::capacity_blocks`]). Non-zero means the run's results are not meaningful.
     pub out_of_range_blocks: u64,
+    /// DM-SMR: RMWs done by idle-time cleaning (also counted in `rmws`).
+    pub idle_rmws: u64,
+    /// DM-SMR: time spent in idle-time cleaning (not part of `write_time`; a request that
+    /// arrives during it waits, and that wait is in its own time).
+    pub idle_clean_time: Nanos,
+    /// Write cache: extents destaged to the platters.
+    pub cache_destages: u64,
+    /// Write cache: writes absorbed by an extent already cached.
+    pub cache_write_hits: u64,
+    /// Write cache: reads served from the cache.
+    pub cache_read_hits: u64,
 }
 
 impl DriveStats {
@@ -155,6 +177,11 @@ impl DriveStats {
             clean_time: self.clean_time - earlier.clean_time,
             pb_time: self.pb_time - earlier.pb_time,
             out_of_range_blocks: self.out_of_range_blocks - earlier.out_of_range_blocks,
+            idle_rmws: self.idle_rmws - earlier.idle_rmws,
+            idle_clean_time: self.idle_clean_time - earlier.idle_clean_time,
+            cache_destages: self.cache_destages - earlier.cache_destages,
+            cache_write_hits: self.cache_write_hits - earlier.cache_write_hits,
+            cache_read_hits: self.cache_read_hits - earlier.cache_read_hits,
         }
     }
 }

@@ -8,8 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 use shingled_cache::SmrCosts;
-use shingled_core::{ByteSize, Nanos, SizeSpec, BLOCK_SIZE};
-use shingled_device::{BuildContext, DriveConfig};
+use shingled_core::BLOCK_SIZE;
+use shingled_device::{bench, BuildContext, DriveConfig};
 
 /// Where the policy's drive costs come from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -24,27 +24,10 @@ pub enum CostModel {
     Custom(SmrCosts),
 }
 
-/// A least-squares line through `(x, y)` points: `(intercept, slope)`.
-fn fit_line(points: &[(f64, f64)]) -> (f64, f64) {
-    let n = points.len() as f64;
-    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-    (my - slope * mx, slope)
-}
-
-/// A deterministic scatter of `n` distinct offsets in `0..span` (multiplicative hashing).
-fn scatter(n: u64, span: u64, salt: u64) -> impl Iterator<Item = u64> {
-    let span = span.max(1);
-    // an odd multiplier coprime with any power of two; with the modulo this visits distinct
-    // values for n <= span when span is not a multiple of the multiplier's factors, which the
-    // caller does not rely on for correctness (only for spreading)
-    (0..n).map(move |i| (i.wrapping_add(salt).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) % span)
-}
-
 /// Measures `L_read` and `R(x)` on `drive` for a trace whose ranges are `ctx`.
+///
+/// The measurements are the drive crate's ([`shingled_device::bench::read_latency_ms`],
+/// [`shingled_device::bench::rmw_points`], also behind `shingled drive bench fig10`):
 ///
 /// - `L_read`: mean service time of 256 single-block reads scattered over the accessed range,
 ///   on a fresh drive (nothing in the persistent buffer).
@@ -58,82 +41,25 @@ fn scatter(n: u64, span: u64, salt: u64) -> impl Iterator<Item = u64> {
 ///   fixed part is about 0 and the slope a random write.
 pub fn fit_costs(drive: &DriveConfig, ctx: &BuildContext) -> Result<SmrCosts, shingled_device::DeviceError> {
     let accessed_blocks = (ctx.accessed_range.0 / BLOCK_SIZE).max(1);
-    let mut d = drive.build(ctx)?;
-    let mut now = Nanos::ZERO;
-    let mut total = Nanos::ZERO;
-    let reads = 256;
-    for b in scatter(reads, accessed_blocks, 1) {
-        let t = d.read(now, b, 1);
-        now += t;
-        total += t;
-    }
-    let read_ms = total.as_millis_f64() / reads as f64;
-
-    let mut points = Vec::new();
-    match drive {
-        DriveConfig::DmSmr(cfg) => {
-            let probe_map = drive.build(ctx)?;
-            let bands = probe_map.band_map().expect("a DM-SMR drive has bands").clone();
-            let nb = bands.len() as u64;
-            let band_ids: Vec<u32> = (0..4u64).map(|i| ((i * 2 + 1) * nb / 9) as u32).collect();
-            let min_band = band_ids.iter().map(|&b| bands.band_range(b).1).min().unwrap_or(1);
-            let top = min_band.clamp(5, 2500);
-            for k in 1..=5u64 {
-                let x = (top * k / 5).max(1);
-                for &band in &band_ids {
-                    let mut c = cfg.clone();
-                    c.pb_size = SizeSpec::Absolute(ByteSize(x * BLOCK_SIZE));
-                    let mut d = DriveConfig::DmSmr(c).build(ctx)?;
-                    let (start, len) = bands.band_range(band);
-                    let mut now = Nanos::ZERO;
-                    let mut offs: Vec<u64> = scatter(len, len, band as u64).collect();
-                    offs.sort_unstable();
-                    offs.dedup();
-                    let mut written = 0;
-                    for o in offs.into_iter().take(x as usize) {
-                        now += d.write(now, start + o, 1);
-                        written += 1;
-                    }
-                    // one write in another band forces the RMW of `band`
-                    let other = bands.band_range((band + 1) % nb as u32).0;
-                    now += d.write(now, other, 1);
-                    if written > 0 && d.stats().rmws >= 1 {
-                        points.push((written as f64, now.as_millis_f64()));
-                    }
-                }
-            }
-        }
-        DriveConfig::Cmr(_) => {
-            let region = (20_000_000 / BLOCK_SIZE).min(accessed_blocks);
-            for k in 1..=5u64 {
-                let x = 100 * k;
-                let mut d = drive.build(ctx)?;
-                let mut now = Nanos::ZERO;
-                for o in scatter(x, region, k) {
-                    now += d.write(now, o, 1);
-                }
-                points.push((x as f64, now.as_millis_f64()));
-            }
-        }
-        #[allow(unreachable_patterns)]
-        _ => return Ok(SmrCosts::PAPER),
-    }
+    let read_ms = bench::read_latency_ms(drive, ctx, accessed_blocks)?;
+    let points = bench::rmw_points(drive, ctx, 2500)?;
     if points.len() < 2 {
         return Ok(SmrCosts::PAPER);
     }
-    let (fixed, per_block) = fit_line(&points);
+    let (fixed, per_block) = bench::fit_line(&points);
     Ok(SmrCosts { read_ms, rmw_fixed_ms: fixed.max(0.0), rmw_per_block_ms: per_block.max(0.0) })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shingled_core::ByteSize;
 
     #[test]
     fn line_fit_recovers_a_line() {
         let pts: Vec<(f64, f64)> =
             (1..=5).map(|x| (x as f64 * 500.0, 0.728 * x as f64 * 500.0 + 436.0)).collect();
-        let (a, b) = fit_line(&pts);
+        let (a, b) = bench::fit_line(&pts);
         assert!((a - 436.0).abs() < 1e-6 && (b - 0.728).abs() < 1e-9);
     }
 

@@ -1,5 +1,6 @@
 //! Integration tests of the drive models, compiled as one binary.
 
+mod calibration;
 mod common;
 mod hand_checked;
 mod reference;
