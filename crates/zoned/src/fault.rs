@@ -99,7 +99,7 @@ impl<D: ZonedDevice> Faulty<D> {
         }
         // Zones going back to EMPTY first, so the active count only grows towards the durable
         // state's (which respected max_active) while the others are rebuilt.
-        let mut plan: Vec<(u64, u64)> = Vec::new();
+        let mut plan: Vec<(u64, u64, u64)> = Vec::new();
         for (cur, dur) in current.iter().zip(&self.durable) {
             let fixed = |c: ZoneCond| matches!(c, ZoneCond::Full | ZoneCond::ReadOnly | ZoneCond::Offline);
             // Durable FULL, READONLY and OFFLINE zones cannot have changed since: only a
@@ -117,30 +117,49 @@ impl<D: ZonedDevice> Faulty<D> {
                     lo + (splitmix(&mut rng) % ((hi - lo) / ls + 1)) * ls
                 }
             };
-            if cur_w != keep {
-                plan.push((info.zone_of(cur.start), keep));
+            // Zones that keep unflushed writes are rebuilt even when they keep all of them, so
+            // that the durable-active zones get their resources first.
+            if cur_w != keep || keep != lo {
+                plan.push((info.zone_of(cur.start), keep, lo));
             }
         }
-        plan.sort_by_key(|&(_, keep)| keep != 0);
-        for (z, keep) in plan {
-            self.rebuild(&info, z, keep)?;
+        // Read what each zone keeps, then reset them all, then rewrite: first the zones that end
+        // FULL, then those whose durable state is active (the durable state respected max_active), then those that
+        // only unflushed writes would make active; when one of those finds no active resource
+        // left (a mix of survivors no runtime state had), it stays EMPTY, as if its writes had
+        // been lost.
+        let mut saved = Vec::with_capacity(plan.len());
+        for (z, keep, lo) in plan {
+            let start = info.zone_start(z);
+            let full = keep == info.zone_cap(z);
+            let mut data = vec![0u8; (keep * SECTOR_SIZE) as usize];
+            if keep > 0 {
+                self.inner.read(start, &mut data)?;
+            }
+            saved.push((z, lo, full, data));
+        }
+        for &(z, _, _, _) in &saved {
+            self.inner.zone_mgmt(ZoneOp::Reset, info.zone_start(z), info.zone_len(z))?;
+        }
+        // Zones that end FULL need an active resource only while they are rewritten: first.
+        saved.sort_by_key(|&(_, lo, full, _)| (!full, lo == 0));
+        for (z, lo, _, data) in saved {
+            self.rewrite(&info, z, lo, &data)?;
         }
         self.inner.flush()?;
         self.durable = self.inner.report_zones(0, 0, ReportOption::All)?;
         Ok(())
     }
 
-    /// Resets zone `z` and rewrites its first `keep` sectors, leaving it CLOSED (or EMPTY/FULL).
-    fn rebuild(&mut self, info: &DeviceInfo, z: u64, keep: u64) -> Result<()> {
+    /// Writes `data` from the start of the (empty) zone `z` and closes it.
+    fn rewrite(&mut self, info: &DeviceInfo, z: u64, lo: u64, data: &[u8]) -> Result<()> {
         let start = info.zone_start(z);
-        let mut data = vec![0u8; (keep * SECTOR_SIZE) as usize];
-        if keep > 0 {
-            self.inner.read(start, &mut data)?;
-        }
-        self.inner.zone_mgmt(ZoneOp::Reset, start, info.zone_len(z))?;
         const CHUNK: usize = 1 << 20;
         for (i, c) in data.chunks(CHUNK).enumerate() {
-            self.inner.write(start + (i * CHUNK) as u64 / SECTOR_SIZE, c)?;
+            match self.inner.write(start + (i * CHUNK) as u64 / SECTOR_SIZE, c) {
+                Err(ZonedError::TooManyActive { .. }) if lo == 0 && i == 0 => return Ok(()),
+                r => r?,
+            }
         }
         if self.inner.report_zone(z)?.cond.is_open() {
             self.inner.zone_mgmt(ZoneOp::Close, start, info.zone_len(z))?;

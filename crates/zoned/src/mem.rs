@@ -85,7 +85,9 @@ impl ZonedDevice for MemZoned {
                 let have = &self.data[z as usize];
                 let off = off as usize;
                 let n = if seg.data { have.len().saturating_sub(off).min(out.len()) } else { 0 };
-                out[..n].copy_from_slice(&have[off..off + n]);
+                if n > 0 {
+                    out[..n].copy_from_slice(&have[off..off + n]);
+                }
                 out[n..].fill(0);
                 Ok(())
             })?;

@@ -286,7 +286,9 @@ impl Storage for SimStorage {
         self.step()?;
         let off = offset as usize;
         let n = self.current.len().saturating_sub(off).min(buf.len());
-        buf[..n].copy_from_slice(&self.current[off..off + n]);
+        if n > 0 {
+            buf[..n].copy_from_slice(&self.current[off..off + n]);
+        }
         buf[n..].fill(0);
         Ok(())
     }

@@ -1,1 +1,4 @@
+//! Integration tests of `shingled-zoned`, compiled as one binary.
 
+mod conformance;
+mod model;
