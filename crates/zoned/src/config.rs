@@ -131,8 +131,12 @@ impl ZonedConfig {
                 format!("smaller than one zone ({})", self.zone_size),
             ));
         }
-        if cap % lba != 0 {
-            return Err(ZonedError::config("capacity", self.capacity, format!("not a multiple of lba_size {lba}")));
+        if !cap.is_multiple_of(lba) {
+            return Err(ZonedError::config(
+                "capacity",
+                self.capacity,
+                format!("not a multiple of lba_size {lba}"),
+            ));
         }
         let zcap = if self.zone_capacity.0 == 0 { zs } else { self.zone_capacity.0 };
         if zcap > zs {
@@ -143,9 +147,13 @@ impl ZonedConfig {
             ));
         }
         if zcap % lba != 0 {
-            return Err(ZonedError::config("zone_capacity", self.zone_capacity, format!("not a multiple of lba_size {lba}")));
+            return Err(ZonedError::config(
+                "zone_capacity",
+                self.zone_capacity,
+                format!("not a multiple of lba_size {lba}"),
+            ));
         }
-        if zcap != zs && cap % zs != 0 {
+        if zcap != zs && !cap.is_multiple_of(zs) {
             return Err(ZonedError::config(
                 "zone_capacity",
                 self.zone_capacity,

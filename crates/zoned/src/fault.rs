@@ -87,7 +87,7 @@ impl<D: ZonedDevice> Faulty<D> {
             let revert = match survivors {
                 Survivors::None => true,
                 Survivors::All => false,
-                Survivors::Random { .. } => splitmix(&mut rng) % 2 == 0,
+                Survivors::Random { .. } => splitmix(&mut rng).is_multiple_of(2),
             };
             if revert {
                 self.inner.write(sector, &old)?;
@@ -104,7 +104,10 @@ impl<D: ZonedDevice> Faulty<D> {
             let fixed = |c: ZoneCond| matches!(c, ZoneCond::Full | ZoneCond::ReadOnly | ZoneCond::Offline);
             // Durable FULL, READONLY and OFFLINE zones cannot have changed since: only a
             // (durable) reset or condition change leaves those conditions.
-            if !cur.zone_type.is_sequential() || fixed(dur.cond) || matches!(cur.cond, ZoneCond::ReadOnly | ZoneCond::Offline) {
+            if !cur.zone_type.is_sequential()
+                || fixed(dur.cond)
+                || matches!(cur.cond, ZoneCond::ReadOnly | ZoneCond::Offline)
+            {
                 continue;
             }
             let cur_w = cur.written().min(cur.capacity);
@@ -181,7 +184,7 @@ impl<D: ZonedDevice> ZonedDevice for Faulty<D> {
         self.inner.read(sector, buf)?;
         self.reads += 1;
         if let Some(n) = self.plan.flip_read_every {
-            if n > 0 && self.reads % n == 0 && !buf.is_empty() {
+            if n > 0 && self.reads.is_multiple_of(n) && !buf.is_empty() {
                 let bit = splitmix(&mut self.rng) % (buf.len() as u64 * 8);
                 buf[(bit / 8) as usize] ^= 1 << (bit % 8);
             }
@@ -218,7 +221,9 @@ impl<D: ZonedDevice> ZonedDevice for Faulty<D> {
             }
         }
         match torn {
-            Some(k) => Err(ZonedError::Injected(format!("write #{n} at sector {sector} torn after {k} sectors"))),
+            Some(k) => {
+                Err(ZonedError::Injected(format!("write #{n} at sector {sector} torn after {k} sectors")))
+            }
             None => Ok(()),
         }
     }

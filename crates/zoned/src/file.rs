@@ -152,7 +152,9 @@ impl<S: Storage> FileZoned<S> {
         let name = storage.name();
         let corrupt = |detail: String| ZonedError::Corrupt { path: name.clone(), detail };
         let mut header = vec![0u8; BLOCK];
-        storage.read_at(0, &mut header).map_err(|e| ZonedError::io(format!("reading the header of {name}"), e))?;
+        storage
+            .read_at(0, &mut header)
+            .map_err(|e| ZonedError::io(format!("reading the header of {name}"), e))?;
         let (info, table_offset, nr_pages, data_offset) = decode_header(&header).map_err(corrupt)?;
         if (table_offset, nr_pages, data_offset) != layout(&info) {
             return Err(corrupt(format!(
@@ -429,7 +431,8 @@ fn decode_header(b: &[u8]) -> std::result::Result<(DeviceInfo, u64, u64, u64), S
     if !crc_ok(b) {
         return Err("header CRC32C mismatch (bytes 4092..4096)".into());
     }
-    let pick = |v: u8, what: &str| if v <= 1 { Ok(v) } else { Err(format!("bad {what} code {v} in the header")) };
+    let pick =
+        |v: u8, what: &str| if v <= 1 { Ok(v) } else { Err(format!("bad {what} code {v} in the header")) };
     let info = DeviceInfo {
         capacity_sectors: u64_at(b, 16),
         zone_sectors: u64_at(b, 24),
@@ -441,7 +444,11 @@ fn decode_header(b: &[u8]) -> std::result::Result<(DeviceInfo, u64, u64, u64), S
         lba_size: u32_at(b, 64),
         dialect: if pick(b[68], "dialect")? == 0 { Dialect::Zbc } else { Dialect::Zns },
         model: if pick(b[69], "model")? == 0 { ZonedModel::HostManaged } else { ZonedModel::HostAware },
-        read_above_wp: if pick(b[70], "read_above_wp")? == 0 { ReadAboveWp::Zeros } else { ReadAboveWp::Fail },
+        read_above_wp: if pick(b[70], "read_above_wp")? == 0 {
+            ReadAboveWp::Zeros
+        } else {
+            ReadAboveWp::Fail
+        },
     };
     // The geometry must be one `ZonedConfig::sanitize` produces unchanged.
     let cfg = ZonedConfig {
@@ -476,7 +483,12 @@ fn check_page(b: &[u8], page: u64, copy: u64, info: &DeviceInfo) -> std::result:
     let first = page * ENTRIES_PER_PAGE as u64;
     let n = (info.nr_zones - first).min(ENTRIES_PER_PAGE as u64);
     if u32_at(b, 4) as u64 != page || u64_at(b, 16) != first || u32_at(b, 24) as u64 != n {
-        return Err(format!("page header says page {} / first zone {} / {} zones", u32_at(b, 4), u64_at(b, 16), u32_at(b, 24)));
+        return Err(format!(
+            "page header says page {} / first zone {} / {} zones",
+            u32_at(b, 4),
+            u64_at(b, 16),
+            u32_at(b, 24)
+        ));
     }
     if g % 2 != copy {
         return Err(format!("generation {g} cannot live in copy {copy}"));

@@ -65,7 +65,8 @@ pub use mem::MemZoned;
 pub use storage::{FileStorage, IoMode, SimStorage, Storage, Survivors};
 pub use timed::{Timed, TimingConfig, TimingStats};
 pub use types::{
-    Dialect, ReadAboveWp, ReportOption, Zone, ZoneCond, ZoneOp, ZoneType, ZonedModel, SECTOR_SHIFT, SECTOR_SIZE,
+    Dialect, ReadAboveWp, ReportOption, Zone, ZoneCond, ZoneOp, ZoneType, ZonedModel, SECTOR_SHIFT,
+    SECTOR_SIZE,
 };
 
 /// A zoned block device: the Linux zoned block device model (`blkzoned.h`) as a Rust trait.
@@ -136,7 +137,10 @@ pub trait ZonedDevice {
     fn report_zone(&self, zone: u64) -> Result<Zone> {
         let info = self.info();
         if zone >= info.nr_zones {
-            return Err(ZonedError::InvalidArgument(format!("zone {zone} does not exist ({} zones)", info.nr_zones)));
+            return Err(ZonedError::InvalidArgument(format!(
+                "zone {zone} does not exist ({} zones)",
+                info.nr_zones
+            )));
         }
         let z = self.report_zones(info.zone_start(zone), 1, ReportOption::All)?;
         z.into_iter().next().ok_or_else(|| ZonedError::InvalidArgument(format!("zone {zone} not reported")))
@@ -147,8 +151,10 @@ pub trait ZonedDevice {
     /// start (`EINVAL`); a conventional zone fails with `EIO` (null_blk).
     fn zone_append(&mut self, zone_start: u64, data: &[u8]) -> Result<u64> {
         let info = self.info();
-        if zone_start >= info.capacity_sectors || zone_start % info.zone_sectors != 0 {
-            return Err(ZonedError::InvalidArgument(format!("zone append at sector {zone_start}: not a zone start")));
+        if zone_start >= info.capacity_sectors || !zone_start.is_multiple_of(info.zone_sectors) {
+            return Err(ZonedError::InvalidArgument(format!(
+                "zone append at sector {zone_start}: not a zone start"
+            )));
         }
         let z = self.report_zone(info.zone_of(zone_start))?;
         let zone = info.zone_of(zone_start);

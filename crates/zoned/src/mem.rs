@@ -56,7 +56,7 @@ pub(crate) fn for_each_zone_piece(
 }
 
 pub(crate) fn sectors_of(what: &str, sector: u64, len: usize) -> Result<u64> {
-    if len as u64 % SECTOR_SIZE != 0 {
+    if !(len as u64).is_multiple_of(SECTOR_SIZE) {
         return Err(ZonedError::InvalidArgument(format!(
             "{what} at sector {sector}: buffer of {len} bytes is not a whole number of 512-byte sectors"
         )));

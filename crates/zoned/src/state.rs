@@ -193,7 +193,7 @@ impl ZoneSet {
         if nr == 0 {
             return Err(ZonedError::InvalidArgument(format!("{what} of 0 sectors at sector {sector}")));
         }
-        if sector % ls != 0 || nr % ls != 0 {
+        if !sector.is_multiple_of(ls) || !nr.is_multiple_of(ls) {
             return Err(ZonedError::InvalidArgument(format!(
                 "{what} of {nr} sectors at sector {sector} is not aligned to the {}-byte logical block",
                 self.info.lba_size
@@ -432,13 +432,13 @@ impl ZoneSet {
                 "zone {op} of {nr_sectors} sectors at sector {sector} ends beyond the capacity of {cap} sectors"
             ))
         })?;
-        if sector % i.zone_sectors != 0 {
+        if !sector.is_multiple_of(i.zone_sectors) {
             return Err(ZonedError::InvalidArgument(format!(
                 "zone {op} at sector {sector}: not the start of a zone (zone size {} sectors)",
                 i.zone_sectors
             )));
         }
-        if nr_sectors % i.zone_sectors != 0 && end != cap {
+        if !nr_sectors.is_multiple_of(i.zone_sectors) && end != cap {
             return Err(ZonedError::InvalidArgument(format!(
                 "zone {op} of {nr_sectors} sectors: not a whole number of {}-sector zones",
                 i.zone_sectors
@@ -605,7 +605,8 @@ impl ZoneSet {
     /// the limits (for tests).
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
         let count = |c: ZoneCond| self.zones.iter().filter(|s| s.cond == c).count() as u32;
-        let (imp, exp, cl) = (count(ZoneCond::ImplicitOpen), count(ZoneCond::ExplicitOpen), count(ZoneCond::Closed));
+        let (imp, exp, cl) =
+            (count(ZoneCond::ImplicitOpen), count(ZoneCond::ExplicitOpen), count(ZoneCond::Closed));
         if (imp, exp, cl) != (self.imp_open, self.exp_open, self.closed) {
             return Err(format!(
                 "counters (imp {}, exp {}, closed {}) != conditions (imp {imp}, exp {exp}, closed {cl})",

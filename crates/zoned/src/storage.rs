@@ -21,7 +21,7 @@ pub trait Storage {
     /// The durability barrier (`fdatasync`).
     fn sync(&mut self) -> io::Result<()>;
     /// Current length in bytes.
-    fn len(&mut self) -> io::Result<u64>;
+    fn size(&mut self) -> io::Result<u64>;
     /// Sets the length (a sparse extension when growing).
     fn set_len(&mut self, len: u64) -> io::Result<()>;
     /// A name for messages (the path for files).
@@ -96,7 +96,10 @@ impl FileStorage {
 
     fn write_direct(&mut self, offset: u64, data: &[u8]) -> io::Result<bool> {
         let Some(direct) = &self.direct else { return Ok(false) };
-        if offset % DIRECT_ALIGN as u64 != 0 || data.len() % DIRECT_ALIGN != 0 || data.is_empty() {
+        if !offset.is_multiple_of(DIRECT_ALIGN as u64)
+            || !data.len().is_multiple_of(DIRECT_ALIGN)
+            || data.is_empty()
+        {
             return Ok(false);
         }
         if self.bounce.len() < data.len() + DIRECT_ALIGN {
@@ -157,7 +160,7 @@ impl Storage for FileStorage {
         self.file.sync_data()
     }
 
-    fn len(&mut self) -> io::Result<u64> {
+    fn size(&mut self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
     }
 
@@ -310,7 +313,7 @@ impl Storage for SimStorage {
         Ok(())
     }
 
-    fn len(&mut self) -> io::Result<u64> {
+    fn size(&mut self) -> io::Result<u64> {
         Ok(self.current.len() as u64)
     }
 

@@ -124,8 +124,21 @@ impl<D: ZonedDevice> Timed<D> {
                 format!("smaller than the zoned device ({})", ByteSize(dev_bytes)),
             ));
         }
-        let stride = if cfg.spread_zones { (mech.capacity() / info.nr_zones).max(info.zone_bytes()) } else { info.zone_bytes() };
-        Ok(Timed { inner, cfg, mech, info, stride, now: Nanos::ZERO, last: Nanos::ZERO, stats: TimingStats::default() })
+        let stride = if cfg.spread_zones {
+            (mech.capacity() / info.nr_zones).max(info.zone_bytes())
+        } else {
+            info.zone_bytes()
+        };
+        Ok(Timed {
+            inner,
+            cfg,
+            mech,
+            info,
+            stride,
+            now: Nanos::ZERO,
+            last: Nanos::ZERO,
+            stats: TimingStats::default(),
+        })
     }
 
     /// The modelled time the next operation is issued at.
@@ -215,7 +228,10 @@ impl<D: ZonedDevice> ZonedDevice for Timed<D> {
     fn write(&mut self, sector: u64, data: &[u8]) -> Result<()> {
         let opens = sector < self.info.capacity_sectors
             && self.info.zone_of(sector) >= self.info.nr_conv
-            && self.zones_in(sector, 1).first().is_some_and(|z| matches!(z.cond, ZoneCond::Empty | ZoneCond::Closed));
+            && self
+                .zones_in(sector, 1)
+                .first()
+                .is_some_and(|z| matches!(z.cond, ZoneCond::Empty | ZoneCond::Closed));
         let r = self.inner.write(sector, data);
         let t = if r.is_ok() {
             let mut t = Nanos::ZERO;

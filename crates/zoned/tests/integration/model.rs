@@ -94,7 +94,11 @@ impl Model {
     fn write(&mut self, sector: u64, data: &[u8]) -> R {
         let n = (data.len() / SEC) as u64;
         let ls = self.i.lba_sectors();
-        if n == 0 || sector % ls != 0 || n % ls != 0 || sector + n > self.i.capacity_sectors {
+        if n == 0
+            || !sector.is_multiple_of(ls)
+            || !n.is_multiple_of(ls)
+            || sector + n > self.i.capacity_sectors
+        {
             return Err("EINVAL");
         }
         let z = self.i.zone_of(sector);
@@ -208,7 +212,11 @@ impl Model {
 
     fn read(&self, sector: u64, n: u64) -> Result<Vec<u8>, &'static str> {
         let ls = self.i.lba_sectors();
-        if n == 0 || sector % ls != 0 || n % ls != 0 || sector + n > self.i.capacity_sectors {
+        if n == 0
+            || !sector.is_multiple_of(ls)
+            || !n.is_multiple_of(ls)
+            || sector + n > self.i.capacity_sectors
+        {
             return Err("EINVAL");
         }
         let mut out = vec![0u8; n as usize * SEC];
@@ -566,9 +574,9 @@ fn read_conv(d: &mut dyn ZonedDevice, m: &Model) -> Vec<u8> {
 }
 
 fn mark_conv(dirty: &mut [bool], before: &Model, after: &Model) {
-    for s in 0..dirty.len() {
+    for (s, d) in dirty.iter_mut().enumerate() {
         if before.conv[s * SEC..(s + 1) * SEC] != after.conv[s * SEC..(s + 1) * SEC] {
-            dirty[s] = true;
+            *d = true;
         }
     }
 }
