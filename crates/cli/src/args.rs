@@ -32,6 +32,10 @@ pub enum Command {
     Policies,
     /// List the named drive profiles.
     Drives,
+    /// Drive models: micro-benchmarks beside the papers' measurements (`shingled drive bench
+    /// fig3`), profiles.
+    #[command(subcommand)]
+    Drive(crate::drive_cmd::DriveCommand),
     /// Print the configuration the given flags produce, as TOML (a starting point for --config).
     Config(ConfigCmd),
 }

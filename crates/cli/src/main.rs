@@ -1,6 +1,8 @@
 //! `shingled`: simulate SSD caches above SMR drives, inspect and convert traces.
 
 mod args;
+mod drive_cmd;
+mod plot;
 mod progress;
 
 use anyhow::{bail, Context, Result};
@@ -29,6 +31,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Drive(d) => drive_cmd::run(d),
         Command::Drives => {
             for name in shingled_device::profile_names() {
                 println!("{name}");

@@ -699,7 +699,8 @@ pub fn timeline(opts: &BenchOptions) -> Result<BenchReport> {
     Ok(BenchReport {
         name: "timeline".into(),
         title: format!(
-            "SAC Table 3 / Fig. 11: 4 KB random writes over {range} on st8000as0002, IOPS per second"
+            "SAC Table 3 / Fig. 11: 4 KB random writes over {:.0} GB on st8000as0002, IOPS per second",
+            range.0 as f64 / 1e9
         ),
         rows,
         series: vec![Series {

@@ -1,0 +1,97 @@
+//! `shingled drive`: the drive models' micro-benchmarks (`shingled drive bench <name>`) and a
+//! listing of the drive profiles.
+
+use crate::plot;
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use shingled_device::bench::{self, BenchOptions};
+use std::path::PathBuf;
+
+/// `shingled drive ...`
+#[derive(Subcommand, Debug)]
+pub enum DriveCommand {
+    /// Run a drive micro-benchmark and print it beside the paper's numbers: fig3, sac-table2,
+    /// fig10, timeline (or `list`).
+    Bench(BenchCmd),
+    /// List the drive profiles.
+    Profiles,
+}
+
+/// Flags of `shingled drive bench`.
+#[derive(Args, Debug)]
+pub struct BenchCmd {
+    /// Bench name (fig3, sac-table2, fig10, timeline) or `list`.
+    pub name: String,
+    /// Fraction of the full measurement windows (1 = the documented sizes).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Seed of the random offsets.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// timeline: range of the random writes (default 1TB, SAC Fig. 1).
+    #[arg(long)]
+    pub range: Option<String>,
+    /// Write the compared rows as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the curves (x, y per series, the paper's points too) as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub series_csv: Option<PathBuf>,
+    /// Write everything as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Plot the curves as PNG.
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
+}
+
+/// Runs `shingled drive ...`.
+pub fn run(cmd: DriveCommand) -> Result<()> {
+    match cmd {
+        DriveCommand::Profiles => {
+            for name in shingled_device::profile_names() {
+                println!("{name}");
+            }
+            Ok(())
+        }
+        DriveCommand::Bench(a) => bench_cmd(a),
+    }
+}
+
+fn write(path: &PathBuf, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn bench_cmd(a: BenchCmd) -> Result<()> {
+    if a.name == "list" {
+        for (name, what) in bench::BENCHES {
+            println!("{name:<12} {what}");
+        }
+        return Ok(());
+    }
+    let range = match &a.range {
+        Some(r) => {
+            Some(r.parse::<shingled_core::ByteSize>().map_err(|e| anyhow::anyhow!("--range {r:?}: {e}"))?)
+        }
+        None => None,
+    };
+    let opts = BenchOptions { scale: a.scale, seed: a.seed, range };
+    let report = bench::run(&a.name, &opts)?;
+    print!("{}", report.to_table());
+    if let Some(p) = &a.csv {
+        write(p, &report.rows_csv())?;
+    }
+    if let Some(p) = &a.series_csv {
+        write(p, &report.series_csv())?;
+    }
+    if let Some(p) = &a.json {
+        write(p, &(serde_json::to_string_pretty(&report)? + "\n"))?;
+    }
+    if let Some(p) = &a.png {
+        let log_y = matches!(a.name.as_str(), "fig3" | "timeline");
+        plot::line_chart(p, &report.title, &report.series, log_y)
+            .with_context(|| format!("plotting {}", p.display()))?;
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! PNG line charts of bench curves: plotters' bitmap backend with the DejaVu Sans font compiled
+//! in (the `ab_glyph` text backend), so plotting needs no system fonts.
+
+use anyhow::{anyhow, Result};
+use plotters::prelude::*;
+use shingled_device::bench::Series;
+use std::path::Path;
+use std::sync::Once;
+
+static FONT: Once = Once::new();
+
+fn register_font() {
+    FONT.call_once(|| {
+        // DejaVu Sans is a valid TrueType font; a failure would only mean unlabelled axes.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+    });
+}
+
+/// A tick label without float noise (`0.7`, `12`, `3156`).
+fn short(v: f64) -> String {
+    let a = v.abs();
+    let s = if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Draws `series` (and their paper points, as crosses) on one chart; `log_y` for curves that
+/// span decades (fig3's SMR curve, the PB cliff).
+pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> Result<()> {
+    register_font();
+    let pts = || series.iter().flat_map(|s| s.points.iter().chain(s.paper.iter()));
+    if pts().next().is_none() {
+        return Err(anyhow!("nothing to plot"));
+    }
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
+    for &(x, y) in pts() {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        if !log_y || y > 0.0 {
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    let (x_label, y_label) = (series[0].x_label.clone(), series[0].y_label.clone());
+    let root = BitMapBackend::new(path, (1000, 620)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
+    let colors =
+        [RGBColor(31, 119, 180), RGBColor(214, 39, 40), RGBColor(44, 160, 44), RGBColor(148, 103, 189)];
+    macro_rules! draw {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(x_label.as_str())
+                .y_desc(y_label.as_str())
+                .label_style(("sans-serif", 16))
+                .x_label_formatter(&|v| short(*v))
+                .y_label_formatter(&|v| short(*v))
+                .draw()
+                .map_err(|e| anyhow!("{e}"))?;
+            for (i, s) in series.iter().enumerate() {
+                let c = colors[i % colors.len()];
+                let line: Vec<(f64, f64)> =
+                    s.points.iter().copied().filter(|p| !log_y || p.1 > 0.0).collect();
+                chart
+                    .draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
+                    .map_err(|e| anyhow!("{e}"))?
+                    .label(s.name.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+                if line.len() <= 40 {
+                    chart
+                        .draw_series(line.iter().map(|&p| Circle::new(p, 3, c.filled())))
+                        .map_err(|e| anyhow!("{e}"))?;
+                }
+                if !s.paper.is_empty() {
+                    let paper: Vec<(f64, f64)> =
+                        s.paper.iter().copied().filter(|p| !log_y || p.1 > 0.0).collect();
+                    chart
+                        .draw_series(paper.iter().map(|&p| Cross::new(p, 7, c.stroke_width(2))))
+                        .map_err(|e| anyhow!("{e}"))?
+                        .label(format!("{} (paper)", s.name))
+                        .legend(move |(x, y)| Cross::new((x + 10, y), 6, c.stroke_width(2)));
+                }
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 15))
+                .draw()
+                .map_err(|e| anyhow!("{e}"))?;
+        }};
+    }
+    let mut builder = ChartBuilder::on(&root);
+    builder.caption(title, ("sans-serif", 20)).margin(15).x_label_area_size(45).y_label_area_size(70);
+    if log_y {
+        let (lo, hi) = (y0.max(1e-6) / 1.5, y1 * 1.5);
+        draw!(builder.build_cartesian_2d(x0..x1, (lo..hi).log_scale()).map_err(|e| anyhow!("{e}"))?);
+    } else {
+        let hi = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+        draw!(builder.build_cartesian_2d(x0..x1, 0.0..hi).map_err(|e| anyhow!("{e}"))?);
+    }
+    root.present().map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
+    Ok(())
+}
