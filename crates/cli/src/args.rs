@@ -38,6 +38,10 @@ pub enum Command {
     Drive(crate::drive_cmd::DriveCommand),
     /// Print the configuration the given flags produce, as TOML (a starting point for --config).
     Config(ConfigCmd),
+    /// Emulated zoned (host-managed SMR) device files, like `blkzone`: create, report, reset,
+    /// open, close, finish.
+    #[command(subcommand)]
+    Zone(crate::zone_cmd::ZoneCommand),
 }
 
 #[derive(Copy, Clone, Debug, Default, ValueEnum)]

@@ -4,6 +4,7 @@ mod args;
 mod drive_cmd;
 mod plot;
 mod progress;
+mod zone_cmd;
 
 use anyhow::{bail, Context, Result};
 use args::{Cli, Command, Output, TraceCommand};
@@ -43,6 +44,7 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", cfg.to_toml());
             Ok(())
         }
+        Command::Zone(z) => zone_cmd::run(z),
     }
 }
 

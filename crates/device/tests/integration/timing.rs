@@ -108,7 +108,7 @@ proptest! {
 
     #[test]
     fn every_cost_is_positive(
-        model in 0usize..9,
+        model in 0usize..11,
         ops in prop::collection::vec((any::<bool>(), any::<u64>(), 1u32..64), 1..200),
     ) {
         let ctx = BuildContext { written_range: ByteSize::gb(4), accessed_range: ByteSize::gb(4) };
