@@ -1,0 +1,331 @@
+//! Persistent-buffer capacity detection (SAC §5.1, Fig. 11, Table 3).
+//!
+//! 1. **Force the PB empty** (SAC §5.1 step 1). Write the range `[0, C)` in random order ("to
+//!    squeeze out the old data in the PB, only leaving the data located in LBA 0 to C"), then
+//!    sequentially ("SMR will let these sequential data directly write back to the band region
+//!    and drop the old data in the PB"). `C` is an upper bound of the PB capacity
+//!    ([`PbProbeConfig::upper_bound`]). Then, our addition, stay idle for
+//!    [`PbProbeConfig::settle_s`]: Skylight observed drives cleaning their persistent cache
+//!    when idle (zoned-storage.md §3.1), and a drive that does not bypass its PB for sequential
+//!    writes is only emptied that way.
+//! 2. **Random writing** (SAC §5.1 step 2). Write `[0, C)` again in a new random order, in
+//!    [`PbProbeConfig::block_size`] requests at I/O depth 1, and record the IOPS per window. "The
+//!    IOPS initially stays high ... when the PB is full and it begins to clean up the data, a
+//!    sudden drop of IOPS will be observed ... The written data amount before the sudden IOPS
+//!    drop is the PB capacity." The drop is found by [`crate::detect::find_cliff`] on the
+//!    windowed series and placed on the exact write by [`crate::detect::refine_change_point`]
+//!    on the per-write service times around it. Writing stops once the drop is confirmed
+//!    ([`PbProbeConfig::confirm_fraction`]), so a slow post-cliff drive is not written for hours.
+//!
+//! The value depends on the write size, as SAC Table 3 shows: a drive whose PB is full when its
+//! *entries* run out reports `entries × block_size`, not its byte size. Run with the block size
+//! of the workload the result is for.
+
+use crate::detect::{find_cliff, refine_change_point, rolling_median, Cliff, CliffParams};
+use crate::error::{invalid, ProbeError, Result};
+use crate::perm::Permutation;
+use crate::target::ProbeTarget;
+use crate::Progress;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Parameters of [`detect_pb`]. Sizes are bytes, multiples of 4096.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PbProbeConfig {
+    /// `C`, the upper bound of the PB capacity: the range `[0, C)` is written. Default
+    /// (`None`): [`PbProbeConfig::default_upper_bound`] of the target's capacity. The larger
+    /// `C` is compared with the PB, the sharper the cliff (after it, each band cleaning frees
+    /// only the few PB blocks that fall into that band). At least 64 blocks of `block_size`.
+    pub upper_bound: Option<u64>,
+    /// Request size of step 2 (and of step 1's random pass). Default 4096 (SAC Table 3's first
+    /// row).
+    pub block_size: u64,
+    /// Request size of step 1's sequential pass. Default (`None`): `block_size`. A drive that
+    /// cannot be emptied (no idle cleaning, sequential writes not bypassing the PB) keeps the
+    /// last of these writes in its PB; written in `block_size` requests they take PB entries as
+    /// step 2's writes do, so the cliff still comes after a PB's worth of them. Larger requests
+    /// (1 MiB) make step 1 much faster on a real drive that does empty its PB.
+    pub sequential_request: Option<u64>,
+    /// Run step 1 (force the PB empty). Default `true`; turn off only for a target known to be
+    /// empty (a model just built).
+    pub empty_first: bool,
+    /// Idle time after step 1, seconds. Default 600: the calibrated models start cleaning after
+    /// 1.242 s idle and clean a 20 GB PB of 30 MB bands in about 5 minutes; a model's idle time
+    /// costs nothing, a real drive's is a wait.
+    pub settle_s: f64,
+    /// Writes per IOPS window. Default (`None`): `C / block_size / 2000`, clamped to 32 ..= 65536.
+    pub window_ops: Option<u64>,
+    /// A window also closes after this much time, seconds (SAC Fig. 11 samples per second).
+    /// Default 1.
+    pub window_s: f64,
+    /// How the cliff is recognised.
+    pub cliff: CliffParams,
+    /// Step 2 stops once the writes after the cliff reach this fraction of the writes before it
+    /// (and at least `cliff.min_after` windows). Default 0.05; bounds (0, 10].
+    pub confirm_fraction: f64,
+    /// Seed of the random orders.
+    pub seed: u64,
+}
+
+impl Default for PbProbeConfig {
+    fn default() -> Self {
+        PbProbeConfig {
+            upper_bound: None,
+            block_size: 4096,
+            sequential_request: None,
+            empty_first: true,
+            settle_s: 600.0,
+            window_ops: None,
+            window_s: 1.0,
+            cliff: CliffParams::default(),
+            confirm_fraction: 0.05,
+            seed: 0,
+        }
+    }
+}
+
+impl PbProbeConfig {
+    /// The default `C` for a target of `capacity` bytes: 1/32 of it (156 GB of a 5 TB drive,
+    /// 7.8× the ST5000AS0011's 20 GB PB), rounded down to whole MiB. SAC: "C may be equal to the
+    /// capacity of the whole SMR disk if we cannot get an upper bound"; a thirty-second keeps
+    /// step 1 to hours on a real drive.
+    pub fn default_upper_bound(capacity: u64) -> u64 {
+        (capacity / 32) & !((1 << 20) - 1)
+    }
+
+    /// The `C` used on a target of `capacity` bytes.
+    pub fn resolved_upper_bound(&self, capacity: u64) -> u64 {
+        self.upper_bound.unwrap_or_else(|| Self::default_upper_bound(capacity))
+    }
+
+    /// Checks the parameters against a target of `capacity` bytes.
+    pub fn validate(&self, capacity: u64) -> Result<()> {
+        let c = self.resolved_upper_bound(capacity);
+        for (field, v) in [("block_size", self.block_size), ("sequential_request", self.sequential_len())] {
+            if v == 0 || !v.is_multiple_of(4096) {
+                return Err(invalid(field, v, "expected a non-zero multiple of 4096 bytes"));
+            }
+        }
+        if !c.is_multiple_of(self.block_size) || c / self.block_size < 64 {
+            return Err(invalid(
+                "upper_bound",
+                c,
+                format!("expected a multiple of block_size ({}) and at least 64 of them", self.block_size),
+            ));
+        }
+        if c > capacity {
+            return Err(ProbeError::TooSmall {
+                what: "PB detection (the range [0, C))",
+                needed: c,
+                capacity,
+                hint: "; lower --upper-bound".into(),
+            });
+        }
+        if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
+            return Err(invalid("settle_s", self.settle_s, "expected seconds >= 0"));
+        }
+        if !(self.window_s.is_finite() && self.window_s > 0.0) {
+            return Err(invalid("window_s", self.window_s, "expected seconds > 0"));
+        }
+        if self.window_ops == Some(0) {
+            return Err(invalid("window_ops", 0, "expected at least one write per window"));
+        }
+        if !(self.cliff.fraction > 0.0 && self.cliff.fraction < 1.0) {
+            return Err(invalid("cliff.fraction", self.cliff.fraction, "expected 0 < fraction < 1"));
+        }
+        if !(self.confirm_fraction > 0.0 && self.confirm_fraction <= 10.0) {
+            return Err(invalid("confirm_fraction", self.confirm_fraction, "expected (0, 10]"));
+        }
+        Ok(())
+    }
+
+    fn sequential_len(&self) -> u64 {
+        self.sequential_request.unwrap_or(self.block_size)
+    }
+
+    fn resolved_window_ops(&self, ops: u64) -> u64 {
+        self.window_ops.unwrap_or_else(|| (ops / 2000).clamp(32, 65536))
+    }
+}
+
+/// One window of step 2's IOPS series.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IopsWindow {
+    /// Writes of step 2 before this window.
+    pub first_op: u64,
+    /// Writes in this window.
+    pub ops: u64,
+    /// Start of the window, seconds since step 2 began.
+    pub start_s: f64,
+    /// Length of the window, seconds.
+    pub duration_s: f64,
+    /// `ops / duration_s`.
+    pub iops: f64,
+    /// The rolling median [`find_cliff`] compares.
+    pub smoothed: f64,
+}
+
+/// What [`detect_pb`] found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PbReport {
+    /// The target, as it describes itself.
+    pub target: String,
+    /// `C`, bytes.
+    pub upper_bound: u64,
+    /// Request size of step 2, bytes.
+    pub block_size: u64,
+    /// The detected PB capacity: bytes written in step 2 before the cliff.
+    pub pb_bytes: u64,
+    /// Writes of step 2 before the cliff (`pb_bytes / block_size`).
+    pub cliff_op: u64,
+    /// The cliff in the windowed series (window index, plateau and after-cliff IOPS).
+    pub cliff: Cliff,
+    /// Step 2's IOPS series.
+    pub windows: Vec<IopsWindow>,
+    /// Duration of step 1 (both passes and the settle time), seconds.
+    pub step1_s: f64,
+    /// Duration of step 2, seconds.
+    pub step2_s: f64,
+}
+
+impl PbReport {
+    /// The IOPS series as CSV: `window,first_op,bytes_before,start_s,duration_s,iops,smoothed,after_cliff`.
+    pub fn iops_csv(&self) -> String {
+        let mut s =
+            String::from("window,first_op,bytes_before,start_s,duration_s,iops,smoothed,after_cliff\n");
+        for (i, w) in self.windows.iter().enumerate() {
+            s.push_str(&format!(
+                "{i},{},{},{:.6},{:.6},{:.3},{:.3},{}\n",
+                w.first_op,
+                w.first_op * self.block_size,
+                w.start_s,
+                w.duration_s,
+                w.iops,
+                w.smoothed,
+                u8::from(i >= self.cliff.window)
+            ));
+        }
+        s
+    }
+}
+
+/// Runs SAC §5.1 on `target` (see the module documentation). `progress` is called now and then
+/// with the step and the bytes done.
+///
+/// Errors: bad parameters, a target smaller than `C`, an I/O error, or
+/// [`ProbeError::NoCliff`] when step 2 writes all of `[0, C)` without a sustained drop.
+pub fn detect_pb(
+    target: &mut dyn ProbeTarget,
+    cfg: &PbProbeConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<PbReport> {
+    let capacity = target.capacity();
+    cfg.validate(capacity)?;
+    let c = cfg.resolved_upper_bound(capacity);
+    let bs = cfg.block_size;
+    let ops = c / bs;
+    let t0 = target.elapsed();
+
+    if cfg.empty_first {
+        // Step 1.1: random order over [0, C).
+        let perm = Permutation::new(ops, cfg.seed ^ 0x5ac1);
+        for i in 0..ops {
+            target.write(perm.get(i) * bs, bs)?;
+            if i % 4096 == 0 {
+                progress(Progress { step: "pb: step 1, random fill", done: i * bs, total: c });
+            }
+        }
+        // Step 1.2: sequentially.
+        let mut at = 0;
+        while at < c {
+            let len = cfg.sequential_len().min(c - at);
+            target.write(at, len)?;
+            at += len;
+            if (at / len).is_multiple_of(4096) {
+                progress(Progress { step: "pb: step 1, sequential fill", done: at, total: c });
+            }
+        }
+        target.idle(Duration::from_secs_f64(cfg.settle_s))?;
+    }
+    let t1 = target.elapsed();
+
+    // Step 2: random order again, one write at a time, timed.
+    let perm = Permutation::new(ops, cfg.seed ^ 0x5ac2);
+    let w_ops = cfg.resolved_window_ops(ops);
+    let w_ns = (cfg.window_s * 1e9) as u128;
+    let mut per_op: Vec<f32> = Vec::new(); // µs
+    let mut windows: Vec<IopsWindow> = Vec::new();
+    let mut iops: Vec<f64> = Vec::new();
+    let (mut in_window, mut window_ns, mut elapsed_ns) = (0u64, 0u128, 0u128);
+    let mut next_check = cfg.cliff.min_before + cfg.cliff.min_after;
+    let mut found = None;
+    for i in 0..ops {
+        let t = target.write(perm.get(i) * bs, bs)?;
+        per_op.push((t.as_nanos() as f64 / 1e3) as f32);
+        in_window += 1;
+        window_ns += t.as_nanos();
+        if in_window < w_ops && window_ns < w_ns && i + 1 < ops {
+            continue;
+        }
+        let d = (window_ns.max(1) as f64) / 1e9;
+        windows.push(IopsWindow {
+            first_op: i + 1 - in_window,
+            ops: in_window,
+            start_s: elapsed_ns as f64 / 1e9,
+            duration_s: d,
+            iops: in_window as f64 / d,
+            smoothed: 0.0,
+        });
+        iops.push(in_window as f64 / d);
+        elapsed_ns += window_ns;
+        (in_window, window_ns) = (0, 0);
+        progress(Progress { step: "pb: step 2, random writes", done: (i + 1) * bs, total: c });
+        if windows.len() >= next_check {
+            next_check = windows.len() + (windows.len() / 16).max(1);
+            if let Some(cl) = find_cliff(&iops, &cfg.cliff) {
+                let before = windows[cl.window].first_op;
+                let after = i + 1 - before;
+                if after as f64 >= cfg.confirm_fraction * before as f64 {
+                    found = Some(cl);
+                    break;
+                }
+            }
+        }
+    }
+    let t2 = target.elapsed();
+    let cliff = match found {
+        Some(c) => c,
+        // The loop ends without confirmation only when [0, C) is written: a last look.
+        None => find_cliff(&iops, &cfg.cliff).ok_or_else(|| ProbeError::NoCliff {
+            ops: per_op.len() as u64,
+            written: per_op.len() as u64 * bs,
+            upper_bound: c,
+            detail: String::new(),
+        })?,
+    };
+
+    // Place the drop on the exact write: the mean shift of per-write times around the window.
+    let k = cfg.cliff.smooth / 2 + 1;
+    let lo = windows[cliff.window.saturating_sub(k)].first_op as usize;
+    let hi_w = (cliff.window + k).min(windows.len() - 1);
+    let hi = (windows[hi_w].first_op + windows[hi_w].ops) as usize;
+    let slice: Vec<f64> = per_op[lo..hi].iter().map(|&x| x as f64).collect();
+    let cliff_op = lo as u64 + refine_change_point(&slice).unwrap_or(0) as u64;
+
+    let smoothed = rolling_median(&iops, cfg.cliff.smooth.max(1));
+    for (w, s) in windows.iter_mut().zip(smoothed) {
+        w.smoothed = s;
+    }
+    Ok(PbReport {
+        target: target.describe(),
+        upper_bound: c,
+        block_size: bs,
+        pb_bytes: cliff_op * bs,
+        cliff_op,
+        cliff,
+        windows,
+        step1_s: (t1 - t0).as_secs_f64(),
+        step2_s: (t2 - t1).as_secs_f64(),
+    })
+}

@@ -1,0 +1,155 @@
+//! From detections to a drive profile the simulator loads (`shingled sim --drive-file`).
+
+use crate::bands::BandReport;
+use crate::detect::{median, quantile};
+use shingled_core::{BandConfig, ByteSize, SizeSpec};
+use shingled_device::{DmSmrConfig, DriveConfig};
+
+/// The band layout the samples of `report` suggest, over a drive of `capacity` bytes; `None`
+/// without a single accepted band.
+///
+/// - Two or more targets spread over at least a quarter of the drive whose sizes follow a line
+///   that changes by more than 15% from LBA 0 to the end: [`BandConfig::LbaDependent`] with the
+///   line's values at both ends (Skylight's ST5000AS0011: 36 MB outer, 17 MB inner).
+/// - Otherwise, bands whose 10th and 90th percentiles differ by more than 25%:
+///   [`BandConfig::UniformRandom`] between them (PORE's 17–36 MB).
+/// - Otherwise [`BandConfig::Fixed`] at the median (SAC's choice: "the SMR band size is
+///   considered as a constant value").
+pub fn fit_band_layout(report: &BandReport, capacity: u64) -> Option<BandConfig> {
+    let all: Vec<f64> = report.accepted_bands().iter().map(|&(_, s)| s as f64).collect();
+    if all.is_empty() {
+        return None;
+    }
+    let round = |x: f64| ByteSize(((x.max(4096.0) / 4096.0).round() as u64) * 4096);
+    let pts: Vec<(f64, f64)> = report
+        .samples
+        .iter()
+        .filter(|s| s.band_size > 0)
+        .map(|s| (s.target as f64, s.band_size as f64))
+        .collect();
+    if pts.len() >= 2 {
+        let (lo, hi) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+        if hi - lo >= capacity as f64 / 4.0 {
+            let n = pts.len() as f64;
+            let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+            let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+            let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+            let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+            let slope = sxy / sxx;
+            let outer = my - slope * mx;
+            let inner = outer + slope * capacity as f64;
+            if (outer - inner).abs() > 0.15 * my {
+                return Some(BandConfig::LbaDependent { outer: round(outer), inner: round(inner) });
+            }
+        }
+    }
+    let (p10, p90) = (quantile(&all, 0.1), quantile(&all, 0.9));
+    if p90 > 1.25 * p10 {
+        return Some(BandConfig::UniformRandom { min: round(p10), max: round(p90), seed: 0 });
+    }
+    Some(BandConfig::Fixed { size: round(median(&all)) })
+}
+
+/// A DM-SMR configuration with what was detected: `base` (the probed profile, or the default
+/// DM-SMR drive for a real device: mechanics, PB flavour, ...) with its capacity set to
+/// `capacity`, its PB to `pb_bytes` and its bands to `bands`, each when given.
+///
+/// A PB detected with small writes is the capacity *for that write size* (SAC Table 3): it may be
+/// an entry limit rather than the byte size. The profile states it as a byte size with no entry
+/// limit, which is what a workload of that write size sees.
+pub fn detected_drive_config(
+    base: &DmSmrConfig,
+    capacity: u64,
+    pb_bytes: Option<u64>,
+    bands: Option<BandConfig>,
+) -> DriveConfig {
+    let mut d = DriveConfig::DmSmr(base.clone());
+    d.set_capacity(ByteSize(capacity));
+    let c = d.dm_smr_mut().expect("built as dm-smr");
+    if let Some(pb) = pb_bytes {
+        c.pb_size = SizeSpec::Absolute(ByteSize(pb.max(4096)));
+        c.pb_max_entries = None;
+    }
+    if let Some(b) = bands {
+        c.bands = b;
+    }
+    // The PB may have grown beyond the mechanism's room.
+    d.set_capacity(ByteSize(capacity));
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bands::{BandSample, DetectedBand};
+    use crate::detect::Run;
+
+    fn sample(target: u64, sizes: &[u64]) -> BandSample {
+        let bands = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| DetectedBand {
+                run: Run { start: i * 100, len: 10 },
+                start: target + i as u64 * 10_000_000,
+                size: s,
+                refined: true,
+                accepted: true,
+            })
+            .collect();
+        let mut v = sizes.to_vec();
+        v.sort_unstable();
+        BandSample {
+            target,
+            range_start: target,
+            range_len: 0,
+            elsewhere_writes: 0,
+            spikes: 0,
+            markers_cleaned: 0,
+            reads: vec![],
+            threshold_ms: 1.0,
+            separation: 10.0,
+            bands,
+            band_size: v[v.len() / 2],
+        }
+    }
+
+    fn report(samples: Vec<BandSample>) -> BandReport {
+        BandReport { target: "t".into(), pb_bytes: 1, read_size: 1 << 20, samples }
+    }
+
+    #[test]
+    fn layouts_fixed_uniform_and_lba_dependent() {
+        let fixed = report(vec![sample(1 << 30, &[20_480_000, 20_484_096, 20_475_904])]);
+        assert_eq!(fit_band_layout(&fixed, 1 << 40), Some(BandConfig::Fixed { size: ByteSize(20_480_000) }));
+        let spread =
+            report(vec![sample(1 << 30, &[15_000_000, 22_000_000, 30_000_000, 39_000_000, 26_000_000])]);
+        assert!(matches!(fit_band_layout(&spread, 1 << 40), Some(BandConfig::UniformRandom { .. })));
+        let cap = 5_000_000_000_000u64;
+        let lba = report(vec![
+            sample(cap / 10, &[34_000_000]),
+            sample(cap / 2, &[26_500_000]),
+            sample(cap * 9 / 10, &[19_000_000]),
+        ]);
+        let Some(BandConfig::LbaDependent { outer, inner }) = fit_band_layout(&lba, cap) else { panic!() };
+        assert!((outer.0 as f64 - 35.875e6).abs() < 0.1e6 && (inner.0 as f64 - 17.125e6).abs() < 0.1e6);
+        assert_eq!(fit_band_layout(&report(vec![]), cap), None);
+    }
+
+    #[test]
+    fn the_detected_profile_builds_and_round_trips() {
+        let base = DmSmrConfig::default();
+        let d = detected_drive_config(
+            &base,
+            2_000_000_000,
+            Some(8 << 20),
+            Some(BandConfig::Fixed { size: ByteSize::mib(20) }),
+        );
+        let ctx = shingled_device::BuildContext::whole_drive(ByteSize(2_000_000_000));
+        d.build(&ctx).unwrap();
+        let DriveConfig::DmSmr(c) = &d else { panic!() };
+        assert_eq!(c.pb_size, SizeSpec::Absolute(ByteSize::mib(8)));
+        assert_eq!(c.capacity, ByteSize(2_000_000_000));
+        let json = serde_json::to_string(&d).unwrap();
+        assert_eq!(serde_json::from_str::<DriveConfig>(&json).unwrap(), d);
+    }
+}
