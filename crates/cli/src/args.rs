@@ -42,6 +42,9 @@ pub enum Command {
     /// open, close, finish.
     #[command(subcommand)]
     Zone(crate::zone_cmd::ZoneCommand),
+    /// Detect a DM-SMR drive's persistent-buffer capacity and band sizes (SAC §5, after
+    /// Skylight) on a drive model or a real device, and write them as a drive profile.
+    Probe(crate::probe_cmd::ProbeCmd),
 }
 
 #[derive(Copy, Clone, Debug, Default, ValueEnum)]
@@ -154,6 +157,10 @@ pub struct SimArgs {
     /// Drive profile (see `shingled drives`).
     #[arg(long, short)]
     pub drive: Option<String>,
+    /// A drive configuration file (TOML, the fields of a `[drive]` table, as `shingled probe
+    /// --drive-file` writes them); replaces --drive.
+    #[arg(long, conflicts_with = "drive")]
+    pub drive_file: Option<PathBuf>,
     /// DM-SMR persistent-buffer size: absolute, or a fraction of the written range (1/256).
     #[arg(long)]
     pub pb_size: Option<String>,
@@ -243,6 +250,10 @@ impl SimArgs {
                     shingled_device::profile_names().join(", ")
                 )
             })?;
+        }
+        if let Some(p) = &self.drive_file {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            cfg.drive = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
         }
         if let Some(s) = &self.pb_size {
             let spec = parse::<SizeSpec>("pb-size", s)?;

@@ -3,6 +3,7 @@
 mod args;
 mod drive_cmd;
 mod plot;
+mod probe_cmd;
 mod progress;
 mod zone_cmd;
 
@@ -45,6 +46,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Zone(z) => zone_cmd::run(z),
+        Command::Probe(p) => probe_cmd::run(p),
     }
 }
 
