@@ -87,9 +87,9 @@ impl DriveConfig {
         })
     }
 
-    /// The CMR-only baseline's drive: the `cmr-7200-500g` profile.
+    /// The CMR-only baseline's drive: the `pore-cmr` profile (PORE's 7200 rpm CMR, calibrated to its Fig. 3, drive write cache on).
     pub fn default_cmr() -> DriveConfig {
-        DriveConfig::Cmr(HddConfig::cmr_7200_500g())
+        DriveConfig::Cmr(HddConfig::pore_cmr())
     }
 
     /// Baseline name stem: `cmr` or `smr` (as in the papers' "CMR-only" / "SMR-only").

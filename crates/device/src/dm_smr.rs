@@ -263,10 +263,10 @@ pub struct DmSmrConfig {
     /// capacity found grows with the write size, 720 MB at 4 KB, 1450 MB at 8 KB, i.e. about
     /// 184 k entries). Default none: only slots count (the papers' emulators). Bounds ≥ 1.
     pub pb_max_entries: Option<u64>,
-    /// Cost of merging one PB block during an RMW, ms. Default none: the block is read at the
-    /// PB medium's bandwidth (Eq. 1's `S / B_rbuf`). SAC §4.4 fits 0.728 ms per block to the
-    /// whole write-back, of which a PB append is 0.317 ms (Table 3: 3156 IOPS), so the
-    /// calibrated profiles use the remaining 0.41 ms. Bounds 0 ..= 1000.
+    /// Cost of merging one PB block during an RMW, ms. Default 0.41 (calibrated): SAC §4.4 fits
+    /// 0.728 ms per block to the whole write-back, of which a PB append is 0.317 ms (Table 3:
+    /// 3156 IOPS). `None`: the block is read at the PB medium's bandwidth only (Eq. 1's
+    /// `S / B_rbuf`). Bounds 0 ..= 1000.
     pub pb_merge_ms_per_block: Option<f64>,
     /// Where the PB lives. Default `disk`.
     pub pb_medium: PbMedium,
@@ -289,7 +289,7 @@ impl Default for DmSmrConfig {
             bands: BandConfig::default(),
             mechanism: HddConfig::archive_5900_5tb(),
             pb_max_entries: None,
-            pb_merge_ms_per_block: None,
+            pb_merge_ms_per_block: Some(crate::config::MERGE_MS_PER_BLOCK),
             pb_medium: PbMedium::Disk,
             pb_flash: FlashPbConfig::default(),
             idle_window_ms: None,
