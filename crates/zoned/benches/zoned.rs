@@ -8,7 +8,8 @@
 //! 2. zone report rate (memory and file backings) and the file backing's open (table load) time;
 //! 3. modelled sequential append throughput through [`Timed`] on the virtual clock.
 //!
-//! `--quick` shrinks every size for a smoke run. `ZONED_BENCH_DIR` picks the directory of the
+//! `--quick` shrinks every size for a smoke run; `ZONED_BENCH_PART=append|report|timed` runs one
+//! part. `ZONED_BENCH_DIR` picks the directory of the
 //! scratch files (default: the system temporary directory).
 
 use shingled_core::ByteSize;
@@ -93,6 +94,12 @@ fn zoned(path: &Path, mode: IoMode, io: usize, total: u64, sync_every: u64, zone
     (total as f64 / s / 1e6, direct)
 }
 
+/// `sync(1)` and a short pause, so that one run's deferred work does not land in the next.
+fn settle() {
+    let _ = std::process::Command::new("sync").status();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+}
+
 fn direct_supported(dir: &Path) -> bool {
     let p = dir.join("zoned-bench-odirect-probe");
     let _ = std::fs::remove_file(&p);
@@ -108,6 +115,8 @@ fn direct_supported(dir: &Path) -> bool {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    let part = std::env::var("ZONED_BENCH_PART").unwrap_or_default();
+    let want = |p: &str| part.is_empty() || part == p;
     let dir: PathBuf =
         std::env::var_os("ZONED_BENCH_DIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let reps = if quick { 1 } else { 5 };
@@ -115,108 +124,127 @@ fn main() {
     let sync_every: u64 = if quick { 16 << 20 } else { 256 << 20 };
     let zone = ByteSize::mib(if quick { 16 } else { 256 });
     let direct = direct_supported(&dir);
-    println!("# sequential append: file backing vs raw file ({} per run, fdatasync every {}, zones of {zone}, median of {reps})",
+    if want("append") {
+        println!("# sequential append: file backing vs raw file ({} per run, fdatasync every {}, zones of {zone}, median of {reps})",
         ByteSize(total), ByteSize(sync_every));
-    println!(
-        "O_DIRECT on {}: {}",
-        dir.display(),
-        if direct { "supported" } else { "NOT supported (buffered only)" }
-    );
-    println!("{:<10} {:>8} {:>12} {:>14} {:>7}", "mode", "io", "raw MB/s", "zoned MB/s", "ratio");
-    let mut modes = vec![("buffered", false, IoMode::Buffered)];
-    if direct {
-        modes.insert(0, ("O_DIRECT", true, IoMode::Direct));
-    }
-    for (name, d, mode) in modes {
-        for io in [64usize << 10, 256 << 10, 1 << 20] {
-            let (mut r, mut z) = (Vec::new(), Vec::new());
-            for _ in 0..reps {
-                r.push(raw(&dir.join("zoned-bench-raw"), d, io, total, sync_every));
-                let (mbs, was_direct) =
-                    zoned(&dir.join("zoned-bench-dev"), mode, io, total, sync_every, zone);
-                assert_eq!(was_direct, d, "the file backing did not use the requested mode");
-                z.push(mbs);
+        println!(
+            "O_DIRECT on {}: {}",
+            dir.display(),
+            if direct { "supported" } else { "NOT supported (buffered only)" }
+        );
+        println!("{:<10} {:>8} {:>12} {:>14} {:>7}", "mode", "io", "raw MB/s", "zoned MB/s", "ratio");
+        let mut modes = vec![("buffered", false, IoMode::Buffered)];
+        if direct {
+            modes.insert(0, ("O_DIRECT", true, IoMode::Direct));
+        }
+        for (name, d, mode) in modes {
+            for io in [64usize << 10, 256 << 10, 1 << 20] {
+                let (mut r, mut z) = (Vec::new(), Vec::new());
+                for rep in 0..reps {
+                    // Alternate which goes first, and let the filesystem finish freeing the previous
+                    // run's file before timing the next one.
+                    for raw_now in [rep % 2 == 0, rep % 2 != 0] {
+                        settle();
+                        if raw_now {
+                            r.push(raw(&dir.join("zoned-bench-raw"), d, io, total, sync_every));
+                        } else {
+                            let (mbs, was_direct) =
+                                zoned(&dir.join("zoned-bench-dev"), mode, io, total, sync_every, zone);
+                            assert_eq!(was_direct, d, "the file backing did not use the requested mode");
+                            z.push(mbs);
+                        }
+                    }
+                }
+                let (r, z) = (median(r), median(z));
+                println!(
+                    "{name:<10} {:>8} {r:>12.0} {z:>14.0} {:>6.1}%",
+                    ByteSize(io as u64).to_string(),
+                    100.0 * z / r
+                );
             }
-            let (r, z) = (median(r), median(z));
-            println!(
-                "{name:<10} {:>8} {r:>12.0} {z:>14.0} {:>6.1}%",
-                ByteSize(io as u64).to_string(),
-                100.0 * z / r
-            );
         }
     }
-
-    println!();
-    println!("# zone report rate (all zones, median of {reps})");
-    println!("{:<34} {:>8} {:>14} {:>12}", "device", "zones", "zones/s", "open ms");
-    let mem_zones = if quick { 4096 } else { 74508 };
-    let mut mem = MemZoned::new(&ZonedConfig::hm_smr(mem_zones)).unwrap();
-    for z in (1..mem_zones).step_by(3) {
-        let s = mem.info().zone_start(z);
-        mem.write(s, &[0u8; 4096]).unwrap();
-        mem.zone_mgmt(ZoneOp::Close, s, mem.info().zone_sectors).unwrap();
-    }
-    let rate = |d: &dyn ZonedDevice| {
-        median(
-            (0..reps)
-                .map(|_| {
-                    let t = Instant::now();
-                    let n = d.report_zones(0, 0, ReportOption::All).unwrap().len();
-                    n as f64 / t.elapsed().as_secs_f64()
-                })
-                .collect(),
-        )
-    };
-    println!("{:<34} {mem_zones:>8} {:>14.3e} {:>12}", "memory, hm-smr (20 TB geometry)", rate(&mem), "-");
-    let file_zones = if quick { 1024 } else { 4096 }; // 1 TiB sparse: ext4 files stop at 16 TiB
-    let p = dir.join("zoned-bench-report");
-    let _ = std::fs::remove_file(&p);
-    {
-        let mut f = FileZoned::create(&p, &ZonedConfig::hm_smr(file_zones), FileOptions::default()).unwrap();
-        for z in (1..file_zones).step_by(3) {
-            let s = f.info().zone_start(z);
-            f.write(s, &[0u8; 4096]).unwrap();
+    if want("report") {
+        println!();
+        println!("# zone report rate (all zones, median of {reps})");
+        println!("{:<34} {:>8} {:>14} {:>12}", "device", "zones", "zones/s", "open ms");
+        let mem_zones = if quick { 4096 } else { 74508 };
+        let mut mem = MemZoned::new(&ZonedConfig::hm_smr(mem_zones)).unwrap();
+        let conv = mem.info().nr_conv;
+        for z in (conv..mem_zones).step_by(3) {
+            let s = mem.info().zone_start(z);
+            mem.write(s, &[0u8; 4096]).unwrap();
+            mem.zone_mgmt(ZoneOp::Close, s, mem.info().zone_sectors).unwrap();
         }
-        f.flush().unwrap();
-    }
-    let opens: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            let f = FileZoned::open(&p, FileOptions::default()).unwrap();
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            drop(f);
-            ms
-        })
-        .collect();
-    let f = FileZoned::open(&p, FileOptions::default()).unwrap();
-    println!(
-        "{:<34} {file_zones:>8} {:>14.3e} {:>12.2}",
-        "file, hm-smr (256 MiB zones)",
-        rate(&f),
-        median(opens)
-    );
-    drop(f);
-    std::fs::remove_file(&p).unwrap();
-
-    println!();
-    println!("# modelled sequential append through Timed (hm_smr_20tb mechanics, 1 MiB writes)");
-    let cfg = ZonedConfig { nr_conv: 0, ..ZonedConfig::hm_smr(if quick { 8 } else { 64 }) };
-    let mut t = Timed::new(MemZoned::new(&cfg).unwrap(), TimingConfig::default()).unwrap();
-    let buf = vec![0u8; 1 << 20];
-    let zones_used = 4u64;
-    for z in 0..zones_used {
-        let start = t.info().zone_start(z);
-        for k in 0..256u64 {
-            t.write(start + k * 2048, &buf).unwrap();
+        let rate = |d: &dyn ZonedDevice| {
+            median(
+                (0..reps)
+                    .map(|_| {
+                        let t = Instant::now();
+                        let n = d.report_zones(0, 0, ReportOption::All).unwrap().len();
+                        n as f64 / t.elapsed().as_secs_f64()
+                    })
+                    .collect(),
+            )
+        };
+        println!(
+            "{:<34} {mem_zones:>8} {:>14.3e} {:>12}",
+            "memory, hm-smr (20 TB geometry)",
+            rate(&mem),
+            "-"
+        );
+        let file_zones = if quick { 1024 } else { 4096 }; // 1 TiB sparse: ext4 files stop at 16 TiB
+        let p = dir.join("zoned-bench-report");
+        let _ = std::fs::remove_file(&p);
+        {
+            let mut f =
+                FileZoned::create(&p, &ZonedConfig::hm_smr(file_zones), FileOptions::default()).unwrap();
+            for z in (f.info().nr_conv..file_zones).step_by(3) {
+                let s = f.info().zone_start(z);
+                f.write(s, &[0u8; 4096]).unwrap();
+            }
+            f.flush().unwrap();
         }
+        let opens: Vec<f64> = (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                let f = FileZoned::open(&p, FileOptions::default()).unwrap();
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                drop(f);
+                ms
+            })
+            .collect();
+        let f = FileZoned::open(&p, FileOptions::default()).unwrap();
+        println!(
+            "{:<34} {file_zones:>8} {:>14.3e} {:>12.2}",
+            "file, hm-smr (256 MiB zones)",
+            rate(&f),
+            median(opens)
+        );
+        drop(f);
+        std::fs::remove_file(&p).unwrap();
     }
-    let s = t.stats();
-    println!(
-        "{} zones x 256 MiB: {:.1} s modelled, {:.1} MB/s (opens {}, write time {})",
-        zones_used,
-        t.now().as_secs_f64(),
-        s.bytes_written as f64 / t.now().as_secs_f64() / 1e6,
-        s.opens,
-        s.write_time
-    );
+    if want("timed") {
+        println!();
+        println!("# modelled sequential append through Timed (hm_smr_20tb mechanics, 1 MiB writes)");
+        let cfg = ZonedConfig { nr_conv: 0, ..ZonedConfig::hm_smr(if quick { 8 } else { 64 }) };
+        let mut t = Timed::new(MemZoned::new(&cfg).unwrap(), TimingConfig::default()).unwrap();
+        let buf = vec![0u8; 1 << 20];
+        let zones_used = 4u64;
+        for z in 0..zones_used {
+            let start = t.info().zone_start(z);
+            for k in 0..256u64 {
+                t.write(start + k * 2048, &buf).unwrap();
+            }
+        }
+        let s = t.stats();
+        println!(
+            "{} zones x 256 MiB: {:.1} s modelled, {:.1} MB/s (opens {}, write time {})",
+            zones_used,
+            t.now().as_secs_f64(),
+            s.bytes_written as f64 / t.now().as_secs_f64() / 1e6,
+            s.opens,
+            s.write_time
+        );
+    }
 }

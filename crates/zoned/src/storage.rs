@@ -102,12 +102,19 @@ impl FileStorage {
         {
             return Ok(false);
         }
-        if self.bounce.len() < data.len() + DIRECT_ALIGN {
-            self.bounce = vec![0u8; data.len() + DIRECT_ALIGN];
-        }
-        let a = self.bounce.as_ptr().align_offset(DIRECT_ALIGN);
-        let buf = &mut self.bounce[a..a + data.len()];
-        buf.copy_from_slice(data);
+        // A caller's buffer that is already aligned goes straight to the kernel; others are
+        // copied into an aligned bounce buffer first.
+        let buf: &[u8] = if data.as_ptr().align_offset(DIRECT_ALIGN) == 0 {
+            data
+        } else {
+            if self.bounce.len() < data.len() + DIRECT_ALIGN {
+                self.bounce = vec![0u8; data.len() + DIRECT_ALIGN];
+            }
+            let a = self.bounce.as_ptr().align_offset(DIRECT_ALIGN);
+            let b = &mut self.bounce[a..a + data.len()];
+            b.copy_from_slice(data);
+            b
+        };
         match direct.write_all_at(buf, offset) {
             Ok(()) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && self.mode == IoMode::Auto => {

@@ -1,4 +1,5 @@
 //! Integration tests of `shingled-zoned`, compiled as one binary.
 
 mod conformance;
+mod fault;
 mod model;
