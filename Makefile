@@ -1,16 +1,30 @@
 # One command runs locally exactly what CI runs: `make check`.
 CARGO ?= cargo
 
-.PHONY: demo test check fmt lint bench
+.PHONY: demo test rust-test pytest check fmt lint bench
 
 ## Build the release binary and compare the cache schemes on a generated MSR-like trace.
 demo:
 	$(CARGO) run --release -q -p shingled-cli -- compare
 
-## The test suite (what README tells a new user to run).
-test:
+## The test suite (what README tells a new user to run): Rust, then the Python package.
+test: rust-test pytest
+
+rust-test:
 	$(CARGO) test --workspace --lib --bins --tests -q
 	$(CARGO) test --workspace --doc -q
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+## Builds the Python package (crates/py) into $(VENV) and runs its pytest suite.
+pytest:
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q maturin pytest hypothesis pandas numpy matplotlib pyarrow tqdm
+	$(PY) -c "import ray" 2>/dev/null || $(PY) -m pip install -q ray || echo "ray did not install: the Ray sweep test will skip"
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop -q -m crates/py/Cargo.toml
+	$(CARGO) build -q -p shingled-cli
+	SHINGLED_BIN=$(abspath target/debug/shingled) $(PY) -m pytest crates/py/tests -q
 
 fmt:
 	$(CARGO) fmt --all -- --check

@@ -1,0 +1,321 @@
+"""Python API of ``shingled``: SSD caches above SMR drives, simulated by the Rust core.
+
+>>> import shingled
+>>> r = shingled.simulate("synth:wdev,scale=0.01", policy="pore-bl", cache="2%", mode="write-only")
+>>> r.total_time_s, r.write_hit_ratio, r.rmws                          # doctest: +SKIP
+>>> df = shingled.compare("synth:wdev,scale=0.01", schemes=["smr-only", "lru", "sac"])
+
+Results are built from the same JSON the CLI prints (``--output json``), so every metric the
+CLI reports is there. Long runs release the GIL; Ctrl-C stops them and raises
+``KeyboardInterrupt``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+
+from . import _core
+from ._config import Config, Section
+from ._core import (
+    Cancelled,
+    ConfigError,
+    DeviceError,
+    PolicyError,
+    ShingledError,
+    TraceError,
+)
+from ._result import Result, flatten_metrics
+from .sweep import sweep
+
+__all__ = [
+    "Config",
+    "Result",
+    "CompareResult",
+    "simulate",
+    "compare",
+    "experiment",
+    "experiments",
+    "sweep",
+    "open_trace",
+    "trace_stats",
+    "generate",
+    "convert",
+    "mix",
+    "policies",
+    "drives",
+    "ShingledError",
+    "TraceError",
+    "ConfigError",
+    "DeviceError",
+    "PolicyError",
+    "Cancelled",
+    "PROGRESS_EVERY",
+]
+
+PROGRESS_EVERY: int = _core.PROGRESS_EVERY
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def policies() -> List[str]:
+    """Policy names (``shingled policies``)."""
+    return list(_core.policies())
+
+
+def drives() -> List[str]:
+    """Drive profile names (``shingled drives``)."""
+    return list(_core.drive_profiles())
+
+
+def experiments() -> dict:
+    """The papers' experiments: name -> title (``shingled experiment list``)."""
+    return dict(_core.experiments_list())
+
+
+def _progress(progress: Any, desc: str):
+    """(callback, close) for a progress argument: None, a callable, ``"tqdm"`` or True."""
+    if progress is None or progress is False:
+        return None, lambda: None
+    if progress == "tqdm" or progress is True:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return None, lambda: None
+        bar = tqdm(desc=desc, unit=" req", unit_scale=True)
+
+        def cb(n: int) -> None:
+            bar.update(n - bar.n)
+
+        return cb, bar.close
+    if callable(progress):
+        return progress, lambda: None
+    raise TypeError(f"progress must be a callable, 'tqdm' or None, not {progress!r}")
+
+
+def make_config(
+    trace: Optional[PathLike] = None,
+    policy: Union[str, Mapping[str, Any], None] = None,
+    drive: Union[str, Mapping[str, Any], None] = None,
+    cache: Union[str, bool, None] = None,
+    mode: Optional[str] = None,
+    config: Optional[Config] = None,
+    **fields: Any,
+) -> Config:
+    """A `Config` from a base (default: the CLI's) and the same overrides the CLI flags give."""
+    cfg = config if config is not None else Config.default()
+    if isinstance(cfg, (str, os.PathLike)):
+        cfg = Config.from_toml(cfg)
+    if trace is not None:
+        cfg = cfg.with_trace(trace)
+    if mode is not None:
+        cfg = cfg.with_mode(mode)
+    if drive is not None:
+        cfg = cfg.with_drive(drive)
+    if cache is not None:
+        cfg = cfg.with_cache(cache)
+    if policy is not None:
+        cfg = cfg.with_policy(policy)
+    if fields:
+        cfg = cfg.replace(**fields)
+    return cfg
+
+
+def simulate(
+    trace: Optional[PathLike] = None,
+    policy: Union[str, Mapping[str, Any], None] = None,
+    drive: Union[str, Mapping[str, Any], None] = None,
+    cache: Union[str, bool, None] = None,
+    mode: Optional[str] = None,
+    config: Optional[Config] = None,
+    progress: Any = None,
+    **fields: Any,
+) -> Result:
+    """Runs one simulation (``shingled sim``).
+
+    ``trace``: a trace file or ``synth:<profile>[,scale=…]``; ``policy``: a name or
+    ``name:field=value`` string; ``drive``: a profile name or a drive table; ``cache``: a size
+    (``"2%"``) or ``False`` for no cache; ``mode``: ``read-write``, ``write-only``…; ``config``:
+    the base `Config`; ``fields``: any other field, nested as ``drive__pb_size="1/128"``.
+    ``progress``: ``callback(requests_done)`` or ``"tqdm"``.
+    """
+    cfg = make_config(trace, policy, drive, cache, mode, config, **fields)
+    cb, close = _progress(progress, f"sim {cfg.label}")
+    try:
+        return Result(json.loads(_core.simulate(cfg.to_json(), cb)))
+    finally:
+        close()
+
+
+class CompareResult:
+    """A comparison: ``.frame`` (one row per scheme), ``.results`` and the raw ``.report``."""
+
+    def __init__(self, report: dict):
+        self.report = report
+        self.results = [Result(r) for r in report["runs"]]
+
+    @property
+    def trace(self) -> dict:
+        return self.report["trace"]
+
+    @property
+    def frame(self):
+        return _frame(self.results, self.report["runs"])
+
+
+def _frame(results: Sequence[Result], runs=None):
+    import pandas as pd
+
+    df = pd.DataFrame([r.row() for r in results])
+    if len(df):
+        df.index = pd.Index(df["label"], name="scheme")
+        if "smr-only" in set(df["label"]):
+            base = df.loc[df["label"] == "smr-only", "total_time_s"].iloc[0]
+            df["vs_smr_only"] = base / df["total_time_s"].where(df["total_time_s"] > 0)
+    return df
+
+
+def compare(
+    trace: Optional[PathLike] = None,
+    schemes: Optional[Sequence[str]] = None,
+    policy: Union[str, Mapping[str, Any], None] = None,
+    drive: Union[str, Mapping[str, Any], None] = None,
+    cache: Union[str, bool, None] = None,
+    mode: Optional[str] = None,
+    config: Optional[Config] = None,
+    jobs: Optional[int] = None,
+    progress: Any = None,
+    raw: bool = False,
+    **fields: Any,
+):
+    """Compares schemes on one trace (``shingled compare``): a DataFrame indexed by scheme, with
+    the raw `CompareResult` in ``df.attrs["report"]`` (or returned with ``raw=True``)."""
+    cfg = make_config(trace, policy, drive, cache, mode, config, **fields)
+    if schemes is not None:
+        if isinstance(schemes, str):
+            schemes = [s.strip() for s in schemes.split(",") if s.strip()]
+        cfg = cfg.replace(**{"compare.schemes": list(schemes)})
+    cb, close = _progress(progress, "compare")
+    try:
+        res = CompareResult(json.loads(_core.compare(cfg.to_json(), jobs, cb)))
+    finally:
+        close()
+    if raw:
+        return res
+    df = res.frame
+    df.attrs["report"] = res.report
+    return df
+
+
+def experiment(
+    name: str,
+    traces: Optional[Sequence[str]] = None,
+    mode: Optional[str] = None,
+    config: Optional[Config] = None,
+    jobs: Optional[int] = None,
+    progress: Any = None,
+    **fields: Any,
+):
+    """Runs one of the papers' experiments (``shingled experiment NAME``); a DataFrame with a
+    ``trace`` and a ``label`` column per cell, the report in ``df.attrs["report"]``."""
+    import pandas as pd
+
+    cfg = make_config(config=config, **fields)
+    cb, close = _progress(progress, name)
+    try:
+        rep = json.loads(_core.experiment(name, cfg.to_json(), list(traces or []), mode, jobs, cb))
+    finally:
+        close()
+    rows = []
+    for cell, run in zip(rep["experiment"]["cells"], rep["runs"]):
+        row = Result(run).row()
+        row["trace"] = cell["trace"]
+        row["label"] = cell["label"]
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    df.attrs["report"] = rep
+    return df
+
+
+# Traces -------------------------------------------------------------------------------------
+
+REQUEST_DTYPE = None
+
+
+def _dtype():
+    import numpy as np
+
+    return np.dtype(
+        [("time_ns", "<u8"), ("offset", "<u8"), ("len", "<u4"), ("volume", "<u4"), ("is_write", "u1")]
+    )
+
+
+def _spec(path: PathLike, format: Optional[str], volume: Optional[int], skip_bad_lines: bool) -> str:
+    d: dict = {"path": os.fspath(path), "skip_bad_lines": skip_bad_lines}
+    if format is not None:
+        d["format"] = format
+    if volume is not None:
+        d["volume"] = volume
+    return json.dumps(d)
+
+
+class TraceFile:
+    """A streaming trace: iterate for request tuples ``(time_ns, volume, op, offset, len)``, or
+    ``chunks(n)`` for NumPy structured arrays (fields time_ns, offset, len, volume, is_write)."""
+
+    def __init__(self, path: PathLike, format: Optional[str] = None, volume: Optional[int] = None,
+                 skip_bad_lines: bool = False):
+        self._args = (path, format, volume, skip_bad_lines)
+
+    def chunks(self, size: int = 1 << 16) -> Iterator["Any"]:
+        import numpy as np
+
+        reader = _core.Reader(_spec(*self._args))
+        dt = _dtype()
+        while True:
+            buf = reader.read(size)
+            if not buf:
+                return
+            yield np.frombuffer(buf, dtype=dt)
+
+    def to_numpy(self):
+        import numpy as np
+
+        parts = list(self.chunks())
+        return np.concatenate(parts) if parts else np.empty(0, dtype=_dtype())
+
+    def __iter__(self):
+        for chunk in self.chunks():
+            for t, off, ln, vol, w in chunk.tolist():
+                yield (t, vol, "Write" if w else "Read", off, ln)
+
+
+def open_trace(path: PathLike, format: Optional[str] = None, volume: Optional[int] = None,
+               skip_bad_lines: bool = False) -> TraceFile:
+    """Opens a trace (any supported format, ``.gz``, or ``synth:…``) for streaming."""
+    return TraceFile(path, format, volume, skip_bad_lines)
+
+
+def trace_stats(path: PathLike, format: Optional[str] = None, volume: Optional[int] = None,
+                skip_bad_lines: bool = False, bands: Optional[Mapping[str, Any]] = None) -> dict:
+    """The trace's footprint (``shingled trace stats --json``)."""
+    return json.loads(
+        _core.trace_stats(_spec(path, format, volume, skip_bad_lines), json.dumps(bands) if bands else None)
+    )
+
+
+def generate(profile: str, out_path: PathLike, scale: float = 1.0, seed: int = 0) -> int:
+    """Writes a synthetic MSR-like trace (``shingled trace profiles``) in the binary format;
+    returns the number of requests."""
+    spec = profile if profile.startswith("synth:") else f"synth:{profile}"
+    return _core.convert(f"{spec},scale={scale},seed={seed}", os.fspath(out_path))
+
+
+def convert(input: PathLike, out_path: PathLike) -> int:
+    """Converts a trace to the binary format (``shingled trace convert``)."""
+    return _core.convert(os.fspath(input), os.fspath(out_path))
+
+
+def mix(inputs: Iterable[PathLike], out: PathLike, copies: int = 1, seed: int = 0) -> dict:
+    """Builds a mixed trace (``shingled trace mix``); returns its summary."""
+    return json.loads(_core.mix([os.fspath(i) for i in inputs], os.fspath(out), copies, seed))

@@ -1,0 +1,101 @@
+"""`Result`: one simulation's report as plain Python objects."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, Optional
+
+_TOP = ("label", "mode", "policy", "drive")
+
+
+def flatten_metrics(m: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """One flat dict of a `Metrics` table: counters, ratios, times, ``latency_*`` and the
+    drive's own counters (``rmws``, ``pb_writes``…; ``drive_<name>`` where a name repeats)."""
+    out: Dict[str, Any] = {}
+    for k, v in m.items():
+        if not isinstance(v, dict):
+            out[prefix + k] = v
+    for k, v in m.get("latency", {}).items():
+        out[f"{prefix}latency_{k}"] = v
+    for k, v in m.get("drive", {}).items():
+        for name in (k, "drive_" + k):
+            if prefix + name not in out:
+                out[prefix + name] = v
+                break
+    return out
+
+
+class Result:
+    """The report of one simulation (``shingled sim --output json``), with the main metrics as
+    attributes: ``r.total_time_s``, ``r.read_hit_ratio``, ``r.write_amplification``, ``r.rmws``…
+    (over the whole run; ``r.after_warmup`` holds the window after warm-up)."""
+
+    __slots__ = ("report",)
+
+    def __init__(self, report: Dict[str, Any]):
+        self.report = report
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The full report (the CLI's JSON)."""
+        return copy.deepcopy(self.report)
+
+    @property
+    def config(self):
+        from ._config import Config
+
+        return Config(self.report["config"])
+
+    @property
+    def after_warmup(self) -> Optional[Dict[str, Any]]:
+        w = self.report.get("after_warmup")
+        return flatten_metrics(w) if w else None
+
+    def row(self) -> Dict[str, Any]:
+        """One flat row: identity, sizing, whole-run metrics and ``warm_*`` after warm-up."""
+        r = self.report
+        row: Dict[str, Any] = {k: r.get(k) for k in _TOP}
+        row["trace"] = r["config"]["trace"]["path"]
+        row["cache_blocks"] = r["sizing"]["cache_blocks"]
+        row["pb_blocks"] = r["sizing"].get("pb_blocks")
+        row.update(flatten_metrics(r["total"]))
+        if r.get("after_warmup"):
+            row.update(flatten_metrics(r["after_warmup"], "warm_"))
+        row["warmup_requests"] = r.get("warmup_requests")
+        row["dirty_left"] = r.get("dirty_left")
+        row["wall_time_s"] = r.get("wall_time_s")
+        return row
+
+    def to_series(self):
+        import pandas as pd
+
+        return pd.Series(self.row(), name=self.report["label"])
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        r = object.__getattribute__(self, "report")
+        if name in r and not isinstance(r[name], dict):
+            return r[name]
+        flat = flatten_metrics(r["total"])
+        if name in flat:
+            return flat[name]
+        if name in r.get("sizing", {}):
+            return r["sizing"][name]
+        raise AttributeError(f"Result has no metric {name!r}")
+
+    def __dir__(self):
+        return list(type(self).__dict__) + list(self.row())
+
+    def __eq__(self, other: object) -> bool:
+        strip = lambda d: {k: v for k, v in d.items() if k not in ("wall_time_s", "block_requests_per_s")}
+        return isinstance(other, Result) and strip(self.report) == strip(other.report)
+
+    def __reduce__(self):
+        return (Result, (self.report,))
+
+    def __repr__(self) -> str:
+        t = self.report["total"]
+        return (
+            f"Result({self.report['label']!r}: total_time_s={t['total_time_s']:.6g}, "
+            f"hit_ratio={t.get('hit_ratio')}, wa={t.get('write_amplification')}, rmws={t['drive']['rmws']})"
+        )

@@ -1,0 +1,117 @@
+"""Figures from result DataFrames (`compare`, `experiment`, `sweep`), with matplotlib.
+
+Each function takes a DataFrame, draws on ``ax`` (a new figure when absent), saves to ``out``
+(PNG or SVG by extension) when given, and returns the figure.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+
+def _fig(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+        return fig, ax
+    return ax.figure, ax
+
+
+def _done(fig, out):
+    if out is not None:
+        fig.savefig(out, dpi=120)
+    return fig
+
+
+def _labels(df):
+    return list(df["label"]) if "label" in df else [str(i) for i in df.index]
+
+
+def bars(df, metric: str, title: Optional[str] = None, ylabel: Optional[str] = None, ax=None, out=None,
+         by: Optional[str] = "trace"):
+    """Bars of ``metric`` per scheme (label), grouped by ``by`` when the frame has several."""
+    import numpy as np
+
+    fig, ax = _fig(ax)
+    groups = list(dict.fromkeys(df[by])) if by and by in df and df[by].nunique() > 1 else [None]
+    labels = list(dict.fromkeys(_labels(df)))
+    width = 0.8 / len(groups)
+    x = np.arange(len(labels))
+    for gi, g in enumerate(groups):
+        sub = df if g is None else df[df[by] == g]
+        vals = dict(zip(_labels(sub), sub[metric]))
+        ax.bar(x + gi * width - 0.4 + width / 2, [vals.get(l, np.nan) for l in labels], width,
+               label=None if g is None else str(g))
+    ax.set_xticks(x, labels, rotation=30, ha="right")
+    ax.set_ylabel(ylabel or metric)
+    ax.set_title(title or metric)
+    if groups != [None]:
+        ax.legend(fontsize="small")
+    ax.grid(axis="y", alpha=0.3)
+    return _done(fig, out)
+
+
+def total_time(df, ax=None, out=None):
+    """Total modelled I/O time per scheme (PORE Fig. 11, SAC Table 5)."""
+    return bars(df, "total_time_s", "Total I/O time", "seconds", ax=ax, out=out)
+
+
+def hit_ratios(df, ax=None, out=None):
+    """Read and write hit ratios per scheme."""
+    import numpy as np
+
+    fig, ax = _fig(ax)
+    labels = _labels(df)
+    x = np.arange(len(labels))
+    ax.bar(x - 0.2, df["read_hit_ratio"].astype(float), 0.4, label="read")
+    ax.bar(x + 0.2, df["write_hit_ratio"].astype(float), 0.4, label="write")
+    ax.set_xticks(x, labels, rotation=30, ha="right")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("hit ratio")
+    ax.set_title("Hit ratios")
+    ax.legend()
+    return _done(fig, out)
+
+
+def write_amplification(df, ax=None, out=None):
+    """Write amplification per scheme."""
+    return bars(df, "write_amplification", "Write amplification", "WA", ax=ax, out=out)
+
+
+def rmws(df, ax=None, out=None):
+    """Read-modify-write counts per scheme."""
+    return bars(df, "rmws", "Band RMWs", "RMWs", ax=ax, out=out)
+
+
+def overview(df, out=None):
+    """Time, hit ratios, WA and RMWs in one 2x2 figure."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7), layout="constrained")
+    total_time(df, ax=axes[0][0])
+    hit_ratios(df, ax=axes[0][1])
+    write_amplification(df, ax=axes[1][0])
+    rmws(df, ax=axes[1][1])
+    return _done(fig, out)
+
+
+def sweep_lines(df, x: str, y: str = "total_time_s", hue: Optional[str] = None, ax=None, out=None,
+                logx: bool = False):
+    """``y`` against the swept parameter ``x``, one line per ``hue`` value (and trace)."""
+    fig, ax = _fig(ax)
+    keys: Sequence[str] = [k for k in (hue, "trace") if k and k in df and df[k].nunique() > 1]
+    groups = df.groupby(list(keys)) if keys else [((), df)]
+    for key, sub in groups:
+        sub = sub.sort_values(x)
+        name = ", ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        ax.plot(sub[x], sub[y], marker="o", label=name or None)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(f"{y} vs {x}")
+    if keys:
+        ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    return _done(fig, out)

@@ -1,0 +1,188 @@
+"""Parameter sweeps: every point of a grid × traces, in parallel locally or on Ray, streaming
+rows into a DataFrame and (optionally) a Parquet/CSV file that an interrupted sweep resumes."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from . import _core
+
+#: Grid keys with a meaning of their own; any other key is a configuration field
+#: (``"drive.pb_size"`` or ``"drive__pb_size"``).
+SPECIAL_KEYS = ("policy", "drive", "cache", "mode", "scheme")
+
+
+def _points(grid: Mapping[str, Sequence[Any]]) -> List[Dict[str, Any]]:
+    keys = list(grid)
+    for k in keys:
+        if isinstance(grid[k], (str, bytes)) or not isinstance(grid[k], Iterable):
+            raise _core.ConfigError(f"sweep grid key {k!r}: expected a list of values, got {grid[k]!r}")
+    return [dict(zip(keys, vals)) for vals in itertools.product(*(list(grid[k]) for k in keys))]
+
+
+def point_id(trace: str, params: Mapping[str, Any]) -> str:
+    """The key identifying a point in an output file (what ``resume`` skips)."""
+    return json.dumps({"trace": trace, **params}, sort_keys=True, default=str)
+
+
+def point_config(base, trace: str, params: Mapping[str, Any]):
+    """The `Config` of one point."""
+    from . import make_config
+
+    special = {k: v for k, v in params.items() if k in SPECIAL_KEYS and k != "scheme"}
+    fields = {k: v for k, v in params.items() if k not in SPECIAL_KEYS}
+    cfg = make_config(trace=trace, config=base, **special, **fields)
+    if "scheme" in params:
+        cfg = cfg.scheme(params["scheme"])
+    return cfg
+
+
+def _cell(v: Any) -> Any:
+    return v if isinstance(v, (int, float, str, bool)) or v is None else json.dumps(v, sort_keys=True)
+
+
+class _Sink:
+    """Rows so far, saved atomically to ``out`` at most every ``every`` seconds and at the end."""
+
+    def __init__(self, out: Optional[Union[str, os.PathLike]], resume: bool, every: float = 2.0):
+        import pandas as pd
+
+        self.out = Path(out) if out is not None else None
+        self.every = every
+        self.last = 0.0
+        self.rows: List[dict] = []
+        self.done: set = set()
+        if self.out is not None and resume and self.out.exists():
+            old = self._read(self.out)
+            self.rows = old.to_dict("records")
+            self.done = set(old["point_id"]) if "point_id" in old else set()
+        self.dirty = False
+        self.pd = pd
+
+    @staticmethod
+    def _read(p: Path):
+        import pandas as pd
+
+        if p.suffix == ".parquet":
+            return pd.read_parquet(p)
+        return pd.read_csv(p)
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        self.done.add(row["point_id"])
+        self.dirty = True
+        if time.monotonic() - self.last >= self.every:
+            self.save()
+
+    def frame(self):
+        return self.pd.DataFrame(self.rows)
+
+    def save(self) -> None:
+        if self.out is None or not self.dirty:
+            return
+        df = self.frame()
+        tmp = self.out.with_name(self.out.name + ".tmp")
+        if self.out.suffix == ".parquet":
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False)
+        os.replace(tmp, self.out)
+        self.last = time.monotonic()
+        self.dirty = False
+
+
+def _row(report_json: str, trace: str, params: Mapping[str, Any], pid: str) -> dict:
+    from ._result import Result
+
+    row = Result(json.loads(report_json)).row()
+    row["trace"] = trace
+    for k, v in params.items():
+        row[k] = _cell(v)
+    row["point_id"] = pid
+    return row
+
+
+def _run_point(config) -> str:
+    """Ray task body: one simulation of a (pickled) `Config`, returning the report JSON."""
+    return _core.simulate(config.to_json(), None)
+
+
+def sweep(
+    grid: Mapping[str, Sequence[Any]],
+    traces: Union[str, Sequence[str]],
+    backend: str = "local",
+    jobs: Optional[int] = None,
+    out: Optional[Union[str, os.PathLike]] = None,
+    resume: bool = True,
+    config=None,
+    progress: Optional[Callable[[int], None]] = None,
+    on_row: Optional[Callable[[dict], None]] = None,
+):
+    """Runs every point of ``grid`` (dict of lists over ``policy``, ``cache``, ``mode``,
+    ``drive``, ``scheme`` or any configuration field such as ``"drive.pb_size"``) on every trace.
+
+    ``backend="local"`` runs ``jobs`` simulations at a time on threads of the Rust core (the GIL
+    is released); ``backend="ray"`` submits one Ray task per point (``ray.init`` first to use a
+    cluster; a local one is started otherwise). Rows stream into ``out`` (``.parquet`` or
+    ``.csv``); with ``resume`` points already there are skipped. Returns a DataFrame with one
+    row per point: the grid values, ``trace``, ``point_id`` and every metric of
+    `Result.row`.
+    """
+    from ._config import Config
+
+    if isinstance(traces, (str, os.PathLike)):
+        traces = [traces]
+    base = config if config is not None else Config.default()
+    sink = _Sink(out, resume)
+    todo = []
+    for t in traces:
+        t = os.fspath(t)
+        for params in _points(grid):
+            pid = point_id(t, params)
+            if pid not in sink.done:
+                todo.append((t, params, pid, point_config(base, t, params)))
+    try:
+        if not todo:
+            pass
+        elif backend == "local":
+            def got(i: int, rep: str) -> None:
+                t, params, pid, _ = todo[i]
+                row = _row(rep, t, params, pid)
+                sink.add(row)
+                if on_row:
+                    on_row(row)
+
+            _core.run_configs([c.to_json() for *_, c in todo], jobs, progress, got)
+        elif backend == "ray":
+            _sweep_ray(todo, jobs, sink, on_row)
+        else:
+            raise _core.ConfigError(f"sweep backend {backend!r}: use 'local' or 'ray'")
+    finally:
+        sink.save()
+    return sink.frame()
+
+
+def _sweep_ray(todo, jobs, sink: _Sink, on_row) -> None:
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(num_cpus=jobs or os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(num_cpus=1)(_run_point)
+    pending = {remote.remote(cfg): (t, params, pid) for t, params, pid, cfg in todo}
+    try:
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                t, params, pid = pending.pop(ref)
+                row = _row(ray.get(ref), t, params, pid)
+                sink.add(row)
+                if on_row:
+                    on_row(row)
+    finally:
+        for ref in pending:
+            ray.cancel(ref)

@@ -1,0 +1,150 @@
+import _thread
+import json
+import pickle
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import shingled
+from conftest import SYNTH, TINY, TINY_TOML
+
+VOLATILE = ("wall_time_s", "block_requests_per_s")
+
+
+def strip(report: dict) -> dict:
+    return {k: v for k, v in report.items() if k not in VOLATILE}
+
+
+@pytest.fixture(scope="module")
+def tiny_cfg():
+    return shingled.Config.from_toml(TINY_TOML).with_trace(TINY)
+
+
+def test_sim_matches_cli(cli, tiny_cfg):
+    out = subprocess.run(
+        [cli, "sim", "-c", TINY_TOML, "--trace", TINY, "--output", "json"], check=True, capture_output=True, text=True
+    ).stdout
+    want = json.loads(out)
+    got = shingled.simulate(config=tiny_cfg).to_dict()
+    assert strip(got) == strip(want)
+
+
+def test_compare_matches_cli(cli, tiny_cfg):
+    out = subprocess.run(
+        [cli, "compare", "-c", TINY_TOML, "--trace", TINY, "--output", "json"], check=True, capture_output=True, text=True
+    ).stdout
+    want = json.loads(out)
+    df = shingled.compare(config=tiny_cfg)
+    got = df.attrs["report"]
+    assert [strip(r) for r in got["runs"]] == [strip(r) for r in want["runs"]]
+    assert got["trace"] == want["trace"]
+    assert list(df.index) == ["smr-only", "cmr-only", "lru"]
+    assert df.loc["lru", "rmws"] == want["runs"][2]["total"]["drive"]["rmws"]
+
+
+def test_result_attributes_and_row(tiny_cfg):
+    r = shingled.simulate(config=tiny_cfg)
+    t = r.to_dict()["total"]
+    assert r.total_time_s == t["total_time_s"]
+    assert r.read_hit_ratio == t["read_hit_ratio"]
+    assert r.write_hit_ratio == t["write_hit_ratio"]
+    assert r.write_amplification == t["write_amplification"]
+    assert r.rmws == t["drive"]["rmws"] > 0
+    row = r.row()
+    assert row["label"] == "lru" and row["rmws"] == r.rmws and "warm_total_time_s" in row
+    s = r.to_series()
+    assert s["total_time_s"] == r.total_time_s
+    with pytest.raises(AttributeError):
+        r.no_such_metric
+    assert pickle.loads(pickle.dumps(r)) == r
+
+
+def test_simulate_keywords():
+    r = shingled.simulate(SYNTH, policy="pore:scheme=cf,zone_size=10MiB", cache="2%", mode="write-only",
+                          drive="pore-emulator")
+    cfg = r.config
+    assert cfg.mode == "write-only" and cfg.cache.size == "1/50" and cfg.cache.policy.scheme == "cf"
+    assert r.policy == "pore" and r.total_time_s > 0
+    nocache = shingled.simulate(SYNTH, cache=False, mode="write-only", drive__pb_size="1/128")
+    assert nocache.policy is None and nocache.config.drive.pb_size == "1/128"
+
+
+def test_config_round_trip_and_pickle(tiny_cfg):
+    assert shingled.Config.from_toml(tiny_cfg.to_toml()) == tiny_cfg
+    assert pickle.loads(pickle.dumps(tiny_cfg)) == tiny_cfg
+    assert shingled.Config.default() == shingled.Config.from_toml(shingled.Config.default().to_toml())
+    assert tiny_cfg.drive.model == "dm-smr" and tiny_cfg.compare.schemes == ["smr-only", "cmr-only", "lru"]
+    with pytest.raises(AttributeError):
+        tiny_cfg.mode = "x"
+    assert tiny_cfg.replace(mode="write-only").mode == "write-only"
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    size=st.one_of(st.integers(1, 99).map(lambda p: f"{p}%"), st.integers(1, 4096).map(lambda b: f"{b}blocks")),
+    mode=st.sampled_from(["read-write", "write-only", "read-only", "write-cache"]),
+    policy=st.sampled_from(shingled.policies()),
+)
+def test_config_round_trip_property(size, mode, policy):
+    cfg = shingled.Config.default().with_cache(size).with_mode(mode).with_policy(policy)
+    assert shingled.Config.from_toml(cfg.to_toml()) == cfg
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
+
+
+def test_typed_errors(tmp_path):
+    with pytest.raises(shingled.TraceError, match="missing.csv"):
+        shingled.simulate(str(tmp_path / "missing.csv"))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("128166372000022222,x,0,Read,notanumber,4096,6091\n")
+    with pytest.raises(shingled.TraceError, match=r"bad.csv:1: field"):
+        shingled.simulate(str(bad), trace__format="msr")
+    with pytest.raises(shingled.PolicyError, match="bogus"):
+        shingled.simulate(SYNTH, policy="lru:bogus=1")
+    with pytest.raises(shingled.DeviceError, match="nope"):
+        shingled.simulate(SYNTH, drive="nope")
+    with pytest.raises(shingled.ConfigError, match="12zz"):
+        shingled.Config.default().with_cache("12zz")
+    with pytest.raises(shingled.ConfigError, match="mode"):
+        shingled.Config.from_toml('mode = "sideways"\n')
+    with pytest.raises(shingled.ConfigError, match="experiment"):
+        shingled.experiment("no-such-experiment")
+    assert issubclass(shingled.Cancelled, shingled.ShingledError)
+    for e in (shingled.TraceError, shingled.ConfigError, shingled.DeviceError, shingled.PolicyError):
+        assert issubclass(e, shingled.ShingledError)
+
+
+def test_progress_and_interrupt():
+    seen = []
+    shingled.simulate("synth:wdev,scale=0.1", mode="write-only", progress=seen.append)
+    assert seen and seen[-1] > shingled.PROGRESS_EVERY and seen == sorted(seen)
+
+    def ctrl_c(n):
+        _thread.interrupt_main()  # as if the user pressed Ctrl-C during the run
+
+    with pytest.raises(KeyboardInterrupt):
+        shingled.simulate("synth:wdev,scale=0.1", mode="write-only", progress=ctrl_c)
+    shingled.simulate(SYNTH, mode="write-only", progress="tqdm")
+
+
+def test_trace_helpers(tmp_path):
+    st_ = shingled.trace_stats(TINY)
+    assert st_["requests"] == 40 and st_["format"] == "msr"
+    arr = shingled.open_trace(TINY).to_numpy()
+    assert len(arr) == 40 and arr.dtype.names == ("time_ns", "offset", "len", "volume", "is_write")
+    assert int(arr["is_write"].sum()) == st_["write_requests"]
+    first = next(iter(shingled.open_trace(TINY)))
+    assert first[2] == "Read" and first[3] == 135168 and first[4] == 4096
+    out = tmp_path / "wdev.bin"
+    n = shingled.generate("wdev", out, scale=0.01, seed=3)
+    assert n > 0 and shingled.trace_stats(out)["requests"] == n
+    chunks = list(shingled.open_trace(out).chunks(1000))
+    assert sum(len(c) for c in chunks) == n and isinstance(chunks[0], np.ndarray)
+    m = shingled.mix([TINY, out], tmp_path / "mix.bin", copies=2, seed=1)
+    assert m["requests"] == 2 * (40 + n)
+
+
+def test_experiment_small():
+    df = shingled.experiment("sac-rw", traces=[SYNTH])
+    assert set(df["label"]) >= {"lru", "sac"} and (df["total_time_s"] > 0).all()
