@@ -94,9 +94,11 @@ impl PbProbeConfig {
         (capacity / 32) & !((1 << 20) - 1)
     }
 
-    /// The `C` used on a target of `capacity` bytes.
+    /// The `C` used on a target of `capacity` bytes, rounded down to a multiple of
+    /// `block_size`.
     pub fn resolved_upper_bound(&self, capacity: u64) -> u64 {
-        self.upper_bound.unwrap_or_else(|| Self::default_upper_bound(capacity))
+        let c = self.upper_bound.unwrap_or_else(|| Self::default_upper_bound(capacity));
+        c / self.block_size.max(1) * self.block_size.max(1)
     }
 
     /// Checks the parameters against a target of `capacity` bytes.
@@ -107,11 +109,11 @@ impl PbProbeConfig {
                 return Err(invalid(field, v, "expected a non-zero multiple of 4096 bytes"));
             }
         }
-        if !c.is_multiple_of(self.block_size) || c / self.block_size < 64 {
+        if c / self.block_size < 64 {
             return Err(invalid(
                 "upper_bound",
                 c,
-                format!("expected a multiple of block_size ({}) and at least 64 of them", self.block_size),
+                format!("expected at least 64 blocks of block_size ({})", self.block_size),
             ));
         }
         if c > capacity {

@@ -157,3 +157,37 @@ fn probes_recover_hidden_pb_and_bands() {
 fn probes_recover_hidden_pb_and_bands_400_draws() {
     accuracy(400);
 }
+
+/// The band-size profile over the LBA range (SAC §5.2: "a series of measurements for different
+/// target LBAs"): four targets on a drive whose bands shrink from 400 KB at LBA 0 to 150 KB
+/// (SAC's 40 → 15 MB at 1/100), fitted back to an LBA-dependent layout within ±10% at both ends.
+#[test]
+fn band_profile_recovers_lba_dependent_bands() {
+    use shingled_core::{BandConfig, ByteSize, SizeSpec};
+    use shingled_device::{BuildContext, DriveConfig};
+    use shingled_probe::{fit_band_layout, ModelTarget, NoiseConfig, Noisy};
+
+    let mut cfg = DriveConfig::from_profile("st8000as0002").unwrap();
+    cfg.set_capacity(ByteSize::gb(50));
+    let c = cfg.dm_smr_mut().unwrap();
+    c.pb_size = SizeSpec::Absolute(ByteSize::mb(300));
+    c.pb_max_entries = Some(1843);
+    c.bands = BandConfig::LbaDependent { outer: ByteSize(400_000), inner: ByteSize(150_000) };
+    let drive = cfg.build(&BuildContext::whole_drive(ByteSize::gb(50))).unwrap();
+    let noisy = Noisy::new(drive, NoiseConfig { jitter: 0.2, seed: 3, ..NoiseConfig::default() });
+    let mut target = ModelTarget::new(Box::new(noisy), "lba-dependent");
+    let cap = target.capacity();
+    let probe = BandProbeConfig {
+        pb_bytes: 1843 * 4096,
+        targets: (0..4).map(|i| cap / 8 + i * cap / 4).collect(),
+        read_size: 32 << 10,
+        ..BandProbeConfig::default()
+    };
+    let report = detect_bands(&mut target, &probe, &mut |_| {}).unwrap();
+    let Some(BandConfig::LbaDependent { outer, inner }) = fit_band_layout(&report, cap) else {
+        panic!("not fitted as LBA-dependent: {:?}", fit_band_layout(&report, cap));
+    };
+    println!("fitted {outer} -> {inner} (true 400KB -> 150KB)");
+    assert!(rel(outer.0 as f64, 400e3).abs() <= 0.10, "outer {outer}");
+    assert!(rel(inner.0 as f64, 150e3).abs() <= 0.10, "inner {inner}");
+}
