@@ -193,13 +193,14 @@ fn main() {
             rate(&mem),
             "-"
         );
-        let file_zones = if quick { 1024 } else { 4096 }; // 1 TiB sparse: ext4 files stop at 16 TiB
+        let file_zones = if quick { 1024 } else { 74508 };
         let p = dir.join("zoned-bench-report");
         let _ = std::fs::remove_file(&p);
         {
             let mut f =
                 FileZoned::create(&p, &ZonedConfig::hm_smr(file_zones), FileOptions::default()).unwrap();
-            for z in (f.info().nr_conv..file_zones).step_by(3) {
+            // ext4 refuses writes past 16 TiB (EFBIG): touch only the zones below that.
+            for z in (f.info().nr_conv..file_zones.min(65536)).step_by(3) {
                 let s = f.info().zone_start(z);
                 f.write(s, &[0u8; 4096]).unwrap();
             }
@@ -217,7 +218,7 @@ fn main() {
         let f = FileZoned::open(&p, FileOptions::default()).unwrap();
         println!(
             "{:<34} {file_zones:>8} {:>14.3e} {:>12.2}",
-            "file, hm-smr (256 MiB zones)",
+            "file, hm-smr (20 TB geometry)",
             rate(&f),
             median(opens)
         );
