@@ -77,6 +77,8 @@ enum Cfg {
     /// Last zone of 32 sectors.
     Runt,
     Lba4k,
+    /// Host-aware model with restricted reads.
+    HostAware,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -150,6 +152,10 @@ fn config(cfg: Cfg, dialect: Dialect) -> ZonedConfig {
         Cfg::RestrictedReads => c.read_above_wp = ReadAboveWp::Fail,
         Cfg::Runt => c.capacity = ByteSize((7 * ZS + 32) * 512),
         Cfg::Lba4k => c.lba_size = 4096,
+        Cfg::HostAware => {
+            c.model = shingled_zoned::ZonedModel::HostAware;
+            c.read_above_wp = ReadAboveWp::Fail;
+        }
     }
     c
 }
@@ -390,6 +396,11 @@ conformance! {
     mgmt_runt_last_zone: both(&[St::W(7, 8)], C::Range(Finish, 7 * ZS, 32), ok(FU).on(7).wp(32)).cfg(Cfg::Runt);
     write_fills_runt_last_zone: both(EMPTY, C::WriteAtWp(7, 32), ok(FU)).cfg(Cfg::Runt);
     report_beyond_capacity: both(EMPTY, C::Report(8 * ZS), err("EINVAL", EM));
+    // ---- Host-aware (sequential-write-preferred) zones ----
+    host_aware_write_anywhere_opens_implicitly: both(EMPTY, C::Write(T, 16, 8), ok(IO).wp(24)).cfg(Cfg::HostAware);
+    host_aware_write_below_wp: both(&[St::W(T, 32)], C::Write(T, 8, 8), ok(IO).wp(32)).cfg(Cfg::HostAware);
+    host_aware_reads_are_unrestricted: both(IMP, C::Read(T, 0, 32), ok(IO)).cfg(Cfg::HostAware);
+    host_aware_write_past_capacity: both(EMPTY, C::Write(T, ZS - 8, 16), err("EIO", EM)).cfg(Cfg::HostAware);
     // ---- Zone append (null_blk) ----
     append_returns_wp: both(IMP, C::Append(2 * ZS, 8), ok(IO).wp(16));
     append_not_zone_start: both(IMP, C::Append(2 * ZS + 8, 8), err("EINVAL", IO));
