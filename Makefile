@@ -31,6 +31,7 @@ fmt:
 
 lint:
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
+	$(CARGO) clippy -p shingled-zoned --features blkdev --all-targets -q -- -D warnings
 
 ## Everything CI runs.
 check: fmt lint test
