@@ -45,6 +45,9 @@ pub enum Command {
     /// Detect a DM-SMR drive's persistent-buffer capacity and band sizes (SAC §5, after
     /// Skylight) on a drive model or a real device, and write them as a drive profile.
     Probe(crate::probe_cmd::ProbeCmd),
+    /// Write a Markdown or HTML report (tables and PNG bar charts) of an experiment
+    /// (`--experiment NAME`), a comparison (default) or a saved `--output json` (`--from FILE`).
+    Report(crate::report_cmd::ReportCmd),
 }
 
 #[derive(Copy, Clone, Debug, Default, ValueEnum)]

@@ -5,6 +5,7 @@ mod drive_cmd;
 mod plot;
 mod probe_cmd;
 mod progress;
+mod report_cmd;
 mod zone_cmd;
 
 use anyhow::{bail, Context, Result};
@@ -47,6 +48,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Zone(z) => zone_cmd::run(z),
         Command::Probe(p) => probe_cmd::run(p),
+        Command::Report(r) => report_cmd::run(r),
     }
 }
 

@@ -3,6 +3,7 @@
 
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use shingled_device::bench::Series;
 use std::path::Path;
 use std::sync::Once;
@@ -112,6 +113,97 @@ pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> R
     } else {
         let hi = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
         draw!(builder.build_cartesian_2d(x0..x1, 0.0..hi).map_err(|e| anyhow!("{e}"))?);
+    }
+    root.present().map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// One group of bars of [`bar_chart`]: a name (legend) and one value per category (`None`
+/// leaves a gap).
+pub struct BarSeries {
+    /// Legend text.
+    pub name: String,
+    /// One value per category.
+    pub values: Vec<Option<f64>>,
+}
+
+/// Grouped vertical bars: one slot per category (labelled under the axis), one bar per series
+/// in each slot. The legend is drawn when there are several series.
+pub fn bar_chart(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    categories: &[String],
+    series: &[BarSeries],
+) -> Result<()> {
+    register_font();
+    let n = categories.len();
+    if n == 0 || series.is_empty() {
+        return Err(anyhow!("nothing to plot"));
+    }
+    let y1 = series.iter().flat_map(|s| s.values.iter().flatten()).fold(0.0f64, |a, &v| a.max(v));
+    let hi = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+    let width = (n as u32 * 90).clamp(800, 2400);
+    let root = BitMapBackend::new(path, (width, 620)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
+    let colors = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(148, 103, 189),
+        RGBColor(255, 127, 14),
+        RGBColor(140, 86, 75),
+    ];
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..n as f64, 0.0..hi)
+        .map_err(|e| anyhow!("{e}"))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_desc(y_label)
+        .label_style(("sans-serif", 16))
+        .y_label_formatter(&|v| short(*v))
+        .draw()
+        .map_err(|e| anyhow!("{e}"))?;
+    let slot = 0.8 / series.len() as f64;
+    for (si, s) in series.iter().enumerate() {
+        let c = colors[si % colors.len()];
+        let bars = s.values.iter().enumerate().filter_map(|(i, v)| {
+            let x0 = i as f64 + 0.1 + si as f64 * slot;
+            v.map(|v| Rectangle::new([(x0, 0.0), (x0 + slot * 0.95, v)], c.filled()))
+        });
+        chart
+            .draw_series(bars)
+            .map_err(|e| anyhow!("{e}"))?
+            .label(s.name.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+    }
+    // Category labels under the axis, centred on each slot, in pixels of the whole image.
+    let style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let max_chars = ((width as usize / n) / 8).max(4);
+    for (i, cat) in categories.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+        let text: String = if cat.chars().count() > max_chars {
+            cat.chars().take(max_chars - 1).chain(std::iter::once('…')).collect()
+        } else {
+            cat.clone()
+        };
+        root.draw(&Text::new(text, (x, y + 8), style.clone())).map_err(|e| anyhow!("{e}"))?;
+    }
+    if series.len() > 1 {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 15))
+            .draw()
+            .map_err(|e| anyhow!("{e}"))?;
     }
     root.present().map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
     Ok(())

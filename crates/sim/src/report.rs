@@ -265,8 +265,9 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// The value of `col` for run `r`, with `group` the runs of the same trace (for speed-ups).
-fn column_value(col: crate::experiments::Column, r: &RunReport, group: &[&RunReport]) -> String {
+/// The value of `col` for run `r` as the tables print it, with `group` the runs of the same
+/// trace (for speed-ups).
+pub fn column_value(col: crate::experiments::Column, r: &RunReport, group: &[&RunReport]) -> String {
     use crate::experiments::Column::*;
     let m = &r.total;
     let c = &m.counters;

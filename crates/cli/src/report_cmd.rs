@@ -1,0 +1,416 @@
+//! `shingled report`: the tables and figures of one experiment or comparison, as a Markdown or
+//! HTML page with PNG bar charts beside it.
+//!
+//! The report runs the experiment (`--experiment NAME [--on TRACE]...`) or the comparison (the
+//! default, like `shingled compare`), or reads the JSON that `shingled experiment|compare
+//! --output json` wrote (`--from FILE`). It writes into `--out DIR`: `report.md` or
+//! `report.html`, `results.json` (what was run, to regenerate the report with `--from`) and
+//! `total_time.png`, `hit_ratio.png`, `wa.png`, `rmws.png`: one bar per row, grouped by trace.
+
+use crate::args::SimArgs;
+use crate::plot::{bar_chart, BarSeries};
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use shingled_sim::experiments::{self, Cell, Column, Experiment, ExperimentReport};
+use shingled_sim::report::{column_value, human_bytes};
+use shingled_sim::{CompareReport, RunReport};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Markdown (GitHub tables, images linked).
+    #[default]
+    Md,
+    /// A standalone HTML page (images linked).
+    Html,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportCmd {
+    /// Run this experiment (`shingled experiment list`); default: compare the schemes on --trace.
+    #[arg(long, conflicts_with = "from")]
+    pub experiment: Option<String>,
+    /// Traces of the experiment (repeatable); default: the experiment's synthetic profiles.
+    #[arg(long = "on", value_name = "TRACE", requires = "experiment")]
+    pub on: Vec<String>,
+    /// Comma-separated schemes of the comparison (as `shingled compare --schemes`).
+    #[arg(long, conflicts_with_all = ["experiment", "from"])]
+    pub schemes: Option<String>,
+    /// Report on this JSON (`shingled experiment|compare --output json`) instead of running.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Simulations run in parallel (default: the number of cores).
+    #[arg(long, short)]
+    pub jobs: Option<usize>,
+    /// Page format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    pub format: ReportFormat,
+    /// Directory to write the report and its figures into (created if missing).
+    #[arg(long, short)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub base: BaseArgs,
+}
+
+/// The flags of `shingled compare` that make sense for a report; `--format` is the page's, so
+/// the trace format is `--trace-format`. Ignored with --from; the rest goes in `--config`.
+#[derive(Args, Debug)]
+pub struct BaseArgs {
+    /// A TOML configuration file (see `shingled config`); flags override its fields.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Trace of the comparison (file or synth:<profile>[,scale=X,seed=N]).
+    #[arg(long, short)]
+    pub trace: Option<String>,
+    /// Trace format (detected when absent; see `shingled trace formats`).
+    #[arg(long)]
+    pub trace_format: Option<String>,
+    /// Replay at most this many trace requests.
+    #[arg(long)]
+    pub limit: Option<u64>,
+    /// Cache mode: read-write, write-only, read-only or write-cache (default: the experiment's).
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// After-warm-up window: none, cache-full, a request count, or a percentage of the trace.
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Cache size: absolute or a fraction of the trace's range (2%, 1/50).
+    #[arg(long)]
+    pub cache_size: Option<String>,
+    /// Drive profile (see `shingled drives`).
+    #[arg(long, short)]
+    pub drive: Option<String>,
+    /// DM-SMR persistent-buffer size: absolute, or a fraction of the written range (1/256).
+    #[arg(long)]
+    pub pb_size: Option<String>,
+    /// SSD profile: nvme or sata.
+    #[arg(long)]
+    pub ssd: Option<String>,
+}
+
+impl BaseArgs {
+    fn sim_args(&self) -> SimArgs {
+        SimArgs {
+            config: self.config.clone(),
+            trace: self.trace.clone(),
+            format: self.trace_format.clone(),
+            limit: self.limit,
+            mode: self.mode.clone(),
+            warmup: self.warmup.clone(),
+            cache_size: self.cache_size.clone(),
+            drive: self.drive.clone(),
+            pb_size: self.pb_size.clone(),
+            ssd: self.ssd.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+/// The figures: file name, title, y axis, and the value plotted per run.
+type Metric = fn(&RunReport) -> Option<f64>;
+const FIGURES: &[(&str, &str, &str, Metric)] = &[
+    ("total_time.png", "Total I/O time", "seconds", |r| Some(r.total.total_time_s)),
+    ("hit_ratio.png", "Hit ratio", "hits / block accesses", |r| r.total.hit_ratio),
+    ("wa.png", "Write amplification", "WA", |r| r.total.write_amplification),
+    ("rmws.png", "Band read-modify-writes", "RMWs", |r| Some(r.total.counters.drive.rmws as f64)),
+];
+
+/// The comparison's columns (those of `shingled compare`).
+const COMPARE_COLUMNS: &[Column] = &[
+    Column::TotalTime,
+    Column::SsdTime,
+    Column::DriveReadTime,
+    Column::DriveWriteTime,
+    Column::VsSmrOnly,
+    Column::VsCmrOnly,
+    Column::VsLru,
+    Column::ReadHit,
+    Column::WriteHit,
+    Column::Wa,
+    Column::Rmws,
+];
+
+/// A comparison as a one-trace experiment, so that both render alike.
+pub fn from_compare(c: CompareReport) -> ExperimentReport {
+    let cells = c
+        .runs
+        .iter()
+        .map(|r| Cell { trace: c.trace_path.clone(), label: r.label.clone(), config: r.config.clone() })
+        .collect();
+    ExperimentReport {
+        experiment: Experiment {
+            name: "compare".into(),
+            title: format!("Comparison of cache schemes on {}", c.trace_path),
+            cells,
+            columns: COMPARE_COLUMNS.to_vec(),
+        },
+        runs: c.runs,
+        traces: vec![c.trace],
+    }
+}
+
+/// Reads an experiment or comparison report written with `--output json`.
+pub fn load(path: &Path) -> Result<ExperimentReport> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    if v.get("experiment").is_some() {
+        serde_json::from_value(v).with_context(|| format!("{}: not an experiment report", path.display()))
+    } else if v.get("trace_path").is_some() {
+        let c: CompareReport = serde_json::from_value(v)
+            .with_context(|| format!("{}: not a comparison report", path.display()))?;
+        Ok(from_compare(c))
+    } else {
+        bail!(
+            "{}: neither `shingled experiment --output json` nor `shingled compare --output json`",
+            path.display()
+        )
+    }
+}
+
+/// The distinct traces in order of first appearance, each with its runs.
+fn groups(e: &ExperimentReport) -> Vec<(&str, Vec<&RunReport>)> {
+    let mut out: Vec<(&str, Vec<&RunReport>)> = Vec::new();
+    for (cell, run) in e.experiment.cells.iter().zip(&e.runs) {
+        match out.iter_mut().find(|(t, _)| *t == cell.trace) {
+            Some((_, runs)) => runs.push(run),
+            None => out.push((&cell.trace, vec![run])),
+        }
+    }
+    out
+}
+
+/// Header and rows of the table of one trace (the columns of `shingled experiment`).
+fn table(e: &ExperimentReport, runs: &[&RunReport]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header = vec!["scheme".to_string()];
+    header.extend(e.experiment.columns.iter().map(|c| c.header().to_string()));
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.label.clone()];
+            row.extend(e.experiment.columns.iter().map(|&c| column_value(c, r, runs)));
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// One line about the trace and the sizes of its runs.
+fn trace_line(e: &ExperimentReport, gi: usize, n_groups: usize, runs: &[&RunReport]) -> String {
+    let mut s = String::new();
+    // Traces are measured once per distinct (trace, band layout); match them only when that is
+    // one per group.
+    if e.traces.len() == n_groups {
+        let t = &e.traces[gi];
+        let _ = write!(
+            s,
+            "{} requests ({} 4 KiB pages), writes {:.1}% of pages, written range {}, accessed range {}. ",
+            t.requests,
+            t.pages,
+            t.write_pct_pages,
+            human_bytes(t.written_band_bytes),
+            human_bytes(t.accessed_band_bytes)
+        );
+    }
+    if let Some(first) = runs.first() {
+        let _ = write!(s, "Mode {}, drive {}", first.mode, first.drive);
+        let cache = runs.iter().map(|r| r.sizing.cache_blocks).max().unwrap_or(0);
+        if cache > 0 {
+            let _ = write!(s, ", cache up to {cache} blocks ({})", human_bytes(cache * 4096));
+        }
+        if let Some(pb) = first.sizing.pb_blocks {
+            let _ = write!(s, ", PB {pb} blocks");
+        }
+        s.push('.');
+    }
+    s
+}
+
+/// Renders the page (Markdown or HTML) linking `figures`.
+pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str)]) -> String {
+    let groups = groups(e);
+    let mut out = String::new();
+    let title = format!("shingled report: {}", e.experiment.name);
+    let intro = format!(
+        "{}. Times are modelled I/O times (s) of the whole run; speed-ups divide the reference's \
+         time by the row's.",
+        e.experiment.title
+    );
+    match format {
+        ReportFormat::Md => {
+            let _ = writeln!(out, "# {title}\n\n{intro}\n");
+            for (gi, (trace, runs)) in groups.iter().enumerate() {
+                let _ = writeln!(out, "## Trace `{trace}`\n\n{}\n", trace_line(e, gi, groups.len(), runs));
+                let (header, rows) = table(e, runs);
+                let _ = writeln!(
+                    out,
+                    "| {} |",
+                    header.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | ")
+                );
+                let rule: Vec<&str> =
+                    (0..header.len()).map(|i| if i == 0 { "---" } else { "---:" }).collect();
+                let _ = writeln!(out, "|{}|", rule.join("|"));
+                for r in rows {
+                    let _ =
+                        writeln!(out, "| {} |", r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "));
+                }
+                out.push('\n');
+            }
+            if !figures.is_empty() {
+                out.push_str("## Figures\n\n");
+                for (file, title) in figures {
+                    let _ = writeln!(out, "![{title}]({file})\n");
+                }
+            }
+        }
+        ReportFormat::Html => {
+            let _ = writeln!(
+                out,
+                "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
+                 <style>body{{font-family:sans-serif;max-width:1200px;margin:2em auto}}\
+                 table{{border-collapse:collapse;margin:1em 0}}th,td{{border:1px solid #ccc;padding:4px 8px}}\
+                 td{{text-align:right}}td:first-child{{text-align:left}}th{{background:#f3f3f3}}\
+                 img{{max-width:100%}}</style>\n</head>\n<body>\n<h1>{}</h1>\n<p>{}</p>",
+                html_escape(&title),
+                html_escape(&title),
+                html_escape(&intro)
+            );
+            for (gi, (trace, runs)) in groups.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "<h2>Trace <code>{}</code></h2>\n<p>{}</p>\n<table>",
+                    html_escape(trace),
+                    html_escape(&trace_line(e, gi, groups.len(), runs))
+                );
+                let (header, rows) = table(e, runs);
+                out.push_str("<tr>");
+                for h in &header {
+                    let _ = write!(out, "<th>{}</th>", html_escape(h));
+                }
+                out.push_str("</tr>\n");
+                for r in rows {
+                    out.push_str("<tr>");
+                    for c in &r {
+                        let _ = write!(out, "<td>{}</td>", html_escape(c));
+                    }
+                    out.push_str("</tr>\n");
+                }
+                out.push_str("</table>\n");
+            }
+            if !figures.is_empty() {
+                out.push_str("<h2>Figures</h2>\n");
+                for (file, title) in figures {
+                    let _ = writeln!(
+                        out,
+                        "<figure><img src=\"{}\" alt=\"{t}\"><figcaption>{t}</figcaption></figure>",
+                        html_escape(file),
+                        t = html_escape(title)
+                    );
+                }
+            }
+            out.push_str("</body>\n</html>\n");
+        }
+    }
+    out
+}
+
+/// Draws the figures into `dir`; returns (file, title) of each written (a metric no run has,
+/// such as the hit ratio of a comparison of baselines only, is left out).
+pub fn figures(e: &ExperimentReport, dir: &Path) -> Result<Vec<(&'static str, &'static str)>> {
+    let groups = groups(e);
+    let mut categories: Vec<String> = Vec::new();
+    for (_, runs) in &groups {
+        for r in runs {
+            if !categories.contains(&r.label) {
+                categories.push(r.label.clone());
+            }
+        }
+    }
+    let mut written = Vec::new();
+    for &(file, title, y_label, metric) in FIGURES {
+        let series: Vec<BarSeries> = groups
+            .iter()
+            .map(|(trace, runs)| BarSeries {
+                name: trace.to_string(),
+                values: categories
+                    .iter()
+                    .map(|c| runs.iter().find(|r| &r.label == c).and_then(|r| metric(r)))
+                    .collect(),
+            })
+            .collect();
+        if series.iter().all(|s| s.values.iter().all(Option::is_none)) {
+            continue;
+        }
+        let caption =
+            if groups.len() == 1 { format!("{title} ({})", groups[0].0) } else { title.to_string() };
+        bar_chart(&dir.join(file), &caption, y_label, &categories, &series)
+            .with_context(|| format!("drawing {file}"))?;
+        written.push((file, title));
+    }
+    Ok(written)
+}
+
+fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
+    if let Some(p) = &a.from {
+        return load(p);
+    }
+    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let sim = a.base.sim_args();
+    let base = sim.to_config()?;
+    if let Some(name) = &a.experiment {
+        let opts = experiments::ExperimentOptions {
+            mode: sim.mode.as_ref().map(|_| base.mode),
+            base,
+            traces: a.on.clone(),
+        };
+        let plan = experiments::plan(name, &opts)?;
+        let bar = crate::progress::spinner(&format!("{name} ({} simulations)", plan.cells.len()));
+        let r = experiments::run_experiment(plan, jobs, &|n| bar.set_position(n))?;
+        bar.finish_and_clear();
+        return Ok(r);
+    }
+    let mut cfg = base;
+    if let Some(s) = &a.schemes {
+        cfg.compare.schemes = s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
+    }
+    if cfg.compare.schemes.is_empty() {
+        bail!("--schemes names no scheme");
+    }
+    let bar = crate::progress::spinner(&format!("compare {} schemes", cfg.compare.schemes.len()));
+    let c = shingled_sim::compare(&cfg, jobs, &|n| bar.set_position(n))
+        .with_context(|| format!("comparing on {}", cfg.trace.path))?;
+    bar.finish_and_clear();
+    Ok(from_compare(c))
+}
+
+pub fn run(a: ReportCmd) -> Result<()> {
+    let e = run_report(&a)?;
+    if e.runs.is_empty() {
+        bail!("the report has no runs");
+    }
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let json = serde_json::to_string_pretty(&e)? + "\n";
+    let json_path = a.out.join("results.json");
+    // Regenerating from the directory's own results.json must not truncate it first.
+    if a.from.as_deref().map(|p| p.canonicalize().ok() != json_path.canonicalize().ok()).unwrap_or(true) {
+        std::fs::write(&json_path, json).with_context(|| format!("writing {}", json_path.display()))?;
+    }
+    let figs = figures(&e, &a.out)?;
+    let (name, page) = match a.format {
+        ReportFormat::Md => ("report.md", render(&e, ReportFormat::Md, &figs)),
+        ReportFormat::Html => ("report.html", render(&e, ReportFormat::Html, &figs)),
+    };
+    let page_path = a.out.join(name);
+    std::fs::write(&page_path, page).with_context(|| format!("writing {}", page_path.display()))?;
+    eprintln!("wrote {} ({} runs, {} figures)", page_path.display(), e.runs.len(), figs.len());
+    Ok(())
+}
