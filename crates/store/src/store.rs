@@ -1,0 +1,1346 @@
+//! The engine: chunk index, zone state machine and pools, write/read paths, journal,
+//! checkpoints and recovery.
+
+use crate::format::{
+    self, align_up, check_payload, check_slice, data_fits, decode_data_prefix, decode_header, encode_data,
+    encode_record, DataPrefix, Header, Reader, RecordType, BLOCK, DATA_SLICES_AT, FOOTER_LEN, HEADER_LEN,
+    SLICE, SLICE_STRIDE,
+};
+use crate::{ChunkId, Durability, Placement, Result, StoreConfig, StoreError, StreamType};
+use shingled_zoned::{DeviceInfo, ZoneOp, ZonedDevice, SECTOR_SIZE};
+use std::collections::BTreeMap;
+
+/// On-disk format version written in the superzone.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Longest chunk: slice footers carry a 32-bit chunk offset.
+const MAX_CHUNK_LEN: u64 = u32::MAX as u64;
+
+/// The store's view of a datazone (SMRSTORE §4.4), on top of the device's condition.
+///
+/// `Free` → `Opened` (taken into a stream's pool; the device zone is EMPTY) → `Activated`
+/// (written; device OPEN or CLOSED) → `Full` (no room for another record; device FULL, the
+/// store FINISHes zones it stops writing) → `Garbage` (full and without live data) → `Free` (a
+/// journaled RESET).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ZoneState {
+    /// Empty and unassigned.
+    Free,
+    /// In a pool, nothing written yet.
+    Opened,
+    /// In a pool, partly written.
+    Activated,
+    /// Written to the end (or finished); read-only until reset.
+    Full,
+    /// Full and every record in it dead: can be reset.
+    Garbage,
+}
+
+impl ZoneState {
+    fn code(self) -> u8 {
+        self as u8
+    }
+    fn from_code(c: u8) -> Option<ZoneState> {
+        use ZoneState::*;
+        [Free, Opened, Activated, Full, Garbage].get(c as usize).copied()
+    }
+}
+
+/// One datazone's table entry (serialized in checkpoints: 18 bytes).
+#[derive(Clone, Copy, Debug)]
+struct DZone {
+    state: ZoneState,
+    /// Pool key of the stream the zone serves.
+    pool: u8,
+    /// Bytes written from the zone start (a multiple of [`BLOCK`]).
+    written: u64,
+    /// User bytes of live records (derived, not stored).
+    live: u64,
+    /// Records with a sequence number at or below this predate the zone's last reset.
+    min_seq: u64,
+}
+
+/// Where one record starts: 8 bytes (the paper's record index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RecordIndex {
+    /// Chunk offset of the record's first user byte.
+    chunk_off: u32,
+    /// 4 KiB block of the zone where the record starts.
+    block: u32,
+}
+
+/// The records of a chunk in one datazone, in chunk-offset order.
+#[derive(Clone, Debug)]
+struct IndexGroup {
+    zone: u32,
+    records: Vec<RecordIndex>,
+}
+
+#[derive(Clone, Debug)]
+struct Chunk {
+    stream: StreamType,
+    sealed: bool,
+    create_seq: u64,
+    len: u64,
+    groups: Vec<IndexGroup>,
+    /// The zone the chunk appends to now (not persisted: chosen again after a restart).
+    cur_zone: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Pool {
+    zones: Vec<u32>,
+    next: usize,
+    target: usize,
+}
+
+/// A chunk's public description.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkInfo {
+    /// Id.
+    pub id: ChunkId,
+    /// Stream type given at create.
+    pub stream: StreamType,
+    /// Bytes appended.
+    pub len: u64,
+    /// Whether it is sealed (no more appends).
+    pub sealed: bool,
+    /// Data records holding it.
+    pub records: usize,
+    /// Index groups (runs of records in one datazone).
+    pub groups: usize,
+}
+
+/// Counters and zone census.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Chunks.
+    pub chunks: u64,
+    /// Sealed chunks.
+    pub sealed_chunks: u64,
+    /// User bytes in live chunks.
+    pub live_bytes: u64,
+    /// Data records indexed.
+    pub records: u64,
+    /// Datazones in total.
+    pub datazones: u64,
+    /// Datazones per state: free, opened, activated, full, garbage.
+    pub zones_by_state: [u64; 5],
+    /// Appends since open.
+    pub appends: u64,
+    /// Bytes written to the device since open (records with headers, footers and padding).
+    pub device_bytes_written: u64,
+    /// Device flushes since open.
+    pub flushes: u64,
+    /// Checkpoints written since open (including the one that ends recovery).
+    pub checkpoints: u64,
+    /// Journal records written since open.
+    pub journal_records: u64,
+    /// Datazones reset since open.
+    pub zone_resets: u64,
+    /// Data records recovery found after the checkpoint and indexed.
+    pub recovered_records: u64,
+    /// Data records recovery found but did not index (never acknowledged, or of deleted chunks).
+    pub ignored_records: u64,
+}
+
+/// Memory the index uses (SMRSTORE §4.2 states ~200 B per chunk and 8 B per record index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryUse {
+    /// Bytes per chunk, not counting its record indexes: the table entry (key, [`Chunk`] with
+    /// one index group) plus the B-tree's per-entry overhead (estimated at 16 bytes).
+    pub per_chunk: usize,
+    /// Bytes per record index.
+    pub per_record: usize,
+    /// Estimate for the current contents: chunks × per_chunk + extra groups + records × 8.
+    pub total: usize,
+}
+
+/// Configuration stored in the superzone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SuperInfo {
+    version: u32,
+    time: u64,
+    nr_metazones: u32,
+    zone_sectors: u64,
+    nr_zones: u64,
+}
+
+enum Tail {
+    /// Nothing valid after the last good record: a clean end or a torn last write.
+    Clean,
+    /// A valid record follows an invalid one: damage, not a crash.
+    Corrupt { offset: u64, what: String },
+}
+
+struct Parsed {
+    h: Header,
+    /// Byte offset in the zone.
+    off: u64,
+    /// The payload (for data records only the prefix).
+    payload: Vec<u8>,
+}
+
+/// A chunk store on one zoned device. See the crate docs.
+#[derive(Debug)]
+pub struct Store<D: ZonedDevice> {
+    dev: D,
+    info: DeviceInfo,
+    cfg: StoreConfig,
+    super_zone: u64,
+    data_first: u64,
+    chunks: BTreeMap<ChunkId, Chunk>,
+    zones: Vec<DZone>,
+    pools: BTreeMap<u8, Pool>,
+    /// Index of the current metazone (0..nr_metazones), its generation and write offset.
+    meta: u32,
+    meta_gen: u64,
+    meta_wp: u64,
+    seq: u64,
+    since_ckpt: u64,
+    poisoned: bool,
+    stats: StoreStats,
+}
+
+impl<D: ZonedDevice> Store<D> {
+    /// Formats `dev` as an empty store: resets every sequential zone, writes the superzone
+    /// record (then FINISHes the superzone) and a first checkpoint into metazone 0.
+    pub fn format(mut dev: D, cfg: StoreConfig) -> Result<Self> {
+        cfg.sanitize()?;
+        let info = dev.info();
+        let (super_zone, data_first) = layout(&info, cfg.nr_metazones)?;
+        dev.zone_mgmt_all(ZoneOp::Reset).map_err(StoreError::dev("resetting all zones to format"))?;
+        let time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let mut p = Vec::new();
+        p.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        p.extend_from_slice(&time.to_le_bytes());
+        p.extend_from_slice(&cfg.nr_metazones.to_le_bytes());
+        p.extend_from_slice(&info.zone_sectors.to_le_bytes());
+        p.extend_from_slice(&info.nr_zones.to_le_bytes());
+        p.extend_from_slice(&[cfg.pool_gc, cfg.pool_data, cfg.pool_metadata].map(u32::to_le_bytes).concat());
+        p.push(placement_code(cfg.placement));
+        p.extend_from_slice(&cfg.metadata_chunk_limit.to_le_bytes());
+        p.extend_from_slice(&(cfg.max_record as u32).to_le_bytes());
+        let rec = encode_record(RecordType::Super, 0, &p);
+        let zs = info.zone_start(super_zone);
+        dev.write(zs, &rec).map_err(StoreError::dev("writing the superzone"))?;
+        dev.zone_mgmt(ZoneOp::Finish, zs, info.zone_len(super_zone))
+            .map_err(StoreError::dev("finishing the superzone"))?;
+        let mut st = Store::empty(dev, info, cfg, super_zone, data_first);
+        st.meta = st.cfg.nr_metazones - 1;
+        st.seq = 1;
+        st.checkpoint()?;
+        Ok(st)
+    }
+
+    fn empty(dev: D, info: DeviceInfo, cfg: StoreConfig, super_zone: u64, data_first: u64) -> Self {
+        let nr_data = info.nr_zones - data_first;
+        let zones = vec![
+            DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, min_seq: 0 };
+            nr_data as usize
+        ];
+        let mut st = Store {
+            dev,
+            info,
+            cfg,
+            super_zone,
+            data_first,
+            chunks: BTreeMap::new(),
+            zones,
+            pools: BTreeMap::new(),
+            meta: 0,
+            meta_gen: 0,
+            meta_wp: 0,
+            seq: 1,
+            since_ckpt: 0,
+            poisoned: false,
+            stats: StoreStats { datazones: nr_data, ..Default::default() },
+        };
+        st.size_pools();
+        st
+    }
+
+    /// Opens a formatted device and recovers (SMRSTORE §5.2): reads the superzone, finds the
+    /// newest complete checkpoint through the metazone headers, loads it, replays the journal
+    /// after it, scans every datazone written since (keeping the data records whose CRCs verify
+    /// and that continue their chunk exactly), and ends with a fresh checkpoint.
+    ///
+    /// `cfg` supplies the run-time settings (pools, placement, durability); `nr_metazones`
+    /// comes from the superzone. Damage that a crash cannot explain (a valid record after an
+    /// invalid one, a broken checkpoint that was completed) is an error naming zone and offset.
+    pub fn open(mut dev: D, cfg: StoreConfig) -> Result<Self> {
+        let info = dev.info();
+        if info.nr_zones <= info.nr_conv {
+            return Err(StoreError::NotFormatted("the device has no sequential zones".into()));
+        }
+        let super_zone = info.nr_conv;
+        let sup = read_super(&mut dev, &info, super_zone)?;
+        if sup.zone_sectors != info.zone_sectors || sup.nr_zones != info.nr_zones {
+            return Err(StoreError::NotFormatted(format!(
+                "superzone describes {} zones of {} sectors, the device has {} of {}",
+                sup.nr_zones, sup.zone_sectors, info.nr_zones, info.zone_sectors
+            )));
+        }
+        let cfg = StoreConfig { nr_metazones: sup.nr_metazones, ..cfg };
+        cfg.sanitize()?;
+        let (super_zone, data_first) = layout(&info, cfg.nr_metazones)?;
+        let mut st = Store::empty(dev, info, cfg, super_zone, data_first);
+        st.recover()?;
+        Ok(st)
+    }
+
+    fn meta_zone(&self, m: u32) -> u64 {
+        self.super_zone + 1 + m as u64
+    }
+
+    fn zone_no(&self, d: usize) -> u64 {
+        self.data_first + d as u64
+    }
+
+    /// Usable bytes of device zone `z` (its capacity, rounded down to [`BLOCK`]).
+    fn cap_bytes(&self, z: u64) -> u64 {
+        self.info.zone_cap(z) * SECTOR_SIZE / BLOCK * BLOCK
+    }
+
+    fn wp_bytes(&self, z: u64) -> Result<u64> {
+        let r = self.dev.report_zone(z).map_err(StoreError::dev(format!("reporting zone {z}")))?;
+        Ok(r.written() * SECTOR_SIZE)
+    }
+
+    fn pool_key(&self, stream: StreamType) -> u8 {
+        match self.cfg.placement {
+            Placement::OneZone => 0,
+            Placement::Guided { separate_streams: false, .. } => 0,
+            Placement::Guided { separate_streams: true, .. } => match stream {
+                StreamType::METADATA => 1,
+                StreamType::GC => 2,
+                _ => 0,
+            },
+        }
+    }
+
+    /// Pool targets from the configuration, scaled down to the device's open/active limit
+    /// (less one zone for the metazone) and to half the datazones.
+    fn size_pools(&mut self) {
+        let c = &self.cfg;
+        let mut t: Vec<(u8, u64)> = match c.placement {
+            Placement::OneZone => vec![(0, 1)],
+            Placement::Guided { separate_streams, round_robin, .. } => {
+                let v = if separate_streams {
+                    vec![(0, c.pool_data as u64), (1, c.pool_metadata as u64), (2, c.pool_gc as u64)]
+                } else {
+                    vec![(0, (c.pool_data + c.pool_metadata + c.pool_gc) as u64)]
+                };
+                if round_robin {
+                    v
+                } else {
+                    v.into_iter().map(|(k, _)| (k, 1)).collect()
+                }
+            }
+        };
+        let lim = [self.info.max_open, self.info.max_active].into_iter().filter(|&x| x > 0).min();
+        let mut budget = (self.zones.len() as u64 / 2).max(1);
+        if let Some(l) = lim {
+            budget = budget.min((l as u64).saturating_sub(1).max(1));
+        }
+        let total: u64 = t.iter().map(|x| x.1).sum();
+        if total > budget {
+            for x in &mut t {
+                x.1 = (x.1 * budget / total).max(1);
+            }
+        }
+        for (k, n) in t {
+            self.pools.entry(k).or_default().target = n as usize;
+        }
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.poisoned {
+            Err(StoreError::Poisoned)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Marks the store poisoned when `r` is a device error (the on-device state is uncertain).
+    fn guard<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(StoreError::Device { .. }) = &r {
+            self.poisoned = true;
+        }
+        r
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        let s = self.seq;
+        self.seq += 1;
+        s
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.stats.flushes += 1;
+        self.dev.flush().map_err(StoreError::dev("flushing the device"))
+    }
+
+    // ----- public API -------------------------------------------------------------------
+
+    /// Creates an empty chunk of `stream`. Durable (journaled and flushed) when it returns.
+    pub fn create(&mut self, id: ChunkId, stream: StreamType) -> Result<()> {
+        self.check_usable()?;
+        if self.chunks.contains_key(&id) {
+            return Err(StoreError::ChunkExists(id));
+        }
+        let mut p = id.0.to_vec();
+        p.push(stream.0);
+        let r = self.journal(RecordType::JCreate, &p);
+        let seq = self.guard(r)?;
+        self.chunks.insert(
+            id,
+            Chunk { stream, sealed: false, create_seq: seq, len: 0, groups: Vec::new(), cur_zone: None },
+        );
+        Ok(())
+    }
+
+    /// Appends `data` to chunk `id`. With [`Durability::EveryAppend`] the data is on the device
+    /// (flushed) when this returns; with [`Durability::Batched`] after the next [`Store::sync`].
+    /// Large appends are split into records of at most `max_record` bytes; if the call fails,
+    /// a prefix of the data (whole records) may survive a restart, never anything else.
+    pub fn append(&mut self, id: ChunkId, data: &[u8]) -> Result<()> {
+        self.check_usable()?;
+        let c = self.chunks.get(&id).ok_or(StoreError::NoSuchChunk(id))?;
+        if c.sealed {
+            return Err(StoreError::Sealed(id));
+        }
+        let limit = self.chunk_limit(c.stream);
+        let would_be = c.len + data.len() as u64;
+        if would_be > limit {
+            return Err(StoreError::ChunkTooLarge { chunk: id, would_be, limit });
+        }
+        let r = self.append_inner(id, data);
+        self.guard(r)?;
+        self.stats.appends += 1;
+        self.since_ckpt += data.len() as u64;
+        if self.cfg.durability == Durability::EveryAppend {
+            let r = self.flush();
+            self.guard(r)?;
+        }
+        if self.since_ckpt >= self.cfg_checkpoint_bytes() {
+            let r = self.checkpoint();
+            self.guard(r)?;
+        }
+        Ok(())
+    }
+
+    fn cfg_checkpoint_bytes(&self) -> u64 {
+        // A checkpoint per 16 zones' worth of appends bounds the recovery scan.
+        16 * self.info.zone_capacity_sectors * SECTOR_SIZE
+    }
+
+    fn chunk_limit(&self, stream: StreamType) -> u64 {
+        match self.cfg.placement {
+            Placement::Guided { chunk_limit: true, .. } => {
+                let zone = self.info.zone_capacity_sectors * SECTOR_SIZE;
+                if stream == StreamType::METADATA {
+                    zone.min(self.cfg.metadata_chunk_limit)
+                } else {
+                    zone
+                }
+            }
+            _ => MAX_CHUNK_LEN,
+        }
+        .min(MAX_CHUNK_LEN)
+    }
+
+    fn append_inner(&mut self, id: ChunkId, data: &[u8]) -> Result<()> {
+        let mut done = 0usize;
+        while done < data.len() {
+            let d = self.zone_for(id)?;
+            let z = self.zone_no(d);
+            let room = self.cap_bytes(z) - self.zones[d].written;
+            let n = data_fits(room).min(data.len() - done).min(self.cfg.max_record);
+            if n == 0 {
+                self.finish_zone(d)?;
+                continue;
+            }
+            let (stream, off) = {
+                let c = &self.chunks[&id];
+                (c.stream, c.len)
+            };
+            let seq = self.next_seq();
+            let mut rec = encode_data(&id, off, &data[done..done + n], seq);
+            // The pool key travels in the data prefix so recovery knows a new zone's stream.
+            let _ = stream;
+            rec[HEADER_LEN + 36] = self.zones[d].pool;
+            reseal_header(&mut rec);
+            let at = self.zones[d].written;
+            self.dev
+                .write(self.info.zone_start(z) + at / SECTOR_SIZE, &rec)
+                .map_err(StoreError::dev(format!("appending to chunk {id} in zone {z} at byte {at}")))?;
+            self.stats.device_bytes_written += rec.len() as u64;
+            let zs = &mut self.zones[d];
+            zs.written += rec.len() as u64;
+            zs.live += n as u64;
+            zs.state = ZoneState::Activated;
+            let c = self.chunks.get_mut(&id).expect("checked above");
+            push_record(c, d as u32, RecordIndex { chunk_off: off as u32, block: (at / BLOCK) as u32 });
+            c.len += n as u64;
+            done += n;
+            if self.cap_bytes(z) - self.zones[d].written < BLOCK {
+                self.finish_zone(d)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops writing datazone `d`: FINISH on the device, state Full.
+    fn finish_zone(&mut self, d: usize) -> Result<()> {
+        let z = self.zone_no(d);
+        let full = self.wp_bytes(z)? >= self.info.zone_cap(z) * SECTOR_SIZE;
+        if !full {
+            self.dev
+                .zone_mgmt(ZoneOp::Finish, self.info.zone_start(z), self.info.zone_len(z))
+                .map_err(StoreError::dev(format!("finishing zone {z}")))?;
+        }
+        let cap = self.cap_bytes(z);
+        let zs = &mut self.zones[d];
+        zs.state = if zs.live == 0 { ZoneState::Garbage } else { ZoneState::Full };
+        zs.written = cap;
+        let key = zs.pool;
+        if let Some(p) = self.pools.get_mut(&key) {
+            p.zones.retain(|&x| x as usize != d);
+        }
+        for c in self.chunks.values_mut() {
+            if c.cur_zone == Some(d as u32) {
+                c.cur_zone = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// The datazone chunk `id` appends to next (placement, SMRSTORE §4.3).
+    fn zone_for(&mut self, id: ChunkId) -> Result<usize> {
+        let c = &self.chunks[&id];
+        if let Some(d) = c.cur_zone {
+            if matches!(self.zones[d as usize].state, ZoneState::Opened | ZoneState::Activated) {
+                return Ok(d as usize);
+            }
+        }
+        let key = self.pool_key(c.stream);
+        let (len, target) = {
+            let p = self.pools.entry(key).or_default();
+            (p.zones.len(), p.target.max(1))
+        };
+        if len < target {
+            let d = self.allocate_zone(key)?;
+            self.pools.get_mut(&key).expect("created above").zones.push(d as u32);
+        }
+        let p = self.pools.get_mut(&key).expect("created above");
+        let d = p.zones[p.next % p.zones.len()];
+        p.next = p.next.wrapping_add(1);
+        self.chunks.get_mut(&id).expect("checked").cur_zone = Some(d);
+        Ok(d as usize)
+    }
+
+    /// Takes a free datazone for pool `key`, resetting a garbage zone when none is free.
+    fn allocate_zone(&mut self, key: u8) -> Result<usize> {
+        let d = match self.zones.iter().position(|z| z.state == ZoneState::Free) {
+            Some(d) => d,
+            None => {
+                let g = self.zones.iter().position(|z| z.state == ZoneState::Garbage);
+                let g = g.ok_or_else(|| StoreError::NoSpace("no free or garbage datazone left".into()))?;
+                self.reset_zone(g)?;
+                g
+            }
+        };
+        let z = self.zone_no(d);
+        if self.wp_bytes(z)? != 0 {
+            // Left over from a reset that was journaled but not carried out before a crash.
+            self.dev
+                .zone_mgmt(ZoneOp::Reset, self.info.zone_start(z), self.info.zone_len(z))
+                .map_err(StoreError::dev(format!("resetting zone {z}")))?;
+        }
+        let zs = &mut self.zones[d];
+        zs.state = ZoneState::Opened;
+        zs.pool = key;
+        zs.written = 0;
+        zs.live = 0;
+        Ok(d)
+    }
+
+    /// Journals, then carries out, the reset of garbage datazone `d`.
+    fn reset_zone(&mut self, d: usize) -> Result<()> {
+        let z = self.zone_no(d);
+        let seq = self.journal(RecordType::JZoneReset, &z.to_le_bytes())?;
+        self.dev
+            .zone_mgmt(ZoneOp::Reset, self.info.zone_start(z), self.info.zone_len(z))
+            .map_err(StoreError::dev(format!("resetting zone {z}")))?;
+        self.zones[d] = DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, min_seq: seq };
+        self.stats.zone_resets += 1;
+        Ok(())
+    }
+
+    /// Reads `len` bytes of chunk `id` from `offset`. Each 4 KiB slice touched is verified
+    /// against its footer (CRC, chunk id, chunk offset); damage is [`StoreError::CorruptData`].
+    pub fn read(&mut self, id: ChunkId, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let c = self.chunks.get(&id).ok_or(StoreError::NoSuchChunk(id))?;
+        let end = offset.checked_add(len).filter(|&e| e <= c.len);
+        let end = end.ok_or(StoreError::OutOfRange { chunk: id, offset, len, chunk_len: c.len })?;
+        let mut out = Vec::with_capacity(len as usize);
+        let mut pos = offset;
+        while pos < end {
+            let (zone, block, rs, re) = locate(c, pos);
+            let z = self.data_first + zone as u64;
+            let upto = end.min(re);
+            let (i, j) = ((pos - rs) / SLICE as u64, (upto - 1 - rs) / SLICE as u64);
+            let slice_len = |s: u64| (re - rs - s * SLICE as u64).min(SLICE as u64) as usize;
+            let rec_at = block as u64 * BLOCK;
+            let lo = rec_at + DATA_SLICES_AT as u64 + i * SLICE_STRIDE as u64;
+            let hi =
+                rec_at + DATA_SLICES_AT as u64 + j * SLICE_STRIDE as u64 + (slice_len(j) + FOOTER_LEN) as u64;
+            let (alo, ahi) = (lo / BLOCK * BLOCK, align_up(hi));
+            let mut buf = vec![0u8; (ahi - alo) as usize];
+            self.dev
+                .read(self.info.zone_start(z) + alo / SECTOR_SIZE, &mut buf)
+                .map_err(StoreError::dev(format!("reading chunk {id} at offset {pos} in zone {z}")))?;
+            for s in i..=j {
+                let sl = slice_len(s);
+                let at = (rec_at + DATA_SLICES_AT as u64 + s * SLICE_STRIDE as u64 - alo) as usize;
+                let soff = rs + s * SLICE as u64;
+                check_slice(&buf[at..at + sl + FOOTER_LEN], &id, soff).map_err(|what| {
+                    StoreError::CorruptData {
+                        chunk: id,
+                        offset: soff,
+                        zone: z,
+                        zone_offset: at as u64 + alo,
+                        what,
+                    }
+                })?;
+                let a = pos.max(soff) - soff;
+                let b = upto.min(soff + sl as u64) - soff;
+                out.extend_from_slice(&buf[at + a as usize..at + b as usize]);
+            }
+            pos = upto;
+        }
+        Ok(out)
+    }
+
+    /// Seals chunk `id`: no more appends. Durable when it returns.
+    pub fn seal(&mut self, id: ChunkId) -> Result<()> {
+        self.check_usable()?;
+        let c = self.chunks.get(&id).ok_or(StoreError::NoSuchChunk(id))?;
+        if c.sealed {
+            return Ok(());
+        }
+        if self.cfg.durability == Durability::Batched {
+            // A sealed chunk's length must not shrink after a crash.
+            let r = self.flush();
+            self.guard(r)?;
+        }
+        let r = self.journal(RecordType::JSeal, &id.0);
+        self.guard(r)?;
+        let c = self.chunks.get_mut(&id).expect("checked");
+        c.sealed = true;
+        c.cur_zone = None;
+        Ok(())
+    }
+
+    /// Deletes chunk `id`; its records become garbage. Durable when it returns.
+    pub fn delete(&mut self, id: ChunkId) -> Result<()> {
+        self.check_usable()?;
+        if !self.chunks.contains_key(&id) {
+            return Err(StoreError::NoSuchChunk(id));
+        }
+        let r = self.journal(RecordType::JDelete, &id.0);
+        self.guard(r)?;
+        let c = self.chunks.remove(&id).expect("checked");
+        for (zone, _, rs, re) in record_spans(&c) {
+            let zs = &mut self.zones[zone as usize];
+            zs.live -= re - rs;
+            if zs.live == 0 && zs.state == ZoneState::Full {
+                zs.state = ZoneState::Garbage;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes every acknowledged-so-far append durable (a device flush).
+    pub fn sync(&mut self) -> Result<()> {
+        self.check_usable()?;
+        let r = self.flush();
+        self.guard(r)
+    }
+
+    /// Every chunk, in id order.
+    pub fn list(&self) -> Vec<ChunkInfo> {
+        self.chunks
+            .iter()
+            .map(|(id, c)| ChunkInfo {
+                id: *id,
+                stream: c.stream,
+                len: c.len,
+                sealed: c.sealed,
+                records: c.groups.iter().map(|g| g.records.len()).sum(),
+                groups: c.groups.len(),
+            })
+            .collect()
+    }
+
+    /// One chunk's description.
+    pub fn chunk(&self, id: ChunkId) -> Option<ChunkInfo> {
+        let c = self.chunks.get(&id)?;
+        Some(ChunkInfo {
+            id,
+            stream: c.stream,
+            len: c.len,
+            sealed: c.sealed,
+            records: c.groups.iter().map(|g| g.records.len()).sum(),
+            groups: c.groups.len(),
+        })
+    }
+
+    /// Counters and the zone census.
+    pub fn stats(&self) -> StoreStats {
+        let mut s = self.stats.clone();
+        s.chunks = self.chunks.len() as u64;
+        s.sealed_chunks = self.chunks.values().filter(|c| c.sealed).count() as u64;
+        s.live_bytes = self.chunks.values().map(|c| c.len).sum();
+        s.records = self.chunks.values().flat_map(|c| &c.groups).map(|g| g.records.len() as u64).sum();
+        s.zones_by_state = [0; 5];
+        for z in &self.zones {
+            s.zones_by_state[z.state as usize] += 1;
+        }
+        s
+    }
+
+    /// The datazone states, in zone order (for tools and tests).
+    pub fn zone_states(&self) -> Vec<(u64, ZoneState)> {
+        self.zones.iter().enumerate().map(|(d, z)| (self.zone_no(d), z.state)).collect()
+    }
+
+    /// Bytes of memory the index uses (see [`MemoryUse`]).
+    pub fn memory(&self) -> MemoryUse {
+        let per_chunk = std::mem::size_of::<ChunkId>()
+            + std::mem::size_of::<Chunk>()
+            + std::mem::size_of::<IndexGroup>()
+            + 16;
+        let per_record = std::mem::size_of::<RecordIndex>();
+        let groups: usize = self.chunks.values().map(|c| c.groups.len().saturating_sub(1)).sum();
+        let records: usize = self.chunks.values().flat_map(|c| &c.groups).map(|g| g.records.len()).sum();
+        MemoryUse {
+            per_chunk,
+            per_record,
+            total: self.chunks.len() * per_chunk
+                + groups * std::mem::size_of::<IndexGroup>()
+                + records * per_record,
+        }
+    }
+
+    /// The device (read-only access for tools and tests).
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    /// The device, mutably: for fault injection in tests. Writing through it behind the
+    /// store's back breaks the store.
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.dev
+    }
+
+    /// Gives the device back without any further I/O (what a crash leaves).
+    pub fn into_device(self) -> D {
+        self.dev
+    }
+
+    /// The configuration in force (`nr_metazones` from the superzone).
+    pub fn config(&self) -> &StoreConfig {
+        &self.cfg
+    }
+
+    // ----- journal and checkpoints -------------------------------------------------------
+
+    /// Writes a journal record into the current metazone and flushes; returns its sequence
+    /// number. A full metazone is first replaced by a checkpoint in the next one.
+    fn journal(&mut self, rtype: RecordType, payload: &[u8]) -> Result<u64> {
+        let len = format::record_len(payload.len());
+        if self.meta_wp + len > self.cap_bytes(self.meta_zone(self.meta)) {
+            self.checkpoint()?;
+        }
+        let seq = self.next_seq();
+        let rec = encode_record(rtype, seq, payload);
+        let z = self.meta_zone(self.meta);
+        self.dev
+            .write(self.info.zone_start(z) + self.meta_wp / SECTOR_SIZE, &rec)
+            .map_err(StoreError::dev(format!("journaling in metazone {z} at byte {}", self.meta_wp)))?;
+        self.meta_wp += len;
+        self.stats.device_bytes_written += len;
+        self.stats.journal_records += 1;
+        self.flush()?;
+        Ok(seq)
+    }
+
+    /// Writes a checkpoint of the chunk and zone tables into the next metazone (after
+    /// resetting it): metazone header, checkpoint start, body, end; flushes; then finishes the
+    /// previous metazone. Until the flush, the previous metazone's checkpoint and journal are
+    /// the recovery point.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        self.flush()?;
+        let next = (self.meta + 1) % self.cfg.nr_metazones;
+        let gen = self.meta_gen + 1;
+        let z = self.meta_zone(next);
+        let zs = self.info.zone_start(z);
+        self.dev
+            .zone_mgmt(ZoneOp::Reset, zs, self.info.zone_len(z))
+            .map_err(StoreError::dev(format!("resetting metazone {z} for checkpoint {gen}")))?;
+        let mut buf = Vec::new();
+        let mut h = gen.to_le_bytes().to_vec();
+        h.extend_from_slice(&next.to_le_bytes());
+        let s1 = self.next_seq();
+        buf.extend(encode_record(RecordType::MetaHeader, s1, &h));
+        let s2 = self.next_seq();
+        buf.extend(encode_record(RecordType::CkptStart, s2, &gen.to_le_bytes()));
+        let body = self.encode_tables();
+        let s3 = self.next_seq();
+        buf.extend(encode_record(RecordType::CkptBody, s3, &body));
+        let s4 = self.next_seq();
+        buf.extend(encode_record(RecordType::CkptEnd, s4, &gen.to_le_bytes()));
+        if buf.len() as u64 > self.cap_bytes(z) / 2 {
+            return Err(StoreError::NoSpace(format!(
+                "checkpoint of {} bytes does not fit half of metazone {z}",
+                buf.len()
+            )));
+        }
+        self.dev
+            .write(zs, &buf)
+            .map_err(StoreError::dev(format!("writing checkpoint {gen} in metazone {z}")))?;
+        self.flush()?;
+        let old = self.meta_zone(self.meta);
+        if old != z && self.meta_gen > 0 {
+            let w = self.wp_bytes(old)?;
+            if w > 0 && w < self.info.zone_cap(old) * SECTOR_SIZE {
+                self.dev
+                    .zone_mgmt(ZoneOp::Finish, self.info.zone_start(old), self.info.zone_len(old))
+                    .map_err(StoreError::dev(format!("finishing metazone {old}")))?;
+            }
+        }
+        self.meta = next;
+        self.meta_gen = gen;
+        self.meta_wp = buf.len() as u64;
+        self.since_ckpt = 0;
+        self.stats.device_bytes_written += buf.len() as u64;
+        self.stats.checkpoints += 1;
+        Ok(())
+    }
+
+    /// The checkpoint body: chunk table then zone table (`docs/store-format.md`).
+    fn encode_tables(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&(self.chunks.len() as u64).to_le_bytes());
+        for (id, c) in &self.chunks {
+            b.extend_from_slice(&id.0);
+            b.push(c.stream.0);
+            b.push(c.sealed as u8);
+            b.extend_from_slice(&c.create_seq.to_le_bytes());
+            b.extend_from_slice(&c.len.to_le_bytes());
+            b.extend_from_slice(&(c.groups.len() as u32).to_le_bytes());
+            for g in &c.groups {
+                b.extend_from_slice(&g.zone.to_le_bytes());
+                b.extend_from_slice(&(g.records.len() as u32).to_le_bytes());
+                for r in &g.records {
+                    b.extend_from_slice(&r.chunk_off.to_le_bytes());
+                    b.extend_from_slice(&r.block.to_le_bytes());
+                }
+            }
+        }
+        b.extend_from_slice(&(self.zones.len() as u64).to_le_bytes());
+        for z in &self.zones {
+            b.push(z.state.code());
+            b.push(z.pool);
+            b.extend_from_slice(&z.written.to_le_bytes());
+            b.extend_from_slice(&z.min_seq.to_le_bytes());
+        }
+        b
+    }
+
+    fn decode_tables(&mut self, body: &[u8], zone: u64, off: u64) -> Result<()> {
+        let bad = |what: String| StoreError::CorruptMeta { structure: "checkpoint", zone, offset: off, what };
+        let mut r = Reader::new(body);
+        let n = r.u64().map_err(bad)?;
+        let mut chunks = BTreeMap::new();
+        for _ in 0..n {
+            let id = r.id().map_err(bad)?;
+            let stream = StreamType(r.u8().map_err(bad)?);
+            let sealed = r.u8().map_err(bad)? != 0;
+            let create_seq = r.u64().map_err(bad)?;
+            let len = r.u64().map_err(bad)?;
+            let ng = r.u32().map_err(bad)?;
+            let mut groups = Vec::new();
+            let mut prev: Option<u32> = None;
+            for _ in 0..ng {
+                let gz = r.u32().map_err(bad)?;
+                if gz as usize >= self.zones.len() {
+                    return Err(bad(format!(
+                        "chunk {id}: index group in datazone {gz} of {}",
+                        self.zones.len()
+                    )));
+                }
+                let nr = r.u32().map_err(bad)?;
+                let mut records = Vec::new();
+                for _ in 0..nr {
+                    let chunk_off = r.u32().map_err(bad)?;
+                    let block = r.u32().map_err(bad)?;
+                    if prev.is_some_and(|p| chunk_off <= p) || chunk_off as u64 >= len {
+                        return Err(bad(format!(
+                            "chunk {id}: record index at chunk offset {chunk_off} out of order"
+                        )));
+                    }
+                    prev = Some(chunk_off);
+                    records.push(RecordIndex { chunk_off, block });
+                }
+                if records.is_empty() {
+                    return Err(bad(format!("chunk {id}: empty index group")));
+                }
+                groups.push(IndexGroup { zone: gz, records });
+            }
+            if (len > 0) != prev.is_some()
+                || prev.is_some_and(|p| p != 0 && groups[0].records[0].chunk_off != 0)
+            {
+                return Err(bad(format!("chunk {id}: length {len} disagrees with its index")));
+            }
+            chunks.insert(id, Chunk { stream, sealed, create_seq, len, groups, cur_zone: None });
+        }
+        let nz = r.u64().map_err(bad)?;
+        if nz != self.zones.len() as u64 {
+            return Err(bad(format!("zone table of {nz} datazones, the layout has {}", self.zones.len())));
+        }
+        for d in 0..self.zones.len() {
+            let st = r.u8().map_err(bad)?;
+            let state = ZoneState::from_code(st).ok_or_else(|| bad(format!("datazone {d}: state {st}")))?;
+            let pool = r.u8().map_err(bad)?;
+            let written = r.u64().map_err(bad)?;
+            let min_seq = r.u64().map_err(bad)?;
+            if written % BLOCK != 0 || written > self.cap_bytes(self.zone_no(d)) {
+                return Err(bad(format!("datazone {d}: written {written}")));
+            }
+            self.zones[d] = DZone { state, pool, written, live: 0, min_seq };
+        }
+        if !r.done() {
+            return Err(bad("trailing bytes after the zone table".into()));
+        }
+        // Every record must lie in the written part of its zone.
+        for (id, c) in &chunks {
+            for (zone, block, _, _) in record_spans(c) {
+                if (block as u64 + 1) * BLOCK > self.zones[zone as usize].written {
+                    return Err(bad(format!(
+                        "chunk {id}: record at block {block} of datazone {zone} beyond its data"
+                    )));
+                }
+            }
+        }
+        self.chunks = chunks;
+        Ok(())
+    }
+
+    // ----- recovery ---------------------------------------------------------------------
+
+    fn recover(&mut self) -> Result<()> {
+        // 1. The newest complete checkpoint, through the metazone headers.
+        let mut cands = Vec::new();
+        for m in 0..self.cfg.nr_metazones {
+            let z = self.meta_zone(m);
+            let w = self.wp_bytes(z)?;
+            if w == 0 {
+                continue;
+            }
+            let mut b = vec![0u8; BLOCK as usize];
+            self.dev
+                .read(self.info.zone_start(z), &mut b)
+                .map_err(StoreError::dev(format!("reading metazone {z}")))?;
+            match decode_header(&b) {
+                Ok(h) if h.rtype == RecordType::MetaHeader && h.payload_len == 12 => {
+                    let p = &b[HEADER_LEN..HEADER_LEN + 12];
+                    if check_payload(&h, p).is_ok() && format::u32_at(p, 8) == m {
+                        cands.push((format::u64_at(p, 0), m));
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            // Not a valid header: a reset-then-crash leaves an empty zone; anything valid
+            // after it means damage.
+            let (_, _, tail) = self.parse_zone(z, 0, w)?;
+            if let Tail::Corrupt { offset, what } = tail {
+                return Err(StoreError::CorruptMeta { structure: "metazone header", zone: z, offset, what });
+            }
+        }
+        cands.sort_unstable_by(|a, b| b.cmp(a));
+        let mut chosen = None;
+        for &(gen, m) in &cands {
+            let z = self.meta_zone(m);
+            let w = self.wp_bytes(z)?;
+            let (recs, _, tail) = self.parse_zone(z, 0, w)?;
+            let types: Vec<RecordType> = recs.iter().take(4).map(|r| r.h.rtype).collect();
+            let complete = types
+                == [RecordType::MetaHeader, RecordType::CkptStart, RecordType::CkptBody, RecordType::CkptEnd]
+                && recs[1].payload == gen.to_le_bytes()
+                && recs[3].payload == gen.to_le_bytes();
+            if let Tail::Corrupt { offset, what } = tail {
+                let structure = if complete { "journal" } else { "checkpoint" };
+                return Err(StoreError::CorruptMeta { structure, zone: z, offset, what });
+            }
+            if complete {
+                chosen = Some((gen, m, recs));
+                break;
+            }
+            // A checkpoint torn by a crash: the previous metazone is still the recovery point.
+        }
+        let (gen, m, recs) = chosen.ok_or_else(|| StoreError::CorruptMeta {
+            structure: "checkpoint",
+            zone: self.meta_zone(0),
+            offset: 0,
+            what: "no complete checkpoint in any metazone".into(),
+        })?;
+        let z = self.meta_zone(m);
+        self.decode_tables(&recs[2].payload, z, recs[2].off)?;
+        let mut last_seq = recs[3].h.seq;
+        // 2. Replay the journal.
+        for r in &recs[4..] {
+            let bad =
+                |what: String| StoreError::CorruptMeta { structure: "journal", zone: z, offset: r.off, what };
+            if r.h.seq <= last_seq {
+                return Err(bad(format!("sequence {} after {last_seq}", r.h.seq)));
+            }
+            last_seq = r.h.seq;
+            let mut rd = Reader::new(&r.payload);
+            match r.h.rtype {
+                RecordType::JCreate => {
+                    let id = rd.id().map_err(bad)?;
+                    let stream = StreamType(rd.u8().map_err(bad)?);
+                    self.chunks.insert(
+                        id,
+                        Chunk {
+                            stream,
+                            sealed: false,
+                            create_seq: r.h.seq,
+                            len: 0,
+                            groups: Vec::new(),
+                            cur_zone: None,
+                        },
+                    );
+                }
+                RecordType::JSeal => {
+                    let id = rd.id().map_err(bad)?;
+                    if let Some(c) = self.chunks.get_mut(&id) {
+                        c.sealed = true;
+                    }
+                }
+                RecordType::JDelete => {
+                    let id = rd.id().map_err(bad)?;
+                    self.chunks.remove(&id);
+                }
+                RecordType::JZoneReset => {
+                    let zz = rd.u64().map_err(bad)?;
+                    let d = zz.checked_sub(self.data_first).filter(|&d| d < self.zones.len() as u64);
+                    let d = d.ok_or_else(|| bad(format!("reset of zone {zz}, not a datazone")))? as usize;
+                    self.zones[d] =
+                        DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, min_seq: r.h.seq };
+                }
+                t => return Err(bad(format!("{t:?} record in the journal"))),
+            }
+        }
+        self.meta = m;
+        self.meta_gen = gen;
+        // 3. Scan the datazones written since the checkpoint.
+        let mut found: Vec<(u64, u32, u32, DataPrefix)> = Vec::new();
+        for d in 0..self.zones.len() {
+            let zs = self.zones[d];
+            if matches!(zs.state, ZoneState::Full | ZoneState::Garbage) {
+                continue;
+            }
+            let z = self.zone_no(d);
+            let w = self.wp_bytes(z)?;
+            if w < zs.written {
+                return Err(StoreError::CorruptMeta {
+                    structure: "zone table",
+                    zone: z,
+                    offset: w,
+                    what: format!(
+                        "device write pointer at byte {w}, the checkpoint says {} were written",
+                        zs.written
+                    ),
+                });
+            }
+            if w == zs.written {
+                continue;
+            }
+            let (recs, end, tail) = self.parse_zone(z, zs.written, w)?;
+            if let Tail::Corrupt { offset, what } = tail {
+                return Err(StoreError::CorruptMeta { structure: "data record", zone: z, offset, what });
+            }
+            if recs.first().is_some_and(|r| r.h.seq <= zs.min_seq) && zs.written == 0 {
+                // Old contents of a zone whose reset was journaled but not carried out.
+                self.dev
+                    .zone_mgmt(ZoneOp::Reset, self.info.zone_start(z), self.info.zone_len(z))
+                    .map_err(StoreError::dev(format!("resetting zone {z}")))?;
+                continue;
+            }
+            let mut pool = None;
+            let mut last = zs.min_seq;
+            for r in &recs {
+                let bad = |what: String| StoreError::CorruptMeta {
+                    structure: "data record",
+                    zone: z,
+                    offset: r.off,
+                    what,
+                };
+                if r.h.rtype != RecordType::Data || r.h.seq <= last {
+                    return Err(bad(format!(
+                        "{:?} record with sequence {} after {last}",
+                        r.h.rtype, r.h.seq
+                    )));
+                }
+                last = r.h.seq;
+                let pre = decode_data_prefix(&r.payload, r.h.payload_len as usize).map_err(bad)?;
+                pool.get_or_insert(r.payload[36]);
+                found.push((r.h.seq, d as u32, (r.off / BLOCK) as u32, pre));
+            }
+            let zs = &mut self.zones[d];
+            if let Some(p) = pool {
+                if zs.state == ZoneState::Free {
+                    zs.pool = p;
+                }
+            }
+            zs.written = end;
+            if end > 0 && zs.state == ZoneState::Free {
+                zs.state = ZoneState::Activated;
+            }
+            if end < w {
+                // A torn last record: nothing more goes into this zone.
+                self.finish_zone(d)?;
+            } else if end > 0 {
+                self.zones[d].state = ZoneState::Activated;
+            }
+        }
+        found.sort_unstable_by_key(|f| f.0);
+        for (seq, d, block, pre) in found {
+            let ok = self.chunks.get_mut(&pre.chunk).filter(|c| {
+                seq > c.create_seq && pre.offset == c.len && c.len + pre.len as u64 <= MAX_CHUNK_LEN
+            });
+            match ok {
+                Some(c) => {
+                    push_record(c, d, RecordIndex { chunk_off: pre.offset as u32, block });
+                    c.len += pre.len as u64;
+                    self.stats.recovered_records += 1;
+                }
+                None => self.stats.ignored_records += 1,
+            }
+            last_seq = last_seq.max(seq);
+        }
+        self.seq = last_seq + 1;
+        // 4. Derived state: live bytes, garbage zones, pools.
+        for z in &mut self.zones {
+            z.live = 0;
+        }
+        for c in self.chunks.values() {
+            for (zone, _, rs, re) in record_spans(c) {
+                self.zones[zone as usize].live += re - rs;
+            }
+        }
+        for d in 0..self.zones.len() {
+            let z = self.zone_no(d);
+            let zs = &mut self.zones[d];
+            if zs.written >= self.info.zone_cap(z) * SECTOR_SIZE / BLOCK * BLOCK
+                && zs.state == ZoneState::Activated
+            {
+                zs.state = ZoneState::Full;
+            }
+            if zs.state == ZoneState::Full && zs.live == 0 {
+                zs.state = ZoneState::Garbage;
+            }
+            if zs.state == ZoneState::Garbage && zs.live > 0 {
+                zs.state = ZoneState::Full;
+            }
+        }
+        for p in self.pools.values_mut() {
+            p.zones.clear();
+        }
+        for d in 0..self.zones.len() {
+            let zs = self.zones[d];
+            if matches!(zs.state, ZoneState::Opened | ZoneState::Activated) {
+                self.pools.entry(zs.pool).or_default().zones.push(d as u32);
+            }
+        }
+        // 5. A fresh recovery point: the old metazone may end in a torn record.
+        self.checkpoint()
+    }
+
+    /// Parses the records of zone `z` in `[from, to)` bytes. Stops at the first invalid record;
+    /// then probes the rest of the range (from the end of the invalid record when its header
+    /// is valid) for any valid record, which means damage rather than a torn last write.
+    fn parse_zone(&mut self, z: u64, from: u64, to: u64) -> Result<(Vec<Parsed>, u64, Tail)> {
+        let zs = self.info.zone_start(z);
+        let mut out = Vec::new();
+        let mut off = from;
+        let mut hb = vec![0u8; BLOCK as usize];
+        let (stop, probe_from, what) = loop {
+            if off >= to {
+                return Ok((out, off, Tail::Clean));
+            }
+            self.dev
+                .read(zs + off / SECTOR_SIZE, &mut hb)
+                .map_err(StoreError::dev(format!("reading zone {z} at byte {off}")))?;
+            let h = match decode_header(&hb) {
+                Ok(h) => h,
+                Err(e) => break (off, off + BLOCK, e),
+            };
+            let len = h.record_len();
+            if off + len > to {
+                break (off, off + len, format!("record of {len} bytes runs past the write pointer at {to}"));
+            }
+            let mut rec = vec![0u8; len as usize];
+            self.dev
+                .read(zs + off / SECTOR_SIZE, &mut rec)
+                .map_err(StoreError::dev(format!("reading zone {z} at byte {off}")))?;
+            let payload = &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
+            if let Err(e) = check_payload(&h, payload) {
+                break (off, off + len, e);
+            }
+            let keep = if h.rtype == RecordType::Data {
+                payload.len().min(format::DATA_PREFIX)
+            } else {
+                payload.len()
+            };
+            out.push(Parsed { h, off, payload: payload[..keep].to_vec() });
+            off += len;
+        };
+        let mut at = probe_from;
+        while at < to {
+            self.dev
+                .read(zs + at / SECTOR_SIZE, &mut hb)
+                .map_err(StoreError::dev(format!("reading zone {z} at byte {at}")))?;
+            if let Ok(h) = decode_header(&hb) {
+                let len = h.record_len();
+                if at + len <= to {
+                    let mut rec = vec![0u8; len as usize];
+                    self.dev
+                        .read(zs + at / SECTOR_SIZE, &mut rec)
+                        .map_err(StoreError::dev(format!("reading zone {z} at byte {at}")))?;
+                    if check_payload(&h, &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize]).is_ok() {
+                        return Ok((
+                            out,
+                            stop,
+                            Tail::Corrupt {
+                                offset: stop,
+                                what: format!("{what}, yet a valid record follows at byte {at}"),
+                            },
+                        ));
+                    }
+                }
+            }
+            at += BLOCK;
+        }
+        Ok((out, stop, Tail::Clean))
+    }
+}
+
+/// Rewrites a data record's header after its payload prefix changed.
+fn reseal_header(rec: &mut [u8]) {
+    let h = decode_header(rec).expect("just encoded");
+    let payload = rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize].to_vec();
+    let fresh = encode_record(RecordType::Data, h.seq, &payload);
+    rec[..HEADER_LEN].copy_from_slice(&fresh[..HEADER_LEN]);
+}
+
+fn push_record(c: &mut Chunk, zone: u32, r: RecordIndex) {
+    match c.groups.last_mut() {
+        Some(g) if g.zone == zone => g.records.push(r),
+        _ => c.groups.push(IndexGroup { zone, records: vec![r] }),
+    }
+}
+
+/// Every record of `c` as (datazone, block, chunk start, chunk end), in chunk order.
+fn record_spans(c: &Chunk) -> impl Iterator<Item = (u32, u32, u64, u64)> + '_ {
+    let flat: Vec<(u32, RecordIndex)> =
+        c.groups.iter().flat_map(|g| g.records.iter().map(move |r| (g.zone, *r))).collect();
+    let n = flat.len();
+    (0..n).map(move |i| {
+        let end = if i + 1 < n { flat[i + 1].1.chunk_off as u64 } else { c.len };
+        (flat[i].0, flat[i].1.block, flat[i].1.chunk_off as u64, end)
+    })
+}
+
+/// The record of `c` holding chunk offset `pos` (< len): (datazone, block, start, end).
+fn locate(c: &Chunk, pos: u64) -> (u32, u32, u64, u64) {
+    let gi = c.groups.partition_point(|g| g.records[0].chunk_off as u64 <= pos) - 1;
+    let g = &c.groups[gi];
+    let ri = g.records.partition_point(|r| r.chunk_off as u64 <= pos) - 1;
+    let end = if ri + 1 < g.records.len() {
+        g.records[ri + 1].chunk_off as u64
+    } else if gi + 1 < c.groups.len() {
+        c.groups[gi + 1].records[0].chunk_off as u64
+    } else {
+        c.len
+    };
+    (g.zone, g.records[ri].block, g.records[ri].chunk_off as u64, end)
+}
+
+fn placement_code(p: Placement) -> u8 {
+    match p {
+        Placement::OneZone => 0x80,
+        Placement::Guided { separate_streams, chunk_limit, round_robin } => {
+            separate_streams as u8 | (chunk_limit as u8) << 1 | (round_robin as u8) << 2
+        }
+    }
+}
+
+/// (superzone, first datazone) for a device, checking it can host a store.
+fn layout(info: &DeviceInfo, nr_meta: u32) -> Result<(u64, u64)> {
+    if !BLOCK.is_multiple_of(info.lba_size as u64) {
+        return Err(StoreError::Config(format!("logical block size {} does not divide 4096", info.lba_size)));
+    }
+    if info.zone_capacity_sectors * SECTOR_SIZE < 8 * BLOCK {
+        return Err(StoreError::Config("zones must hold at least 32 KiB".into()));
+    }
+    let super_zone = info.nr_conv;
+    let data_first = super_zone + 1 + nr_meta as u64;
+    if data_first + 2 > info.nr_zones {
+        return Err(StoreError::Config(format!(
+            "{} sequential zones cannot hold a superzone, {nr_meta} metazones and two datazones",
+            info.nr_seq()
+        )));
+    }
+    Ok((super_zone, data_first))
+}
+
+fn read_super<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64) -> Result<SuperInfo> {
+    let mut b = vec![0u8; BLOCK as usize];
+    dev.read(info.zone_start(z), &mut b).map_err(StoreError::dev("reading the superzone"))?;
+    let h = decode_header(&b).map_err(|e| StoreError::NotFormatted(format!("superzone (zone {z}): {e}")))?;
+    if h.rtype != RecordType::Super || h.payload_len as usize > b.len() - HEADER_LEN {
+        return Err(StoreError::NotFormatted(format!("zone {z} does not start with a superzone record")));
+    }
+    let p = &b[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
+    check_payload(&h, p).map_err(|what| StoreError::CorruptMeta {
+        structure: "superzone",
+        zone: z,
+        offset: 0,
+        what,
+    })?;
+    let bad = |what: String| StoreError::CorruptMeta { structure: "superzone", zone: z, offset: 0, what };
+    let mut r = Reader::new(p);
+    let version = r.u32().map_err(bad)?;
+    if version != FORMAT_VERSION {
+        return Err(StoreError::NotFormatted(format!(
+            "format version {version}, this build reads {FORMAT_VERSION}"
+        )));
+    }
+    let time = r.u64().map_err(bad)?;
+    let nr_metazones = r.u32().map_err(bad)?;
+    let zone_sectors = r.u64().map_err(bad)?;
+    let nr_zones = r.u64().map_err(bad)?;
+    if !(2..=1024).contains(&nr_metazones) {
+        return Err(bad(format!("{nr_metazones} metazones")));
+    }
+    Ok(SuperInfo { version, time, nr_metazones, zone_sectors, nr_zones })
+}

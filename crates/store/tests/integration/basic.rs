@@ -1,0 +1,143 @@
+//! API behaviour on a healthy device.
+
+use shingled_store::{ChunkId, Placement, Store, StoreConfig, StoreError, StreamType, ZoneState};
+use shingled_zoned::{Dialect, MemZoned, ZonedConfig};
+
+use crate::common::bytes;
+
+fn dev(zones: u64, kib: u64) -> MemZoned {
+    MemZoned::new(&ZonedConfig::small(zones, kib, Dialect::Zbc)).unwrap()
+}
+
+#[test]
+fn append_read_across_slices_records_and_restart() {
+    let mut st = Store::format(dev(16, 256), StoreConfig::small()).unwrap();
+    let id = ChunkId::from_u128(1);
+    st.create(id, StreamType::DATA).unwrap();
+    let data = bytes(1, 3 * 4096 + 100);
+    for piece in data.chunks(5000) {
+        st.append(id, piece).unwrap();
+    }
+    let check = |st: &mut Store<MemZoned>| {
+        for (off, len) in
+            [(0, 1), (0, data.len()), (4090, 10), (4096, 4096), (4999, 2), (12000, 388), (1, 12287)]
+        {
+            let got = st.read(id, off as u64, len as u64).unwrap();
+            assert_eq!(got, &data[off..off + len], "read {off}+{len}");
+        }
+        assert!(matches!(st.read(id, 0, data.len() as u64 + 1), Err(StoreError::OutOfRange { .. })));
+    };
+    check(&mut st);
+    let mut st = Store::open(st.into_device(), StoreConfig::small()).unwrap();
+    check(&mut st);
+    assert_eq!(st.chunk(id).unwrap().len, data.len() as u64);
+}
+
+#[test]
+fn chunk_spans_zones_when_the_limit_is_off() {
+    let cfg = StoreConfig {
+        placement: Placement::Guided { separate_streams: true, chunk_limit: false, round_robin: true },
+        ..StoreConfig::small()
+    };
+    let mut st = Store::format(dev(16, 64), cfg.clone()).unwrap();
+    let id = ChunkId::from_u128(9);
+    st.create(id, StreamType::DATA).unwrap();
+    let data = bytes(2, 200_000);
+    st.append(id, &data).unwrap();
+    assert!(st.chunk(id).unwrap().groups >= 3);
+    let mut st = Store::open(st.into_device(), cfg).unwrap();
+    assert_eq!(st.read(id, 0, 200_000).unwrap(), data);
+}
+
+#[test]
+fn chunk_limit_is_the_zone_size() {
+    let mut st = Store::format(dev(16, 64), StoreConfig::small()).unwrap();
+    let id = ChunkId::from_u128(3);
+    st.create(id, StreamType::DATA).unwrap();
+    let e = st.append(id, &vec![1; 65 * 1024]).unwrap_err();
+    assert!(matches!(e, StoreError::ChunkTooLarge { limit: 65536, .. }), "{e}");
+}
+
+#[test]
+fn seal_delete_errors_and_listing() {
+    let mut st = Store::format(dev(16, 256), StoreConfig::small()).unwrap();
+    let (a, b) = (ChunkId::from_u128(1), ChunkId::from_u128(2));
+    st.create(a, StreamType::DATA).unwrap();
+    st.create(b, StreamType::METADATA).unwrap();
+    assert!(matches!(st.create(a, StreamType::GC), Err(StoreError::ChunkExists(_))));
+    st.append(a, b"xyz").unwrap();
+    st.seal(a).unwrap();
+    assert!(matches!(st.append(a, b"more"), Err(StoreError::Sealed(_))));
+    st.delete(b).unwrap();
+    assert!(matches!(st.read(b, 0, 0), Err(StoreError::NoSuchChunk(_))));
+    let mut st = Store::open(st.into_device(), StoreConfig::small()).unwrap();
+    let l = st.list();
+    assert_eq!(l.len(), 1);
+    assert!(l[0].sealed);
+    assert_eq!(st.read(a, 0, 3).unwrap(), b"xyz");
+    // Re-creating a deleted id starts empty even though its old records are still on disk.
+    st.create(b, StreamType::DATA).unwrap();
+    let st = Store::open(st.into_device(), StoreConfig::small()).unwrap();
+    assert_eq!(st.chunk(b).unwrap().len, 0);
+    let s = st.stats();
+    assert_eq!((s.chunks, s.sealed_chunks, s.live_bytes), (2, 1, 3));
+}
+
+#[test]
+fn streams_are_separated_and_one_zone_mixes() {
+    let mut st = Store::format(dev(16, 256), StoreConfig::small()).unwrap();
+    let ids: Vec<ChunkId> = (0..3).map(ChunkId::from_u128).collect();
+    for (i, id) in ids.iter().enumerate() {
+        st.create(*id, StreamType(i as u8)).unwrap();
+        st.append(*id, b"abc").unwrap();
+    }
+    let active =
+        |st: &Store<MemZoned>| st.zone_states().iter().filter(|z| z.1 == ZoneState::Activated).count();
+    assert_eq!(active(&st), 3);
+    let cfg = StoreConfig { placement: Placement::OneZone, ..StoreConfig::small() };
+    let mut st = Store::format(dev(16, 256), cfg).unwrap();
+    for (i, id) in ids.iter().enumerate() {
+        st.create(*id, StreamType(i as u8)).unwrap();
+        st.append(*id, b"abc").unwrap();
+    }
+    assert_eq!(active(&st), 1);
+}
+
+#[test]
+fn deleted_zones_are_reset_and_reused() {
+    let mut st = Store::format(dev(8, 64), StoreConfig::small()).unwrap();
+    // 3 datazones' worth, rewritten many times over a device of 3 datazones... (8 - 1 - 2 = 5)
+    for round in 0..20u128 {
+        let id = ChunkId::from_u128(round);
+        st.create(id, StreamType::DATA).unwrap();
+        st.append(id, &bytes(round as u64, 60_000)).unwrap();
+        st.seal(id).unwrap();
+        if round >= 1 {
+            st.delete(ChunkId::from_u128(round - 1)).unwrap();
+        }
+    }
+    assert!(st.stats().zone_resets > 0);
+    let mut st = Store::open(st.into_device(), StoreConfig::small()).unwrap();
+    assert_eq!(st.read(ChunkId::from_u128(19), 0, 60_000).unwrap(), bytes(19, 60_000));
+}
+
+#[test]
+fn pools_fit_the_open_zone_limit() {
+    let d = MemZoned::new(&ZonedConfig::zns_like(40)).unwrap();
+    let mut st = Store::format(d, StoreConfig::default()).unwrap();
+    for i in 0..60u128 {
+        let id = ChunkId::from_u128(i);
+        st.create(id, StreamType((i % 3) as u8)).unwrap();
+        st.append(id, b"data").unwrap();
+    }
+    let open = st.zone_states().iter().filter(|z| z.1 == ZoneState::Activated).count();
+    assert!(open <= 13, "{open} zones active on a device allowing 14");
+}
+
+#[test]
+fn memory_per_record_is_eight_bytes() {
+    let st = Store::format(dev(16, 256), StoreConfig::small()).unwrap();
+    let m = st.memory();
+    assert_eq!(m.per_record, 8);
+    assert!(m.per_chunk <= 200, "{} bytes per chunk", m.per_chunk);
+}

@@ -1,0 +1,1 @@
+//! Corruption detection (added in the next slice).

@@ -1,0 +1,130 @@
+//! Crash consistency: freeze the device at the Nth operation, cut power, recover, and check
+//! the oracle of acknowledged operations (zoned-storage.md §4; redb's "freeze at the Nth
+//! flush").
+
+use shingled_store::{Durability, Store, StoreConfig};
+use shingled_zoned::{Dialect, FaultPlan, Faulty, FileZoned, MemZoned, SimStorage, Survivors, ZonedConfig};
+
+use crate::common::{small_cfg, Oracle};
+
+const STEPS: usize = 120;
+
+fn zcfg() -> ZonedConfig {
+    ZonedConfig::small(24, 64, Dialect::Zbc)
+}
+
+fn fresh(cfg: &StoreConfig) -> Store<FileZoned<SimStorage>> {
+    let dev = FileZoned::create_with(SimStorage::new(), &zcfg()).unwrap();
+    Store::format(dev, cfg.clone()).unwrap()
+}
+
+/// Storage operations of a whole workload run (the crash-point space).
+fn total_ops(cfg: &StoreConfig, seed: u64) -> u64 {
+    let mut st = fresh(cfg);
+    let base = st.device().storage().ops();
+    assert!(Oracle::new().run(&mut st, seed, STEPS));
+    st.device().storage().ops() - base
+}
+
+/// One crash point: run until the storage freezes after `n` operations, power-cut, recover,
+/// check; then keep working on the recovered store and check once more after a clean restart.
+fn crash_at(cfg: &StoreConfig, seed: u64, n: u64, cut: u64) {
+    let ctx = format!("seed {seed} crash at op {n} cut {cut}");
+    let mut st = fresh(cfg);
+    st.device_mut().storage_mut().fail_after(n);
+    let mut o = Oracle::new();
+    let finished = o.run(&mut st, seed, STEPS);
+    let img = st.into_device().storage().power_cut(if cut == 0 {
+        Survivors::None
+    } else {
+        Survivors::Random { seed: cut }
+    });
+    let dev = FileZoned::open_with(img).unwrap_or_else(|e| panic!("{ctx}: device reopen: {e}"));
+    let mut st = Store::open(dev, cfg.clone()).unwrap_or_else(|e| panic!("{ctx}: recovery failed: {e}"));
+    if finished {
+        // Froze after the workload: nothing to lose beyond unsynced batched appends.
+        o.pending = crate::common::Pending::None;
+    }
+    o.check(&mut st, &ctx);
+    assert!(o.run(&mut st, seed ^ 0xabc, 15), "{ctx}: the recovered store fails");
+    let img = st.into_device().storage().power_cut(Survivors::All);
+    let mut st = Store::open(FileZoned::open_with(img).unwrap(), cfg.clone()).unwrap();
+    o.check(&mut st, &format!("{ctx}, second restart"));
+}
+
+fn sweep(cfg: &StoreConfig, seed: u64, stride: u64) -> u64 {
+    let total = total_ops(cfg, seed);
+    let mut points = 0;
+    let mut n = 0;
+    while n <= total {
+        crash_at(cfg, seed, n, n % 3);
+        points += 1;
+        n += stride;
+    }
+    points
+}
+
+#[test]
+fn crash_every_nth_op_every_append_durable() {
+    let cfg = small_cfg(Durability::EveryAppend);
+    let total = total_ops(&cfg, 1);
+    let stride = (total / 150).max(1);
+    let points = sweep(&cfg, 1, stride);
+    assert!(points >= 100, "{points} crash points over {total} ops");
+}
+
+#[test]
+fn crash_every_nth_op_batched() {
+    let cfg = small_cfg(Durability::Batched);
+    let total = total_ops(&cfg, 2);
+    let points = sweep(&cfg, 2, (total / 100).max(1));
+    assert!(points >= 80, "{points} crash points over {total} ops");
+}
+
+/// Every operation of several workloads, both durability modes.
+#[test]
+#[ignore = "long: every crash point of 6 workloads (run with --ignored --release)"]
+fn crash_every_op_long() {
+    for seed in 10..13 {
+        for d in [Durability::EveryAppend, Durability::Batched] {
+            sweep(&small_cfg(d), seed, 1);
+        }
+    }
+}
+
+/// Faulty decorator: a failed write, a torn write or a failed flush at the Nth device call,
+/// then a power cut keeping a random prefix of the unflushed data.
+#[test]
+fn faulty_writes_tears_and_flush_failures() {
+    let cfg = small_cfg(Durability::EveryAppend);
+    let mut points = 0;
+    for n in 1..120u64 {
+        for kind in 0..3 {
+            let mem = MemZoned::new(&zcfg()).unwrap();
+            let st = Store::format(mem, cfg.clone()).unwrap();
+            let f = Faulty::new(st.into_device(), FaultPlan::default()).unwrap();
+            let mut st = Store::open(f, cfg.clone()).unwrap();
+            // Counts run over the decorator's life: aim past what recovery did.
+            let (w, fl, _) = st.device().counts();
+            let plan = match kind {
+                0 => FaultPlan { fail_write: Some(w + n), ..Default::default() },
+                1 => FaultPlan { tear_write: Some((w + n, 1 + n % 7)), ..Default::default() },
+                _ => FaultPlan { fail_flush: Some(fl + n), ..Default::default() },
+            };
+            let ctx = format!("fault {plan:?}");
+            st.device_mut().set_plan(plan);
+            let mut o = Oracle::new();
+            if o.run(&mut st, 7 + n, STEPS) {
+                continue;
+            }
+            let mut f = st.into_device();
+            f.power_cut(Survivors::Random { seed: n }).unwrap();
+            f.set_plan(FaultPlan::default());
+            let mut st = Store::open(f, cfg.clone()).unwrap_or_else(|e| panic!("{ctx}: recovery: {e}"));
+            o.check(&mut st, &ctx);
+            assert!(o.run(&mut st, n, 10), "{ctx}: recovered store fails");
+            points += 1;
+        }
+    }
+    assert!(points >= 200, "{points} fault points");
+}

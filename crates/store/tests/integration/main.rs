@@ -1,0 +1,7 @@
+//! Integration tests of `shingled-store`, compiled as one binary.
+
+mod basic;
+mod common;
+mod corruption;
+mod crash;
+mod model;

@@ -1,0 +1,1 @@
+//! Model-based tests (added in the next slice).
