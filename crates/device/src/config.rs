@@ -203,6 +203,14 @@ pub const ST5000AS0011_PB_ENTRIES: u64 = 125_000;
 /// (SAC Table 3); the rest, 0.41 ms, is the merge.
 pub const MERGE_MS_PER_BLOCK: f64 = 0.41;
 
+/// Batch-cleaning low watermark of the ST8000AS0002 (`pb_clean_low_watermark`): once the PB is
+/// full, the drive cleans until 99.2% of it is left, i.e. 1,475 of its 184,320 entries are
+/// freed per stall. **Fitted** to one number, SAC Table 2's 869.6% RSD of 4 KB random writes
+/// over 0–10 GB (from a PB full of writes over 1 TB, that is ~200 RMWs, a stall of ~90 s, then
+/// ~0.5 s of writes at PB speed); storj/storj#3854 reports stalls of "a few dozen seconds".
+/// The mean write rate does not depend on it (docs/drive-models.md, "Batch cleaning").
+pub const ST8000AS0002_CLEAN_LOW_WATERMARK: f64 = 0.992;
+
 /// Idle time after which a Skylight-like drive starts cleaning, ms (SMaRT §4 configures its
 /// Skylight drive "with a 1242ms triggering idle window").
 pub const SKYLIGHT_IDLE_WINDOW_MS: f64 = 1242.0;
@@ -223,7 +231,8 @@ pub const SKYLIGHT_IDLE_WINDOW_MS: f64 = 1242.0;
 ///   append), idle cleaning after 1242 ms (Skylight, as configured by SMaRT §4).
 /// - `st8000as0002`: the Seagate 8 TB DM-SMR drive SAC measured: PB of 30.3 GB and 184,320
 ///   entries (SAC Table 3: 30.3 GB at 256 KB writes, 720 MB at 4 KB), bands 40 → 15 MB (SAC
-///   §5.2), 0.41 ms per merged block, idle cleaning after 1242 ms.
+///   §5.2), 0.41 ms per merged block, idle cleaning after 1242 ms, batch cleaning down to
+///   [`ST8000AS0002_CLEAN_LOW_WATERMARK`] (fitted to SAC Table 2's RSD).
 /// - `st5000as0011-scaled`: the same with the PB at 1/256 of the written range (PORE §V-A's
 ///   trace scaling) and PORE's uniform 17–36 MB bands.
 /// - `pore-emulator`: PORE's artifact as implemented (in-place, at-head, 18 MiB bands: its size
@@ -276,6 +285,7 @@ pub fn profile(name: &str) -> Option<DriveConfig> {
             pb_max_entries: Some(ST8000AS0002_PB_ENTRIES),
             pb_merge_ms_per_block: Some(MERGE_MS_PER_BLOCK),
             idle_window_ms: Some(SKYLIGHT_IDLE_WINDOW_MS),
+            pb_clean_low_watermark: Some(ST8000AS0002_CLEAN_LOW_WATERMARK),
             ..DmSmrConfig::default()
         }),
         "st5000as0011-scaled" => smr(
