@@ -140,6 +140,9 @@ pub struct StoreConfig {
     pub metadata_chunk_limit: u64,
     /// When appends are acknowledged. Default: every append.
     pub durability: Durability,
+    /// Appends first run one round of GC ([`Store::gc`]) when fewer datazones than this are
+    /// free. Default 2; 0 turns automatic GC off.
+    pub gc_free_zones: u32,
     /// Most user bytes in one data record (larger appends are split). Default 1 MiB; at least
     /// 4096.
     pub max_record: usize,
@@ -155,6 +158,7 @@ impl Default for StoreConfig {
             placement: Placement::default(),
             metadata_chunk_limit: 64 << 20,
             durability: Durability::EveryAppend,
+            gc_free_zones: 2,
             max_record: 1 << 20,
         }
     }

@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 /// On-disk format version written in the superzone.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// Pool key of the zone GC writes into (never used by foreground placement).
+const GC_POOL: u8 = 3;
+
 /// Longest chunk: slice footers carry a 32-bit chunk offset.
 const MAX_CHUNK_LEN: u64 = u32::MAX as u64;
 
@@ -46,7 +49,7 @@ impl ZoneState {
     }
 }
 
-/// One datazone's table entry (serialized in checkpoints: 18 bytes).
+/// One datazone's table entry (serialized in checkpoints: 26 bytes).
 #[derive(Clone, Copy, Debug)]
 struct DZone {
     state: ZoneState,
@@ -56,6 +59,8 @@ struct DZone {
     written: u64,
     /// User bytes of live records (derived, not stored).
     live: u64,
+    /// User bytes of every record written into the zone since its reset (live or dead).
+    stored: u64,
     /// Records with a sequence number at or below this predate the zone's last reset.
     min_seq: u64,
 }
@@ -140,8 +145,11 @@ pub struct StoreStats {
     pub zone_resets: u64,
     /// Data records recovery found after the checkpoint and indexed.
     pub recovered_records: u64,
-    /// Data records recovery found but did not index (never acknowledged, or of deleted chunks).
+    /// Data records recovery found but did not index (never acknowledged, of deleted chunks,
+    /// or GC copies made before a crash).
     pub ignored_records: u64,
+    /// Zones emptied by GC migration since open.
+    pub gc_migrations: u64,
 }
 
 /// Memory the index uses (SMRSTORE §4.2 states ~200 B per chunk and 8 B per record index).
@@ -198,6 +206,7 @@ pub struct Store<D: ZonedDevice> {
     meta_wp: u64,
     seq: u64,
     since_ckpt: u64,
+    gc_zone: Option<usize>,
     poisoned: bool,
     stats: StoreStats,
 }
@@ -239,7 +248,7 @@ impl<D: ZonedDevice> Store<D> {
     fn empty(dev: D, info: DeviceInfo, cfg: StoreConfig, super_zone: u64, data_first: u64) -> Self {
         let nr_data = info.nr_zones - data_first;
         let zones = vec![
-            DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, min_seq: 0 };
+            DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, stored: 0, min_seq: 0 };
             nr_data as usize
         ];
         let mut st = Store {
@@ -256,6 +265,7 @@ impl<D: ZonedDevice> Store<D> {
             meta_wp: 0,
             seq: 1,
             since_ckpt: 0,
+            gc_zone: None,
             poisoned: false,
             stats: StoreStats { datazones: nr_data, ..Default::default() },
         };
@@ -418,6 +428,12 @@ impl<D: ZonedDevice> Store<D> {
         if would_be > limit {
             return Err(StoreError::ChunkTooLarge { chunk: id, would_be, limit });
         }
+        if self.free_zones() < self.cfg.gc_free_zones as usize {
+            match self.gc() {
+                Ok(_) | Err(StoreError::NoSpace(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
         let r = self.append_inner(id, data);
         self.guard(r)?;
         self.stats.appends += 1;
@@ -454,9 +470,24 @@ impl<D: ZonedDevice> Store<D> {
     }
 
     fn append_inner(&mut self, id: ChunkId, data: &[u8]) -> Result<()> {
+        let off = self.chunks[&id].len;
+        let written = self.write_run(id, off, data, false)?;
+        let c = self.chunks.get_mut(&id).expect("checked by the caller");
+        for (d, r) in written {
+            push_record(c, d, r);
+        }
+        c.len += data.len() as u64;
+        Ok(())
+    }
+
+    /// Writes `data` of chunk `id` from chunk offset `off` as data records, into the chunk's
+    /// placement zone (or the GC zone), finishing zones as they fill. Returns the new records;
+    /// the caller indexes them.
+    fn write_run(&mut self, id: ChunkId, off: u64, data: &[u8], gc: bool) -> Result<Vec<(u32, RecordIndex)>> {
+        let mut out = Vec::new();
         let mut done = 0usize;
         while done < data.len() {
-            let d = self.zone_for(id)?;
+            let d = if gc { self.gc_zone()? } else { self.zone_for(id)? };
             let z = self.zone_no(d);
             let room = self.cap_bytes(z) - self.zones[d].written;
             let n = data_fits(room).min(data.len() - done).min(self.cfg.max_record);
@@ -464,33 +495,102 @@ impl<D: ZonedDevice> Store<D> {
                 self.finish_zone(d)?;
                 continue;
             }
-            let (stream, off) = {
-                let c = &self.chunks[&id];
-                (c.stream, c.len)
-            };
+            let at_off = off + done as u64;
             let seq = self.next_seq();
-            let mut rec = encode_data(&id, off, &data[done..done + n], seq);
+            let mut rec = encode_data(&id, at_off, &data[done..done + n], seq);
             // The pool key travels in the data prefix so recovery knows a new zone's stream.
-            let _ = stream;
             rec[HEADER_LEN + 36] = self.zones[d].pool;
             reseal_header(&mut rec);
             let at = self.zones[d].written;
-            self.dev
-                .write(self.info.zone_start(z) + at / SECTOR_SIZE, &rec)
-                .map_err(StoreError::dev(format!("appending to chunk {id} in zone {z} at byte {at}")))?;
+            self.dev.write(self.info.zone_start(z) + at / SECTOR_SIZE, &rec).map_err(StoreError::dev(
+                format!("writing chunk {id} offset {at_off} in zone {z} at byte {at}"),
+            ))?;
             self.stats.device_bytes_written += rec.len() as u64;
             let zs = &mut self.zones[d];
             zs.written += rec.len() as u64;
             zs.live += n as u64;
+            zs.stored += n as u64;
             zs.state = ZoneState::Activated;
-            let c = self.chunks.get_mut(&id).expect("checked above");
-            push_record(c, d as u32, RecordIndex { chunk_off: off as u32, block: (at / BLOCK) as u32 });
-            c.len += n as u64;
+            out.push((d as u32, RecordIndex { chunk_off: at_off as u32, block: (at / BLOCK) as u32 }));
             done += n;
             if self.cap_bytes(z) - self.zones[d].written < BLOCK {
                 self.finish_zone(d)?;
             }
         }
+        Ok(out)
+    }
+
+    /// The zone GC migrates into (opened only for GC, pool key [`GC_POOL`]).
+    fn gc_zone(&mut self) -> Result<usize> {
+        if let Some(d) = self.gc_zone {
+            if matches!(self.zones[d].state, ZoneState::Opened | ZoneState::Activated) {
+                return Ok(d);
+            }
+        }
+        let d = self.allocate_zone(GC_POOL)?;
+        self.gc_zone = Some(d);
+        Ok(d)
+    }
+
+    /// Free datazones (the GC watermark compares against this).
+    pub fn free_zones(&self) -> usize {
+        self.zones.iter().filter(|z| z.state == ZoneState::Free).count()
+    }
+
+    /// One round of greedy GC (SMRSTORE §4.5): resets a garbage zone if there is one;
+    /// otherwise takes the full zone with the most garbage (if at least a quarter of the user
+    /// bytes written into it are dead), copies
+    /// its live records into the GC zone (verifying every slice on the way), points the index
+    /// at the copies, flushes, checkpoints, and journals and performs the victim's reset.
+    /// Returns the zone reclaimed, or `None` when there is nothing to reclaim.
+    ///
+    /// Crash safety: until the checkpoint the old index (pointing at the intact victim) is the
+    /// recovery point and the copies are ignored by recovery (they do not continue their
+    /// chunks); after it, the copies are indexed and the victim is garbage.
+    pub fn gc(&mut self) -> Result<Option<u64>> {
+        self.check_usable()?;
+        if let Some(g) = self.zones.iter().position(|z| z.state == ZoneState::Garbage) {
+            let r = self.reset_zone(g);
+            self.guard(r)?;
+            return Ok(Some(self.zone_no(g)));
+        }
+        let victim = (0..self.zones.len())
+            .filter(|&d| {
+                let z = &self.zones[d];
+                z.state == ZoneState::Full && z.live * 4 <= z.stored * 3
+            })
+            .max_by_key(|&d| (self.zones[d].stored.saturating_sub(self.zones[d].live), std::cmp::Reverse(d)));
+        let Some(v) = victim else { return Ok(None) };
+        let r = self.migrate(v);
+        self.guard(r)?;
+        Ok(Some(self.zone_no(v)))
+    }
+
+    fn migrate(&mut self, v: usize) -> Result<()> {
+        let spans: Vec<(ChunkId, u64, u64)> = self
+            .chunks
+            .iter()
+            .flat_map(|(id, c)| record_spans(c).filter(|s| s.0 as usize == v).map(move |s| (*id, s.2, s.3)))
+            .collect();
+        for (id, rs, re) in spans {
+            let data = self.read(id, rs, re - rs)?;
+            let new = self.write_run(id, rs, &data, true)?;
+            let c = self.chunks.get_mut(&id).expect("listed above");
+            let mut flat: Vec<(u32, RecordIndex)> =
+                c.groups.iter().flat_map(|g| g.records.iter().map(move |r| (g.zone, *r))).collect();
+            let at =
+                flat.iter().position(|x| x.0 as usize == v && x.1.chunk_off as u64 == rs).expect("span of c");
+            flat.splice(at..at + 1, new);
+            c.groups.clear();
+            for (d, r) in flat {
+                push_record(c, d, r);
+            }
+            self.zones[v].live -= re - rs;
+        }
+        self.zones[v].state = ZoneState::Garbage;
+        self.checkpoint()?;
+        self.reset_zone(v)?;
+        self.stats.gc_migrations += 1;
         Ok(())
     }
 
@@ -566,6 +666,7 @@ impl<D: ZonedDevice> Store<D> {
         zs.pool = key;
         zs.written = 0;
         zs.live = 0;
+        zs.stored = 0;
         Ok(d)
     }
 
@@ -576,7 +677,8 @@ impl<D: ZonedDevice> Store<D> {
         self.dev
             .zone_mgmt(ZoneOp::Reset, self.info.zone_start(z), self.info.zone_len(z))
             .map_err(StoreError::dev(format!("resetting zone {z}")))?;
-        self.zones[d] = DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, min_seq: seq };
+        self.zones[d] =
+            DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, stored: 0, min_seq: seq };
         self.stats.zone_resets += 1;
         Ok(())
     }
@@ -858,6 +960,7 @@ impl<D: ZonedDevice> Store<D> {
             b.push(z.state.code());
             b.push(z.pool);
             b.extend_from_slice(&z.written.to_le_bytes());
+            b.extend_from_slice(&z.stored.to_le_bytes());
             b.extend_from_slice(&z.min_seq.to_le_bytes());
         }
         b
@@ -919,11 +1022,12 @@ impl<D: ZonedDevice> Store<D> {
             let state = ZoneState::from_code(st).ok_or_else(|| bad(format!("datazone {d}: state {st}")))?;
             let pool = r.u8().map_err(bad)?;
             let written = r.u64().map_err(bad)?;
+            let stored = r.u64().map_err(bad)?;
             let min_seq = r.u64().map_err(bad)?;
             if written % BLOCK != 0 || written > self.cap_bytes(self.zone_no(d)) {
                 return Err(bad(format!("datazone {d}: written {written}")));
             }
-            self.zones[d] = DZone { state, pool, written, live: 0, min_seq };
+            self.zones[d] = DZone { state, pool, written, live: 0, stored, min_seq };
         }
         if !r.done() {
             return Err(bad("trailing bytes after the zone table".into()));
@@ -1043,8 +1147,14 @@ impl<D: ZonedDevice> Store<D> {
                     let zz = rd.u64().map_err(bad)?;
                     let d = zz.checked_sub(self.data_first).filter(|&d| d < self.zones.len() as u64);
                     let d = d.ok_or_else(|| bad(format!("reset of zone {zz}, not a datazone")))? as usize;
-                    self.zones[d] =
-                        DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, min_seq: r.h.seq };
+                    self.zones[d] = DZone {
+                        state: ZoneState::Free,
+                        pool: 0,
+                        written: 0,
+                        live: 0,
+                        stored: 0,
+                        min_seq: r.h.seq,
+                    };
                 }
                 t => return Err(bad(format!("{t:?} record in the journal"))),
             }
@@ -1103,6 +1213,7 @@ impl<D: ZonedDevice> Store<D> {
                 last = r.h.seq;
                 let pre = decode_data_prefix(&r.payload, r.h.payload_len as usize).map_err(bad)?;
                 pool.get_or_insert(r.payload[36]);
+                self.zones[d].stored += pre.len as u64;
                 found.push((r.h.seq, d as u32, (r.off / BLOCK) as u32, pre));
             }
             let zs = &mut self.zones[d];
@@ -1168,7 +1279,16 @@ impl<D: ZonedDevice> Store<D> {
         for d in 0..self.zones.len() {
             let zs = self.zones[d];
             if matches!(zs.state, ZoneState::Opened | ZoneState::Activated) {
-                self.pools.entry(zs.pool).or_default().zones.push(d as u32);
+                if zs.pool == GC_POOL {
+                    if self.gc_zone.is_none() {
+                        self.gc_zone = Some(d);
+                    } else {
+                        // Only one GC zone is written at a time; close the others.
+                        self.finish_zone(d)?;
+                    }
+                } else {
+                    self.pools.entry(zs.pool).or_default().zones.push(d as u32);
+                }
             }
         }
         // 5. A fresh recovery point: the old metazone may end in a torn record.

@@ -141,3 +141,53 @@ fn memory_per_record_is_eight_bytes() {
     assert_eq!(m.per_record, 8);
     assert!(m.per_chunk <= 200, "{} bytes per chunk", m.per_chunk);
 }
+
+#[test]
+fn greedy_gc_migrates_live_records_and_frees_the_victim() {
+    let cfg = StoreConfig { gc_free_zones: 0, ..StoreConfig::small() };
+    let mut st = Store::format(dev(12, 64), cfg.clone()).unwrap();
+    // Small chunks interleaved in the same zones; delete every other one.
+    let ids: Vec<ChunkId> = (0..24).map(ChunkId::from_u128).collect();
+    for (i, id) in ids.iter().enumerate() {
+        st.create(*id, StreamType::DATA).unwrap();
+        st.append(*id, &bytes(i as u64, 9000)).unwrap();
+        st.seal(*id).unwrap();
+    }
+    // Round robin over two zones: each zone loses half of its chunks.
+    for id in ids.iter().enumerate().filter(|(i, _)| i % 4 < 2).map(|x| x.1) {
+        st.delete(*id).unwrap();
+    }
+    let full_before = st.stats().zones_by_state[3];
+    assert!(full_before >= 2, "{:?}", st.stats());
+    let mut rounds = 0;
+    while let Some(_z) = st.gc().unwrap() {
+        rounds += 1;
+        assert!(rounds < 50);
+    }
+    assert!(st.stats().gc_migrations >= 1, "{:?}", st.stats());
+    for (i, id) in ids.iter().enumerate().filter(|(i, _)| i % 4 >= 2) {
+        assert_eq!(st.read(*id, 0, 9000).unwrap(), bytes(i as u64, 9000));
+    }
+    let mut st = Store::open(st.into_device(), cfg).unwrap();
+    for (i, id) in ids.iter().enumerate().filter(|(i, _)| i % 4 >= 2) {
+        assert_eq!(st.read(*id, 0, 9000).unwrap(), bytes(i as u64, 9000), "chunk {i} after restart");
+    }
+    assert_eq!(st.list().len(), 12);
+}
+
+#[test]
+fn automatic_gc_keeps_a_full_device_writable() {
+    let mut st = Store::format(dev(10, 64), StoreConfig::small()).unwrap();
+    // 7 datazones of 64 KiB; write 40 chunks of 30 KB, keeping only the last 4.
+    for i in 0..40u128 {
+        let id = ChunkId::from_u128(i);
+        st.create(id, StreamType::DATA).unwrap();
+        st.append(id, &bytes(i as u64, 30_000)).unwrap();
+        if i >= 4 {
+            st.delete(ChunkId::from_u128(i - 4)).unwrap();
+        }
+    }
+    for i in 36..40u128 {
+        assert_eq!(st.read(ChunkId::from_u128(i), 0, 30_000).unwrap(), bytes(i as u64, 30_000));
+    }
+}

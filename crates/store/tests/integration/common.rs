@@ -115,9 +115,14 @@ impl Oracle {
                         self.all_durable();
                     })
                 }
-                _ => {
+                _ if (r >> 8).is_multiple_of(2) => {
                     self.pending = Pending::None;
                     st.sync().map(|_| self.all_durable())
+                }
+                _ => {
+                    // GC changes no chunk; its flushes are not promised to the caller.
+                    self.pending = Pending::None;
+                    st.gc().map(|_| ())
                 }
             };
             match res {
