@@ -471,33 +471,44 @@ impl<D: ZonedDevice> Store<D> {
 
     fn append_inner(&mut self, id: ChunkId, data: &[u8]) -> Result<()> {
         let off = self.chunks[&id].len;
-        let written = self.write_run(id, off, data, false)?;
+        let mut written = Vec::new();
+        let mut done = 0usize;
+        let r = self.write_run(id, off, data, false, &mut written, &mut done);
+        // Index what was written even on failure (e.g. out of space after some records): it is
+        // what recovery would find, so memory and disk agree.
         let c = self.chunks.get_mut(&id).expect("checked by the caller");
-        for (d, r) in written {
-            push_record(c, d, r);
+        for (d, ri) in written {
+            push_record(c, d, ri);
         }
-        c.len += data.len() as u64;
-        Ok(())
+        c.len += done as u64;
+        r
     }
 
     /// Writes `data` of chunk `id` from chunk offset `off` as data records, into the chunk's
-    /// placement zone (or the GC zone), finishing zones as they fill. Returns the new records;
-    /// the caller indexes them.
-    fn write_run(&mut self, id: ChunkId, off: u64, data: &[u8], gc: bool) -> Result<Vec<(u32, RecordIndex)>> {
-        let mut out = Vec::new();
-        let mut done = 0usize;
-        while done < data.len() {
+    /// placement zone (or the GC zone), finishing zones as they fill. Pushes the new records
+    /// to `out` and counts the user bytes written in `done` (both valid on failure too); the
+    /// caller indexes them.
+    fn write_run(
+        &mut self,
+        id: ChunkId,
+        off: u64,
+        data: &[u8],
+        gc: bool,
+        out: &mut Vec<(u32, RecordIndex)>,
+        done: &mut usize,
+    ) -> Result<()> {
+        while *done < data.len() {
             let d = if gc { self.gc_zone()? } else { self.zone_for(id)? };
             let z = self.zone_no(d);
             let room = self.cap_bytes(z) - self.zones[d].written;
-            let n = data_fits(room).min(data.len() - done).min(self.cfg.max_record);
+            let n = data_fits(room).min(data.len() - *done).min(self.cfg.max_record);
             if n == 0 {
                 self.finish_zone(d)?;
                 continue;
             }
-            let at_off = off + done as u64;
+            let at_off = off + *done as u64;
             let seq = self.next_seq();
-            let mut rec = encode_data(&id, at_off, &data[done..done + n], seq);
+            let mut rec = encode_data(&id, at_off, &data[*done..*done + n], seq);
             // The pool key travels in the data prefix so recovery knows a new zone's stream.
             rec[HEADER_LEN + 36] = self.zones[d].pool;
             reseal_header(&mut rec);
@@ -512,12 +523,12 @@ impl<D: ZonedDevice> Store<D> {
             zs.stored += n as u64;
             zs.state = ZoneState::Activated;
             out.push((d as u32, RecordIndex { chunk_off: at_off as u32, block: (at / BLOCK) as u32 }));
-            done += n;
+            *done += n;
             if self.cap_bytes(z) - self.zones[d].written < BLOCK {
                 self.finish_zone(d)?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The zone GC migrates into (opened only for GC, pool key [`GC_POOL`]).
@@ -574,7 +585,9 @@ impl<D: ZonedDevice> Store<D> {
             .collect();
         for (id, rs, re) in spans {
             let data = self.read(id, rs, re - rs)?;
-            let new = self.write_run(id, rs, &data, true)?;
+            let (mut new, mut done) = (Vec::new(), 0);
+            // On failure the copies made so far stay unindexed: the victim still holds them.
+            self.write_run(id, rs, &data, true, &mut new, &mut done)?;
             let c = self.chunks.get_mut(&id).expect("listed above");
             let mut flat: Vec<(u32, RecordIndex)> =
                 c.groups.iter().flat_map(|g| g.records.iter().map(move |r| (g.zone, *r))).collect();
@@ -728,17 +741,20 @@ impl<D: ZonedDevice> Store<D> {
         Ok(out)
     }
 
-    /// Seals chunk `id`: no more appends. Durable when it returns.
+    /// Seals chunk `id`: no more appends. Durable when it returns, together with every append
+    /// before it (also when the chunk was already sealed).
     pub fn seal(&mut self, id: ChunkId) -> Result<()> {
         self.check_usable()?;
         let c = self.chunks.get(&id).ok_or(StoreError::NoSuchChunk(id))?;
-        if c.sealed {
-            return Ok(());
-        }
-        if self.cfg.durability == Durability::Batched {
-            // A sealed chunk's length must not shrink after a crash.
+        let sealed = c.sealed;
+        if self.cfg.durability == Durability::Batched || sealed {
+            // A sealed chunk's length must not shrink after a crash; and sealing again still
+            // promises that everything before it is durable.
             let r = self.flush();
             self.guard(r)?;
+        }
+        if sealed {
+            return Ok(());
         }
         let r = self.journal(RecordType::JSeal, &id.0);
         self.guard(r)?;

@@ -125,6 +125,18 @@ impl Oracle {
                     st.gc().map(|_| ())
                 }
             };
+            // STORE_TRACE=1 prints every step of a failing crash point.
+            if std::env::var_os("STORE_TRACE").is_some() {
+                eprintln!(
+                    "step {step}: {:?} -> {:?} lens {:?}",
+                    self.pending,
+                    res.as_ref().map(|_| ()),
+                    self.chunks
+                        .iter()
+                        .map(|(k, c)| (k.0[23], c.attempted.len(), c.durable))
+                        .collect::<Vec<_>>()
+                );
+            }
             match res {
                 Ok(()) => self.pending = Pending::None,
                 Err(StoreError::Device { .. }) => return false,

@@ -1,9 +1,10 @@
-//! Model-based test (sled-style): random operations with restarts against a `BTreeMap` of
-//! chunks; every result and every read must match the model.
+//! Model-based test (sled-style): random operations with GC and restarts (power cuts that drop
+//! every unflushed write) against a `BTreeMap` of chunks; every result and every read must
+//! match the model.
 
 use proptest::prelude::*;
 use shingled_store::{ChunkId, Placement, Store, StoreConfig, StoreError, StreamType};
-use shingled_zoned::{Dialect, MemZoned, ZonedConfig};
+use shingled_zoned::{Dialect, FaultPlan, Faulty, MemZoned, Survivors, ZonedConfig};
 use std::collections::BTreeMap;
 
 use crate::common::bytes;
@@ -16,6 +17,8 @@ enum Op {
     Delete(u8),
     Read(u8, u16, u16),
     Sync,
+    Gc,
+    /// A power cut dropping every unflushed write, then recovery.
     Restart,
 }
 
@@ -27,6 +30,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u8..6).prop_map(Op::Delete),
         3 => (0u8..6, any::<u16>(), any::<u16>()).prop_map(|(i, a, b)| Op::Read(i, a, b)),
         1 => Just(Op::Sync),
+        1 => Just(Op::Gc),
         1 => Just(Op::Restart),
     ]
 }
@@ -38,10 +42,17 @@ struct M {
 }
 
 fn run(ops: Vec<Op>, cfg: StoreConfig) -> Result<(), TestCaseError> {
-    let dev = MemZoned::new(&ZonedConfig::small(16, 256, Dialect::Zbc)).unwrap();
+    let dev = MemZoned::new(&ZonedConfig::small(12, 128, Dialect::Zbc)).unwrap();
+    let dev = Faulty::new(dev, FaultPlan::default()).unwrap();
     let mut st = Store::format(dev, cfg.clone()).unwrap();
+    let restart = |st: Store<Faulty<MemZoned>>| {
+        let mut f = st.into_device();
+        f.power_cut(Survivors::None).unwrap();
+        Store::open(f, cfg.clone()).unwrap()
+    };
     let mut model: BTreeMap<ChunkId, M> = BTreeMap::new();
-    let limit = 256 * 1024;
+    let limit = 128 * 1024;
+    let mut nospace = 0;
     for (step, op) in ops.into_iter().enumerate() {
         let id_of = |i: u8| ChunkId::from_u128(i as u128);
         match op {
@@ -63,10 +74,16 @@ fn run(ops: Vec<Op>, cfg: StoreConfig) -> Result<(), TestCaseError> {
                     Some(m) if m.data.len() + n > limit => {
                         prop_assert!(matches!(r, Err(StoreError::ChunkTooLarge { .. })), "step {step}: {r:?}")
                     }
-                    Some(m) => {
-                        r.unwrap();
-                        m.data.extend_from_slice(&d);
-                    }
+                    Some(m) => match r {
+                        Ok(()) => m.data.extend_from_slice(&d),
+                        Err(StoreError::NoSpace(_)) => {
+                            // Out of space part-way: whole records may have gone in.
+                            let now = st.chunk(id_of(i)).unwrap().len as usize;
+                            m.data.extend_from_slice(&d[..now - m.data.len()]);
+                            nospace += 1;
+                        }
+                        Err(e) => prop_assert!(false, "step {}: {}", step, e),
+                    },
                 }
             }
             Op::Seal(i) => {
@@ -97,15 +114,19 @@ fn run(ops: Vec<Op>, cfg: StoreConfig) -> Result<(), TestCaseError> {
                 }
             },
             Op::Sync => st.sync().unwrap(),
-            Op::Restart => st = Store::open(st.into_device(), cfg.clone()).unwrap(),
+            Op::Gc => {
+                st.gc().unwrap();
+            }
+            Op::Restart => st = restart(st),
         }
         let listed: Vec<(ChunkId, u64, bool)> = st.list().iter().map(|c| (c.id, c.len, c.sealed)).collect();
         let want: Vec<(ChunkId, u64, bool)> =
             model.iter().map(|(k, m)| (*k, m.data.len() as u64, m.sealed)).collect();
         prop_assert_eq!(listed, want, "step {}", step);
     }
+    let _ = nospace;
     // Everything, once more after a final restart.
-    let mut st = Store::open(st.into_device(), cfg).unwrap();
+    let mut st = restart(st);
     for (id, m) in &model {
         prop_assert!(st.read(*id, 0, m.data.len() as u64).unwrap() == m.data);
     }
