@@ -443,7 +443,7 @@ impl<D: ZonedDevice> Store<D> {
             self.guard(r)?;
         }
         if self.since_ckpt >= self.cfg_checkpoint_bytes() {
-            let r = self.checkpoint();
+            let r = self.write_checkpoint();
             self.guard(r)?;
         }
         Ok(())
@@ -601,7 +601,7 @@ impl<D: ZonedDevice> Store<D> {
             self.zones[v].live -= re - rs;
         }
         self.zones[v].state = ZoneState::Garbage;
-        self.checkpoint()?;
+        self.write_checkpoint()?;
         self.reset_zone(v)?;
         self.stats.gc_migrations += 1;
         Ok(())
@@ -883,7 +883,7 @@ impl<D: ZonedDevice> Store<D> {
     fn journal(&mut self, rtype: RecordType, payload: &[u8]) -> Result<u64> {
         let len = format::record_len(payload.len());
         if self.meta_wp + len > self.cap_bytes(self.meta_zone(self.meta)) {
-            self.checkpoint()?;
+            self.write_checkpoint()?;
         }
         let seq = self.next_seq();
         let rec = encode_record(rtype, seq, payload);
@@ -901,8 +901,16 @@ impl<D: ZonedDevice> Store<D> {
     /// Writes a checkpoint of the chunk and zone tables into the next metazone (after
     /// resetting it): metazone header, checkpoint start, body, end; flushes; then finishes the
     /// previous metazone. Until the flush, the previous metazone's checkpoint and journal are
-    /// the recovery point.
+    /// the recovery point. The store checkpoints by itself (at open, when the metazone fills,
+    /// after every 16 zones' worth of appends, after each GC migration); calling this bounds
+    /// the next recovery's scan.
     pub fn checkpoint(&mut self) -> Result<()> {
+        self.check_usable()?;
+        let r = self.write_checkpoint();
+        self.guard(r)
+    }
+
+    fn write_checkpoint(&mut self) -> Result<()> {
         self.flush()?;
         let next = (self.meta + 1) % self.cfg.nr_metazones;
         let gen = self.meta_gen + 1;
@@ -1308,7 +1316,7 @@ impl<D: ZonedDevice> Store<D> {
             }
         }
         // 5. A fresh recovery point: the old metazone may end in a torn record.
-        self.checkpoint()
+        self.write_checkpoint()
     }
 
     /// Parses the records of zone `z` in `[from, to)` bytes. Stops at the first invalid record;
