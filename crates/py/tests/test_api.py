@@ -148,3 +148,36 @@ def test_trace_helpers(tmp_path):
 def test_experiment_small():
     df = shingled.experiment("sac-rw", traces=[SYNTH])
     assert set(df["label"]) >= {"lru", "sac"} and (df["total_time_s"] > 0).all()
+
+
+def test_cancelled_from_a_callback_stops_the_run(tmp_path):
+    """Raising `Cancelled` from a progress or row callback stops the runs and reaches the caller
+    as `Cancelled` (a `ShingledError`); a sweep keeps the rows finished before it."""
+    trace = "synth:wdev,scale=0.1"
+    total = shingled.trace_stats(trace)["requests"]
+    seen = []
+
+    def stop(n):
+        seen.append(n)
+        raise shingled.Cancelled(f"stopped at {n} requests")
+
+    with pytest.raises(shingled.Cancelled, match="stopped at") as e:
+        shingled.simulate(trace, mode="write-only", progress=stop)
+    assert isinstance(e.value, shingled.ShingledError)
+    assert len(seen) == 1 and seen[0] < total  # called once, before the end of the trace
+
+    out = tmp_path / "cancelled.csv"
+    rows = []
+
+    def after_first(row):
+        rows.append(row)
+        raise shingled.Cancelled("one row is enough")
+
+    grid = {"policy": ["lru", "sac", "most"]}
+    with pytest.raises(shingled.Cancelled, match="one row"):
+        shingled.sweep(grid, SYNTH, config=shingled.Config.default().with_mode("write-only"), jobs=1, out=out,
+                       on_row=after_first)
+    assert len(rows) == 1
+    import pandas as pd
+
+    assert list(pd.read_csv(out)["point_id"]) == [rows[0]["point_id"]]
