@@ -61,16 +61,23 @@ pub enum Output {
     Csv,
 }
 
+/// Where and how a command prints its report.
 #[derive(Args, Debug)]
-pub struct SimCmd {
-    #[command(flatten)]
-    pub sim: SimArgs,
+pub struct EmitArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Output::Table)]
     pub output: Output,
     /// Write the report here instead of stdout.
     #[arg(long, short)]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct SimCmd {
+    #[command(flatten)]
+    pub sim: SimArgs,
+    #[command(flatten)]
+    pub emit: EmitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -84,12 +91,8 @@ pub struct CompareCmd {
     /// Schemes run in parallel (default: the number of cores).
     #[arg(long, short)]
     pub jobs: Option<usize>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
-    pub output: Output,
-    /// Write the report here instead of stdout.
-    #[arg(long, short)]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub emit: EmitArgs,
 }
 
 #[derive(Args, Debug)]
@@ -102,12 +105,8 @@ pub struct ExperimentCmd {
     /// Simulations run in parallel (default: the number of cores).
     #[arg(long, short)]
     pub jobs: Option<usize>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
-    pub output: Output,
-    /// Write the report here instead of stdout.
-    #[arg(long, short)]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub emit: EmitArgs,
     /// Base configuration for every run (drive, SSD, cache size, …); --trace is ignored, use --on.
     #[command(flatten)]
     pub sim: SimArgs,

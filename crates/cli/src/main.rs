@@ -71,12 +71,12 @@ fn sim(a: args::SimCmd) -> Result<()> {
     let bar = progress::bar(stats.requests, &format!("sim {}", cfg.display_label()));
     let r = shingled_sim::run(&cfg, &stats, &mut |n| bar.set_position(n))?;
     bar.finish_and_clear();
-    let text = match a.output {
+    let text = match a.emit.output {
         Output::Table => report::run_table(&r),
         Output::Json => serde_json::to_string_pretty(&r)? + "\n",
         Output::Csv => format!("{}\n{}", report::CSV_HEADER, report::csv_rows(&r)),
     };
-    emit(&a.out, &text)
+    emit(&a.emit.out, &text)
 }
 
 fn compare(a: args::CompareCmd) -> Result<()> {
@@ -96,7 +96,7 @@ fn compare(a: args::CompareCmd) -> Result<()> {
     let report = shingled_sim::compare(&cfg, jobs, &|n| bar.set_position(n))
         .with_context(|| format!("comparing on {}", cfg.trace.path))?;
     bar.finish_and_clear();
-    let text = match a.output {
+    let text = match a.emit.output {
         Output::Table => report::compare_table(&report),
         Output::Json => serde_json::to_string_pretty(&report)? + "\n",
         Output::Csv => {
@@ -108,7 +108,7 @@ fn compare(a: args::CompareCmd) -> Result<()> {
             s
         }
     };
-    emit(&a.out, &text)
+    emit(&a.emit.out, &text)
 }
 
 fn experiment(a: args::ExperimentCmd) -> Result<()> {
@@ -130,7 +130,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     let bar = progress::spinner(&format!("{} ({} simulations)", a.name, plan.cells.len()));
     let report = experiments::run_experiment(plan, jobs, &|n| bar.set_position(n))?;
     bar.finish_and_clear();
-    let text = match a.output {
+    let text = match a.emit.output {
         Output::Table => report::experiment_table(&report),
         Output::Json => serde_json::to_string_pretty(&report)? + "\n",
         Output::Csv => {
@@ -145,7 +145,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
             s
         }
     };
-    emit(&a.out, &text)
+    emit(&a.emit.out, &text)
 }
 
 fn trace(t: TraceCommand) -> Result<()> {

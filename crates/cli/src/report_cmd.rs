@@ -43,68 +43,15 @@ pub struct ReportCmd {
     /// Simulations run in parallel (default: the number of cores).
     #[arg(long, short)]
     pub jobs: Option<usize>,
-    /// Page format.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
-    pub format: ReportFormat,
+    /// Page format (`--format` is the trace format, as in `sim`).
+    #[arg(long = "report-format", value_enum, default_value_t = ReportFormat::Md)]
+    pub report_format: ReportFormat,
     /// Directory to write the report and its figures into (created if missing).
     #[arg(long, short)]
     pub out: PathBuf,
+    /// The run's configuration, as for `shingled compare` (ignored with --from).
     #[command(flatten)]
-    pub base: BaseArgs,
-}
-
-/// The flags of `shingled compare` that make sense for a report; `--format` is the page's, so
-/// the trace format is `--trace-format`. Ignored with --from; the rest goes in `--config`.
-#[derive(Args, Debug)]
-pub struct BaseArgs {
-    /// A TOML configuration file (see `shingled config`); flags override its fields.
-    #[arg(long, short = 'c')]
-    pub config: Option<PathBuf>,
-    /// Trace of the comparison (file or synth:<profile>[,scale=X,seed=N]).
-    #[arg(long, short)]
-    pub trace: Option<String>,
-    /// Trace format (detected when absent; see `shingled trace formats`).
-    #[arg(long)]
-    pub trace_format: Option<String>,
-    /// Replay at most this many trace requests.
-    #[arg(long)]
-    pub limit: Option<u64>,
-    /// Cache mode: read-write, write-only, read-only or write-cache (default: the experiment's).
-    #[arg(long)]
-    pub mode: Option<String>,
-    /// After-warm-up window: none, cache-full, a request count, or a percentage of the trace.
-    #[arg(long)]
-    pub warmup: Option<String>,
-    /// Cache size: absolute or a fraction of the trace's range (2%, 1/50).
-    #[arg(long)]
-    pub cache_size: Option<String>,
-    /// Drive profile (see `shingled drives`).
-    #[arg(long, short)]
-    pub drive: Option<String>,
-    /// DM-SMR persistent-buffer size: absolute, or a fraction of the written range (1/256).
-    #[arg(long)]
-    pub pb_size: Option<String>,
-    /// SSD profile: nvme or sata.
-    #[arg(long)]
-    pub ssd: Option<String>,
-}
-
-impl BaseArgs {
-    fn sim_args(&self) -> SimArgs {
-        SimArgs {
-            config: self.config.clone(),
-            trace: self.trace.clone(),
-            format: self.trace_format.clone(),
-            limit: self.limit,
-            mode: self.mode.clone(),
-            warmup: self.warmup.clone(),
-            cache_size: self.cache_size.clone(),
-            drive: self.drive.clone(),
-            pb_size: self.pb_size.clone(),
-            ssd: self.ssd.clone(),
-            ..Default::default()
-        }
-    }
+    pub sim: SimArgs,
 }
 
 /// The figures: file name, title, y axis, and the value plotted per run.
@@ -364,7 +311,7 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
         return load(p);
     }
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let sim = a.base.sim_args();
+    let sim = &a.sim;
     let base = sim.to_config()?;
     if let Some(name) = &a.experiment {
         let opts = experiments::ExperimentOptions {
@@ -405,7 +352,7 @@ pub fn run(a: ReportCmd) -> Result<()> {
         std::fs::write(&json_path, json).with_context(|| format!("writing {}", json_path.display()))?;
     }
     let figs = figures(&e, &a.out)?;
-    let (name, page) = match a.format {
+    let (name, page) = match a.report_format {
         ReportFormat::Md => ("report.md", render(&e, ReportFormat::Md, &figs)),
         ReportFormat::Html => ("report.html", render(&e, ReportFormat::Html, &figs)),
     };

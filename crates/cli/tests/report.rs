@@ -29,8 +29,10 @@ fn assert_pngs(dir: &Path) {
 fn markdown_report_of_the_tiny_comparison() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("md");
-    let o =
-        shingled(&golden(), &["report", "-c", "tiny.toml", "--format", "md", "--out", out.to_str().unwrap()]);
+    let o = shingled(
+        &golden(),
+        &["report", "-c", "tiny.toml", "--report-format", "md", "--out", out.to_str().unwrap()],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| scheme | total time (s) |"), "{md}");
@@ -52,7 +54,7 @@ fn markdown_report_of_the_tiny_comparison() {
             "report",
             "--from",
             from.to_str().unwrap(),
-            "--format",
+            "--report-format",
             "html",
             "--out",
             html_dir.to_str().unwrap(),
