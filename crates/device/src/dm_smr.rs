@@ -125,46 +125,6 @@ pub enum PbFree {
     AtHead,
 }
 
-impl std::str::FromStr for PbFlavour {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.trim() {
-            "append-only" => Ok(PbFlavour::AppendOnly),
-            "in-place" => Ok(PbFlavour::InPlace),
-            other => Err(format!("unknown PB flavour {other:?} (append-only or in-place)")),
-        }
-    }
-}
-
-impl std::fmt::Display for PbFlavour {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            PbFlavour::AppendOnly => "append-only",
-            PbFlavour::InPlace => "in-place",
-        })
-    }
-}
-
-impl std::str::FromStr for PbFree {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.trim() {
-            "immediate" => Ok(PbFree::Immediate),
-            "at-head" => Ok(PbFree::AtHead),
-            other => Err(format!("unknown PB free mode {other:?} (immediate or at-head)")),
-        }
-    }
-}
-
-impl std::fmt::Display for PbFree {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            PbFree::Immediate => "immediate",
-            PbFree::AtHead => "at-head",
-        })
-    }
-}
-
 /// Where the persistent buffer lives (PORE Eq. 1's two cases).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -178,25 +138,33 @@ pub enum PbMedium {
     Flash,
 }
 
-impl std::str::FromStr for PbMedium {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.trim() {
-            "disk" => Ok(PbMedium::Disk),
-            "flash" => Ok(PbMedium::Flash),
-            other => Err(format!("unknown PB medium {other:?} (disk or flash)")),
+/// `FromStr` and `Display` with the same kebab-case names serde uses, listed once per enum.
+macro_rules! text_names {
+    ($ty:ident, $what:literal, $($variant:ident = $name:literal),+) => {
+        impl std::str::FromStr for $ty {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Self, String> {
+                match s.trim() {
+                    $($name => Ok($ty::$variant),)+
+                    other => Err(format!(
+                        concat!("unknown ", $what, " {:?} (", text_names!(@list $($name),+), ")"),
+                        other
+                    )),
+                }
+            }
         }
-    }
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(match self { $($ty::$variant => $name,)+ })
+            }
+        }
+    };
+    (@list $first:literal $(, $rest:literal)*) => { concat!($first $(, " or ", $rest)*) };
 }
 
-impl std::fmt::Display for PbMedium {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            PbMedium::Disk => "disk",
-            PbMedium::Flash => "flash",
-        })
-    }
-}
+text_names!(PbFlavour, "PB flavour", AppendOnly = "append-only", InPlace = "in-place");
+text_names!(PbFree, "PB free mode", Immediate = "immediate", AtHead = "at-head");
+text_names!(PbMedium, "PB medium", Disk = "disk", Flash = "flash");
 
 /// Timing of a flash persistent buffer (`pb_medium = "flash"`): `latency + bytes / bandwidth`
 /// per access, one access at a time. The defaults are a SATA-class flash device (Intel DC S4500
