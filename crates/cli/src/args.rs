@@ -48,6 +48,10 @@ pub enum Command {
     /// Write a Markdown or HTML report (tables and PNG bar charts) of an experiment
     /// (`--experiment NAME`), a comparison (default) or a saved `--output json` (`--from FILE`).
     Report(crate::report_cmd::ReportCmd),
+    /// The SMRSTORE chunk store on an emulated zoned device file: format, info, put/get files
+    /// as chunks, fsck, bench.
+    #[command(subcommand)]
+    Store(crate::store_cmd::StoreCommand),
 }
 
 #[derive(Copy, Clone, Debug, Default, ValueEnum)]

@@ -6,6 +6,8 @@ mod plot;
 mod probe_cmd;
 mod progress;
 mod report_cmd;
+mod store_bench_cmd;
+mod store_cmd;
 mod zone_cmd;
 
 use anyhow::{bail, Context, Result};
@@ -49,6 +51,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Zone(z) => zone_cmd::run(z),
         Command::Probe(p) => probe_cmd::run(p),
         Command::Report(r) => report_cmd::run(r),
+        Command::Store(s) => store_cmd::run(s),
     }
 }
 
