@@ -37,9 +37,11 @@
 
 pub mod error;
 pub mod format;
+pub mod front;
 mod store;
 
 pub use error::{Result, StoreError};
+pub use front::{DriveStats, FrontError, FrontResult, FrontStats, StoreFront};
 pub use store::{ChunkInfo, MemoryUse, Store, StoreStats, ZoneState};
 
 use std::fmt;

@@ -1,0 +1,694 @@
+//! Several drives behind one chunk API (SMRSTORE §2.2: a server runs one engine per drive,
+//! ~60 drives, and the object store spreads chunks over them).
+//!
+//! [`StoreFront`] owns one [`Store`] per drive and keeps a chunk → drive map in memory. It
+//! stores nothing of its own on the devices: each drive is a complete store, and the map is
+//! rebuilt at [`StoreFront::open`] by listing every drive. So the drives may be given in any
+//! order (the order only decides where *new* chunks go), and a drive left out simply hides its
+//! chunks. An id found on two drives is an error at open ([`FrontError::Duplicate`]).
+//!
+//! **Placement** ("power of two choices", Mitzenmacher): a chunk id hashes (FNV-1a, 64 bits,
+//! over its 24 bytes) to two distinct candidate drives,
+//! `a = h mod n` and `b = (a + 1 + (h >> 32) mod (n − 1)) mod n`; the chunk goes to the one with
+//! more free datazones, then fewer live bytes; a full tie goes to `a`. Hashing keeps placement
+//! spread and deterministic without any shared state; the second choice keeps drives within a
+//! few zones of each other even when chunk sizes vary a lot, which plain consistent hashing
+//! does not. [`StoreFront::create_on`] places a chunk explicitly.
+//!
+//! Operations on one chunk go to its drive; [`StoreFront::sync`], [`StoreFront::gc`] and
+//! [`StoreFront::checkpoint`] visit every drive. With `D: Send`,
+//! [`StoreFront::sync_parallel`] and [`StoreFront::append_batch`] run the drives' work on one
+//! thread per drive (`std::thread::scope`): drives are independent devices, so their flushes
+//! overlap.
+
+use crate::{ChunkId, ChunkInfo, Result, Store, StoreConfig, StoreError, StoreStats, StreamType};
+use shingled_zoned::ZonedDevice;
+use std::collections::BTreeMap;
+
+/// Errors of the front: a drive's store error tagged with the drive, or a routing problem.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrontError {
+    /// Drive `drive`'s store failed.
+    #[error("drive {drive}: {source}")]
+    Drive {
+        /// Index of the drive (position in the device list given to format/open).
+        drive: usize,
+        /// The store's error.
+        #[source]
+        source: StoreError,
+    },
+    /// No drive holds this chunk.
+    #[error("no chunk {0}")]
+    NoSuchChunk(ChunkId),
+    /// `create` of an id that exists on some drive.
+    #[error("chunk {id} already exists on drive {drive}")]
+    ChunkExists {
+        /// The chunk.
+        id: ChunkId,
+        /// Drive holding it.
+        drive: usize,
+    },
+    /// The same chunk id is stored on two drives.
+    #[error("chunk {id} is on drive {first} and on drive {second}")]
+    Duplicate {
+        /// The chunk.
+        id: ChunkId,
+        /// First drive (lower index) holding it.
+        first: usize,
+        /// Second drive holding it.
+        second: usize,
+    },
+    /// A drive index out of range, or no drive at all.
+    #[error("{0}")]
+    Drives(String),
+}
+
+impl FrontError {
+    /// The store error inside, if this is one drive's error.
+    pub fn store_error(&self) -> Option<&StoreError> {
+        match self {
+            FrontError::Drive { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    fn on(drive: usize) -> impl FnOnce(StoreError) -> FrontError {
+        move |source| FrontError::Drive { drive, source }
+    }
+}
+
+/// Result alias of the front.
+pub type FrontResult<T> = std::result::Result<T, FrontError>;
+
+/// One drive's counters: the store's own statistics plus what the front counted since open.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DriveStats {
+    /// User bytes appended through the front since open (what the drive accepted).
+    pub bytes_appended: u64,
+    /// User bytes read through the front since open.
+    pub bytes_read: u64,
+    /// Free datazones now.
+    pub free_zones: u64,
+    /// The drive's [`Store::stats`] (chunks, live bytes, device bytes written, zone census,
+    /// GC migrations and zone resets, …).
+    pub store: StoreStats,
+}
+
+impl DriveStats {
+    fn add(&mut self, o: &DriveStats) {
+        self.bytes_appended += o.bytes_appended;
+        self.bytes_read += o.bytes_read;
+        self.free_zones += o.free_zones;
+        let (s, t) = (&mut self.store, &o.store);
+        s.chunks += t.chunks;
+        s.sealed_chunks += t.sealed_chunks;
+        s.live_bytes += t.live_bytes;
+        s.records += t.records;
+        s.datazones += t.datazones;
+        for (a, b) in s.zones_by_state.iter_mut().zip(t.zones_by_state) {
+            *a += b;
+        }
+        s.appends += t.appends;
+        s.device_bytes_written += t.device_bytes_written;
+        s.flushes += t.flushes;
+        s.checkpoints += t.checkpoints;
+        s.journal_records += t.journal_records;
+        s.zone_resets += t.zone_resets;
+        s.recovered_records += t.recovered_records;
+        s.ignored_records += t.ignored_records;
+        s.gc_migrations += t.gc_migrations;
+    }
+}
+
+/// Per-drive statistics and their sums.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FrontStats {
+    /// One entry per drive, in drive order.
+    pub drives: Vec<DriveStats>,
+    /// Field-wise sums over the drives.
+    pub total: DriveStats,
+}
+
+/// A chunk store over several drives. See the module docs.
+#[derive(Debug)]
+pub struct StoreFront<D: ZonedDevice> {
+    stores: Vec<Store<D>>,
+    /// Chunk → drive.
+    map: BTreeMap<ChunkId, usize>,
+    /// Live bytes per drive (sum of its chunks' lengths), kept up to date for placement.
+    live: Vec<u64>,
+    appended: Vec<u64>,
+    read: Vec<u64>,
+}
+
+/// FNV-1a over the id's bytes.
+fn fnv1a(id: &ChunkId) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.0 {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The two candidate drives of `id` among `n` (equal when `n == 1`). See the module docs.
+pub fn candidates(id: &ChunkId, n: usize) -> (usize, usize) {
+    assert!(n > 0, "no drives");
+    let h = fnv1a(id);
+    let a = (h % n as u64) as usize;
+    if n == 1 {
+        return (0, 0);
+    }
+    let b = (a + 1 + ((h >> 32) % (n as u64 - 1)) as usize) % n;
+    (a, b)
+}
+
+impl<D: ZonedDevice> StoreFront<D> {
+    /// Formats every device as an empty store with `cfg`.
+    pub fn format(devs: Vec<D>, cfg: StoreConfig) -> FrontResult<Self> {
+        let stores = devs
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| Store::format(d, cfg.clone()).map_err(FrontError::on(i)))
+            .collect::<FrontResult<Vec<_>>>()?;
+        Self::from_stores(stores)
+    }
+
+    /// Opens (and recovers) every device, then rebuilds the chunk → drive map.
+    pub fn open(devs: Vec<D>, cfg: StoreConfig) -> FrontResult<Self> {
+        let stores = devs
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| Store::open(d, cfg.clone()).map_err(FrontError::on(i)))
+            .collect::<FrontResult<Vec<_>>>()?;
+        Self::from_stores(stores)
+    }
+
+    /// A front over stores already open.
+    pub fn from_stores(stores: Vec<Store<D>>) -> FrontResult<Self> {
+        if stores.is_empty() {
+            return Err(FrontError::Drives("a store front needs at least one drive".into()));
+        }
+        let n = stores.len();
+        let mut map = BTreeMap::new();
+        let mut live = vec![0; n];
+        for (d, st) in stores.iter().enumerate() {
+            for c in st.list() {
+                if let Some(first) = map.insert(c.id, d) {
+                    return Err(FrontError::Duplicate { id: c.id, first, second: d });
+                }
+                live[d] += c.len;
+            }
+        }
+        Ok(StoreFront { stores, map, live, appended: vec![0; n], read: vec![0; n] })
+    }
+
+    /// Number of drives.
+    pub fn drives(&self) -> usize {
+        self.stores.len()
+    }
+
+    /// Drive `i`'s store.
+    pub fn drive(&self, i: usize) -> Option<&Store<D>> {
+        self.stores.get(i)
+    }
+
+    /// Drive `i`'s store, mutably (for tools and fault injection; creating or deleting chunks
+    /// through it behind the front's back makes the map stale until the next open).
+    pub fn drive_mut(&mut self, i: usize) -> Option<&mut Store<D>> {
+        self.stores.get_mut(i)
+    }
+
+    /// The drive holding chunk `id`.
+    pub fn drive_of(&self, id: ChunkId) -> Option<usize> {
+        self.map.get(&id).copied()
+    }
+
+    /// The drive a new chunk `id` would go to now (see the module docs).
+    pub fn place(&self, id: ChunkId) -> usize {
+        let (a, b) = candidates(&id, self.stores.len());
+        let score = |d: usize| (self.stores[d].free_zones(), std::cmp::Reverse(self.live[d]));
+        if score(b) > score(a) {
+            b
+        } else {
+            a
+        }
+    }
+
+    /// Gives the devices back without further I/O (what a crash leaves), in drive order.
+    pub fn into_devices(self) -> Vec<D> {
+        self.stores.into_iter().map(Store::into_device).collect()
+    }
+
+    fn routed(&self, id: ChunkId) -> FrontResult<usize> {
+        self.drive_of(id).ok_or(FrontError::NoSuchChunk(id))
+    }
+
+    /// Creates chunk `id` on the drive [`StoreFront::place`] picks; returns the drive.
+    pub fn create(&mut self, id: ChunkId, stream: StreamType) -> FrontResult<usize> {
+        let d = self.place(id);
+        self.create_on(d, id, stream)?;
+        Ok(d)
+    }
+
+    /// Creates chunk `id` on drive `drive`.
+    pub fn create_on(&mut self, drive: usize, id: ChunkId, stream: StreamType) -> FrontResult<()> {
+        if drive >= self.stores.len() {
+            return Err(FrontError::Drives(format!("drive {drive} out of range (0..{})", self.stores.len())));
+        }
+        if let Some(d) = self.drive_of(id) {
+            return Err(FrontError::ChunkExists { id, drive: d });
+        }
+        self.stores[drive].create(id, stream).map_err(FrontError::on(drive))?;
+        self.map.insert(id, drive);
+        Ok(())
+    }
+
+    /// Appends to chunk `id` on its drive (see [`Store::append`]).
+    pub fn append(&mut self, id: ChunkId, data: &[u8]) -> FrontResult<()> {
+        let d = self.routed(id)?;
+        let (r, grew) = append_counted(&mut self.stores[d], id, data);
+        self.live[d] += grew;
+        self.appended[d] += grew;
+        r.map_err(FrontError::on(d))
+    }
+
+    /// Reads `len` bytes of chunk `id` from `offset` (see [`Store::read`]).
+    pub fn read(&mut self, id: ChunkId, offset: u64, len: u64) -> FrontResult<Vec<u8>> {
+        let d = self.routed(id)?;
+        let v = self.stores[d].read(id, offset, len).map_err(FrontError::on(d))?;
+        self.read[d] += v.len() as u64;
+        Ok(v)
+    }
+
+    /// Seals chunk `id` (see [`Store::seal`]).
+    pub fn seal(&mut self, id: ChunkId) -> FrontResult<()> {
+        let d = self.routed(id)?;
+        self.stores[d].seal(id).map_err(FrontError::on(d))
+    }
+
+    /// Deletes chunk `id` (see [`Store::delete`]).
+    pub fn delete(&mut self, id: ChunkId) -> FrontResult<()> {
+        let d = self.routed(id)?;
+        let len = self.stores[d].chunk(id).map_or(0, |c| c.len);
+        self.stores[d].delete(id).map_err(FrontError::on(d))?;
+        self.map.remove(&id);
+        self.live[d] -= len;
+        Ok(())
+    }
+
+    /// One chunk's description and drive.
+    pub fn chunk(&self, id: ChunkId) -> Option<(usize, ChunkInfo)> {
+        let d = self.drive_of(id)?;
+        self.stores[d].chunk(id).map(|c| (d, c))
+    }
+
+    /// Every chunk with its drive, in id order.
+    pub fn list(&self) -> Vec<(usize, ChunkInfo)> {
+        let mut v: Vec<(usize, ChunkInfo)> = self
+            .stores
+            .iter()
+            .enumerate()
+            .flat_map(|(d, s)| s.list().into_iter().map(move |c| (d, c)))
+            .collect();
+        v.sort_by_key(|(_, c)| c.id);
+        v
+    }
+
+    /// Syncs every drive in order; stops at the first failure.
+    pub fn sync(&mut self) -> FrontResult<()> {
+        for (d, s) in self.stores.iter_mut().enumerate() {
+            s.sync().map_err(FrontError::on(d))?;
+        }
+        Ok(())
+    }
+
+    /// Checkpoints every drive in order; stops at the first failure.
+    pub fn checkpoint(&mut self) -> FrontResult<()> {
+        for (d, s) in self.stores.iter_mut().enumerate() {
+            s.checkpoint().map_err(FrontError::on(d))?;
+        }
+        Ok(())
+    }
+
+    /// One GC round on every drive ([`Store::gc`]); the zone each reclaimed, in drive order.
+    pub fn gc(&mut self) -> FrontResult<Vec<Option<u64>>> {
+        let mut out = Vec::with_capacity(self.stores.len());
+        for (d, s) in self.stores.iter_mut().enumerate() {
+            out.push(s.gc().map_err(FrontError::on(d))?);
+        }
+        Ok(out)
+    }
+
+    /// Per-drive statistics and totals.
+    pub fn stats(&self) -> FrontStats {
+        let drives: Vec<DriveStats> = self
+            .stores
+            .iter()
+            .enumerate()
+            .map(|(d, s)| DriveStats {
+                bytes_appended: self.appended[d],
+                bytes_read: self.read[d],
+                free_zones: s.free_zones() as u64,
+                store: s.stats(),
+            })
+            .collect();
+        let mut total = DriveStats::default();
+        for d in &drives {
+            total.add(d);
+        }
+        FrontStats { drives, total }
+    }
+}
+
+/// Appends and returns how much the chunk grew (a failed append may keep whole records).
+fn append_counted<D: ZonedDevice>(st: &mut Store<D>, id: ChunkId, data: &[u8]) -> (Result<()>, u64) {
+    let before = st.chunk(id).map_or(0, |c| c.len);
+    let r = st.append(id, data);
+    let after = st.chunk(id).map_or(before, |c| c.len);
+    (r, after.saturating_sub(before))
+}
+
+impl<D: ZonedDevice + Send> StoreFront<D> {
+    /// Syncs every drive, one thread per drive. On failures, the error of the lowest drive.
+    pub fn sync_parallel(&mut self) -> FrontResult<()> {
+        let results: Vec<Result<()>> = std::thread::scope(|s| {
+            let hs: Vec<_> = self.stores.iter_mut().map(|st| s.spawn(move || st.sync())).collect();
+            hs.into_iter().map(|h| h.join().expect("sync thread panicked")).collect()
+        });
+        for (d, r) in results.into_iter().enumerate() {
+            r.map_err(FrontError::on(d))?;
+        }
+        Ok(())
+    }
+
+    /// Appends each `(id, data)`, one thread per drive involved; a drive's appends run in the
+    /// order given. Every chunk must exist (checked before anything is written). A drive stops
+    /// at its first failure while the others go on; the error returned is that of the lowest
+    /// failing drive.
+    pub fn append_batch(&mut self, items: &[(ChunkId, &[u8])]) -> FrontResult<()> {
+        let n = self.stores.len();
+        let mut per: Vec<Vec<(ChunkId, &[u8])>> = vec![Vec::new(); n];
+        for &(id, data) in items {
+            per[self.routed(id)?].push((id, data));
+        }
+        let results: Vec<(Result<()>, u64)> = std::thread::scope(|s| {
+            let hs: Vec<_> = self
+                .stores
+                .iter_mut()
+                .zip(&per)
+                .map(|(st, work)| {
+                    s.spawn(move || {
+                        let mut grew = 0;
+                        for &(id, data) in work {
+                            let (r, g) = append_counted(st, id, data);
+                            grew += g;
+                            if r.is_err() {
+                                return (r, grew);
+                            }
+                        }
+                        (Ok(()), grew)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().expect("append thread panicked")).collect()
+        });
+        let mut first = None;
+        for (d, (r, grew)) in results.into_iter().enumerate() {
+            self.live[d] += grew;
+            self.appended[d] += grew;
+            if let (Err(e), None) = (r, &first) {
+                first = Some(FrontError::Drive { drive: d, source: e });
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use shingled_zoned::{Dialect, MemZoned, ZonedConfig};
+
+    /// 16 zones of 256 KiB: superzone, 2 metazones, 13 datazones (StoreConfig::small()).
+    fn devs(n: usize) -> Vec<MemZoned> {
+        (0..n).map(|_| MemZoned::new(&ZonedConfig::small(16, 256, Dialect::Zbc)).unwrap()).collect()
+    }
+
+    fn id(k: u128) -> ChunkId {
+        ChunkId::from_u128(k)
+    }
+
+    fn pattern(k: u128, n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i as u128 * 31 + k * 7) as u8).collect()
+    }
+
+    #[test]
+    fn candidates_of_small_ids() {
+        // FNV-1a of the 24 id bytes, worked out separately (Python) for n = 3.
+        let want = [(2, 1), (1, 0), (0, 2), (2, 1), (1, 0), (0, 2), (2, 1), (2, 1), (1, 0), (0, 2)];
+        for (k, w) in (1..=10).zip(want) {
+            assert_eq!(candidates(&id(k), 3), w, "id {k}");
+        }
+        assert_eq!(candidates(&id(5), 1), (0, 0));
+        for k in 0..200 {
+            let (a, b) = candidates(&id(k), 7);
+            assert!(a < 7 && b < 7 && a != b);
+        }
+    }
+
+    /// Three drives, chunk k gets k × 1000 bytes right after its create. By hand, with
+    /// score = (free datazones, fewer live bytes) and ties to the first candidate (a chunk's
+    /// first append on a drive takes a new zone while the drive's data pool has < 2 zones):
+    ///
+    /// | k | cands | free (0,1,2) | live (0,1,2)     | → |
+    /// |---|-------|--------------|------------------|---|
+    /// | 1 | 2,1   | 13,13,13     | 0,0,0            | 2 (tie) |
+    /// | 2 | 1,0   | 13,13,12     | 0,0,1000         | 1 (tie) |
+    /// | 3 | 0,2   | 13,12,12     | 0,2000,1000      | 0 (free) |
+    /// | 4 | 2,1   | 12,12,12     | 3000,2000,1000   | 2 (live) |
+    /// | 5 | 1,0   | 12,12,11     | 3000,2000,5000   | 1 (live) |
+    /// | 6 | 0,2   | 12,11,11     | 3000,7000,5000   | 0 (free) |
+    /// | 7 | 2,1   | 11,11,11     | 9000,7000,5000   | 2 (live) |
+    /// | 8 | 2,1   | 11,11,11     | 9000,7000,12000  | 1 (live) |
+    /// | 9 | 1,0   | 11,11,11     | 9000,15000,12000 | 0 (live) |
+    /// |10 | 0,2   | 11,11,11     | 18000,15000,12000| 2 (live) |
+    #[test]
+    fn three_drives_ten_chunks_placement_and_stats() {
+        let mut f = StoreFront::format(devs(3), StoreConfig::small()).unwrap();
+        let want = [2, 1, 0, 2, 1, 0, 2, 1, 0, 2];
+        for k in 1..=10u128 {
+            let d = f.create(id(k), StreamType::DATA).unwrap();
+            assert_eq!(d, want[k as usize - 1], "chunk {k}");
+            f.append(id(k), &pattern(k, k as usize * 1000)).unwrap();
+        }
+        let s = f.stats();
+        let per = |g: fn(&DriveStats) -> u64| s.drives.iter().map(g).collect::<Vec<_>>();
+        assert_eq!(per(|d| d.store.chunks), [3, 3, 4]);
+        assert_eq!(per(|d| d.store.live_bytes), [18_000, 15_000, 22_000]);
+        assert_eq!(per(|d| d.bytes_appended), [18_000, 15_000, 22_000]);
+        assert_eq!(per(|d| d.free_zones), [11, 11, 11]);
+        assert_eq!(per(|d| d.store.records), [3, 3, 4]);
+        assert_eq!(per(|d| d.bytes_read), [0, 0, 0]);
+        assert_eq!((s.total.store.chunks, s.total.store.live_bytes, s.total.free_zones), (10, 55_000, 33));
+        assert_eq!(s.total.store.datazones, 39);
+        for k in 1..=10u128 {
+            assert_eq!(f.read(id(k), 0, k as u64 * 1000).unwrap(), pattern(k, k as usize * 1000));
+        }
+        let s = f.stats();
+        assert_eq!(s.drives.iter().map(|d| d.bytes_read).collect::<Vec<_>>(), [18_000, 15_000, 22_000]);
+        assert_eq!(s.total.bytes_read, 55_000);
+
+        // list: id order, with drives
+        let l = f.list();
+        assert_eq!(l.iter().map(|(d, _)| *d).collect::<Vec<_>>(), want);
+        assert!(l.windows(2).all(|w| w[0].1.id < w[1].1.id));
+
+        // restart: the map comes back from listing the drives, in any device order
+        let mut devs = f.into_devices();
+        devs.rotate_left(1); // old drive 1 is now drive 0
+        let mut f = StoreFront::open(devs, StoreConfig::small()).unwrap();
+        for k in 1..=10u128 {
+            assert_eq!(f.drive_of(id(k)), Some((want[k as usize - 1] + 2) % 3), "chunk {k}");
+            assert_eq!(f.read(id(k), 0, k as u64 * 1000).unwrap(), pattern(k, k as usize * 1000));
+        }
+        let s = f.stats();
+        assert_eq!(s.drives.iter().map(|d| d.store.live_bytes).collect::<Vec<_>>(), [15_000, 22_000, 18_000]);
+        assert_eq!(s.total.bytes_appended, 0);
+
+        // delete and errors
+        f.delete(id(4)).unwrap();
+        assert_eq!(f.stats().drives[1].store.live_bytes, 18_000);
+        assert!(matches!(f.read(id(4), 0, 1), Err(FrontError::NoSuchChunk(_))));
+        assert!(matches!(f.create(id(5), StreamType::DATA), Err(FrontError::ChunkExists { drive: 0, .. })));
+        f.seal(id(5)).unwrap();
+        let e = f.append(id(5), b"x").unwrap_err();
+        assert!(matches!(e.store_error(), Some(StoreError::Sealed(_))), "{e}");
+        assert_eq!(e.to_string(), format!("drive 0: chunk {} is sealed", id(5)));
+        assert!(matches!(f.create_on(3, id(99), StreamType::DATA), Err(FrontError::Drives(_))));
+    }
+
+    #[test]
+    fn same_id_on_two_drives_is_refused_at_open() {
+        let mut a = Store::format(devs(1).remove(0), StoreConfig::small()).unwrap();
+        let mut b = Store::format(devs(1).remove(0), StoreConfig::small()).unwrap();
+        a.create(id(1), StreamType::DATA).unwrap();
+        b.create(id(1), StreamType::DATA).unwrap();
+        let e = StoreFront::open(vec![a.into_device(), b.into_device()], StoreConfig::small()).unwrap_err();
+        assert!(matches!(e, FrontError::Duplicate { first: 0, second: 1, .. }), "{e}");
+        assert!(matches!(
+            StoreFront::<MemZoned>::open(vec![], StoreConfig::small()),
+            Err(FrontError::Drives(_))
+        ));
+    }
+
+    #[test]
+    fn open_error_names_the_drive() {
+        let good = devs(1).remove(0);
+        let st = Store::format(good, StoreConfig::small()).unwrap();
+        let unformatted = devs(1).remove(0);
+        let e = StoreFront::open(vec![st.into_device(), unformatted], StoreConfig::small()).unwrap_err();
+        assert!(matches!(e, FrontError::Drive { drive: 1, source: StoreError::NotFormatted(_) }), "{e}");
+    }
+
+    #[test]
+    fn batch_appends_on_threads_match_sequential_appends() {
+        let cfg = StoreConfig { durability: crate::Durability::Batched, ..StoreConfig::small() };
+        let mut par = StoreFront::format(devs(4), cfg.clone()).unwrap();
+        let mut seq = StoreFront::format(devs(4), cfg.clone()).unwrap();
+        for k in 0..12u128 {
+            assert_eq!(
+                par.create(id(k), StreamType(k as u8 % 3)).unwrap(),
+                seq.create(id(k), StreamType(k as u8 % 3)).unwrap()
+            );
+        }
+        let data: Vec<(ChunkId, Vec<u8>)> =
+            (0..60u128).map(|i| (id(i % 12), pattern(i, 100 + (i as usize * 977) % 9000))).collect();
+        let items: Vec<(ChunkId, &[u8])> = data.iter().map(|(i, d)| (*i, d.as_slice())).collect();
+        par.append_batch(&items).unwrap();
+        par.sync_parallel().unwrap();
+        for (i, d) in &items {
+            seq.append(*i, d).unwrap();
+        }
+        seq.sync().unwrap();
+        assert_eq!(par.list(), seq.list());
+        let (ps, ss) = (par.stats(), seq.stats());
+        assert_eq!(
+            ps.drives.iter().map(|d| d.bytes_appended).collect::<Vec<_>>(),
+            ss.drives.iter().map(|d| d.bytes_appended).collect::<Vec<_>>()
+        );
+        let mut par = StoreFront::open(par.into_devices(), cfg).unwrap();
+        for k in 0..12u128 {
+            let want: Vec<u8> =
+                data.iter().filter(|(i, _)| *i == id(k)).flat_map(|(_, d)| d.clone()).collect();
+            assert_eq!(par.read(id(k), 0, want.len() as u64).unwrap(), want, "chunk {k}");
+        }
+        // an unknown chunk is refused before anything is written
+        let before = par.stats().total.store.live_bytes;
+        assert!(matches!(
+            par.append_batch(&[(id(0), b"abc"), (id(77), b"x")]),
+            Err(FrontError::NoSuchChunk(_))
+        ));
+        assert_eq!(par.stats().total.store.live_bytes, before);
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Create(u8, u8),
+        Append(u8, usize),
+        Seal(u8),
+        Delete(u8),
+        Read(u8, u16, u16),
+        Sync,
+        Restart,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0u8..10, 0u8..3).prop_map(|(i, s)| Op::Create(i, s)),
+            5 => (0u8..10, 1usize..6000).prop_map(|(i, n)| Op::Append(i, n)),
+            1 => (0u8..10).prop_map(Op::Seal),
+            1 => (0u8..10).prop_map(Op::Delete),
+            3 => (0u8..10, any::<u16>(), any::<u16>()).prop_map(|(i, a, b)| Op::Read(i, a, b)),
+            1 => Just(Op::Sync),
+            1 => Just(Op::Restart),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// Random operations over 3 drives against a map of chunks (data, sealed, drive), with
+        /// restarts that rebuild the chunk → drive map: every answer, read and placement agrees.
+        #[test]
+        fn front_matches_a_map_model(ops in proptest::collection::vec(op(), 1..60)) {
+            let cfg = StoreConfig::small();
+            let mut f = StoreFront::format(devs(3), cfg.clone()).unwrap();
+            let mut m: BTreeMap<ChunkId, (Vec<u8>, bool, usize)> = BTreeMap::new();
+            for (step, o) in ops.into_iter().enumerate() {
+                match o {
+                    Op::Create(i, s) => {
+                        let c = id(i as u128);
+                        match (f.create(c, StreamType(s)), m.get(&c)) {
+                            (Ok(d), None) => { m.insert(c, (Vec::new(), false, d)); }
+                            (Err(FrontError::ChunkExists { drive, .. }), Some(x)) => prop_assert_eq!(drive, x.2),
+                            (r, x) => prop_assert!(false, "create {:?}: {:?} vs model {:?}", c, r, x),
+                        }
+                    }
+                    Op::Append(i, n) => {
+                        let c = id(i as u128);
+                        let data = pattern(step as u128, n);
+                        match (f.append(c, &data), m.get_mut(&c)) {
+                            (Ok(()), Some(x)) if !x.1 => x.0.extend_from_slice(&data),
+                            (Err(FrontError::NoSuchChunk(_)), None) => {}
+                            (Err(e), Some(x)) if x.1 => prop_assert!(matches!(e.store_error(), Some(StoreError::Sealed(_)))),
+                            (r, x) => prop_assert!(false, "append {:?}: {:?} vs model {:?}", c, r, x.map(|x| x.1)),
+                        }
+                    }
+                    Op::Seal(i) => {
+                        let c = id(i as u128);
+                        match (f.seal(c), m.get_mut(&c)) {
+                            (Ok(()), Some(x)) => x.1 = true,
+                            (Err(FrontError::NoSuchChunk(_)), None) => {}
+                            (r, _) => prop_assert!(false, "seal {:?}: {:?}", c, r),
+                        }
+                    }
+                    Op::Delete(i) => {
+                        let c = id(i as u128);
+                        match (f.delete(c), m.remove(&c)) {
+                            (Ok(()), Some(_)) | (Err(FrontError::NoSuchChunk(_)), None) => {}
+                            (r, _) => prop_assert!(false, "delete {:?}: {:?}", c, r),
+                        }
+                    }
+                    Op::Read(i, a, b) => {
+                        let c = id(i as u128);
+                        match m.get(&c) {
+                            None => prop_assert!(matches!(f.read(c, 0, 0), Err(FrontError::NoSuchChunk(_)))),
+                            Some(x) => {
+                                let len = x.0.len() as u64;
+                                let off = if len == 0 { 0 } else { a as u64 % (len + 1) };
+                                let n = (b as u64).min(len - off);
+                                prop_assert_eq!(f.read(c, off, n).unwrap(), x.0[off as usize..(off + n) as usize].to_vec());
+                            }
+                        }
+                    }
+                    Op::Sync => f.sync().unwrap(),
+                    Op::Restart => f = StoreFront::open(f.into_devices(), cfg.clone()).unwrap(),
+                }
+                let l = f.list();
+                prop_assert_eq!(l.len(), m.len());
+                for ((d, c), (mid, (data, sealed, md))) in l.iter().zip(&m) {
+                    prop_assert_eq!((c.id, c.len, c.sealed, *d), (*mid, data.len() as u64, *sealed, *md));
+                }
+                let s = f.stats();
+                for (d, ds) in s.drives.iter().enumerate() {
+                    let live: u64 = m.values().filter(|x| x.2 == d).map(|x| x.0.len() as u64).sum();
+                    prop_assert_eq!(ds.store.live_bytes, live);
+                    prop_assert_eq!(f.live[d], live);
+                }
+            }
+        }
+    }
+}
