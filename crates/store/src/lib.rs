@@ -42,7 +42,9 @@ mod store;
 
 pub use error::{Result, StoreError};
 pub use front::{DriveStats, FrontError, FrontResult, FrontStats, StoreFront};
-pub use store::{ChunkInfo, MemoryUse, Store, StoreStats, ZoneState};
+pub use store::{
+    ChunkInfo, FsckProblem, FsckReport, MemoryUse, RecoveryReport, Store, StoreStats, ZoneState,
+};
 
 use std::fmt;
 

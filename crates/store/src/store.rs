@@ -9,6 +9,10 @@ use crate::format::{
 use crate::{ChunkId, Durability, Placement, Result, StoreConfig, StoreError, StreamType};
 use shingled_zoned::{DeviceInfo, ZoneOp, ZonedDevice, SECTOR_SIZE};
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+mod fsck;
+pub use fsck::{FsckProblem, FsckReport};
 
 /// On-disk format version written in the superzone.
 pub const FORMAT_VERSION: u32 = 1;
@@ -164,6 +168,40 @@ pub struct MemoryUse {
     pub total: usize,
 }
 
+/// What the last [`Store::open`] did, step by step (SMRSTORE §5.2's recovery phases), with the
+/// wall-clock time of each step.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Reading and checking the superzone record.
+    pub superzone_read: Duration,
+    /// Finding the newest complete checkpoint (metazone headers, parsing metazones) and
+    /// loading its tables.
+    pub checkpoint_load: Duration,
+    /// Replaying the journal records after the checkpoint.
+    pub journal_replay: Duration,
+    /// Scanning the datazones written since the checkpoint.
+    pub datazone_scan: Duration,
+    /// Indexing the records found, deriving live bytes, zone states and pools, and writing the
+    /// checkpoint that ends recovery.
+    pub index_build: Duration,
+    /// The whole of `open`.
+    pub total: Duration,
+    /// Bytes of the checkpoint body loaded.
+    pub checkpoint_bytes: u64,
+    /// Generation of the checkpoint loaded.
+    pub checkpoint_generation: u64,
+    /// Journal records replayed.
+    pub journal_records: u64,
+    /// Datazones scanned (written past their checkpointed end).
+    pub zones_scanned: u64,
+    /// Valid data records found by the scan.
+    pub records_scanned: u64,
+    /// Device bytes the datazone scan covered.
+    pub bytes_scanned: u64,
+    /// Chunks in the store after recovery.
+    pub chunks_recovered: u64,
+}
+
 /// Configuration stored in the superzone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct SuperInfo {
@@ -209,6 +247,7 @@ pub struct Store<D: ZonedDevice> {
     gc_zone: Option<usize>,
     poisoned: bool,
     stats: StoreStats,
+    recovery: Option<RecoveryReport>,
 }
 
 impl<D: ZonedDevice> Store<D> {
@@ -268,6 +307,7 @@ impl<D: ZonedDevice> Store<D> {
             gc_zone: None,
             poisoned: false,
             stats: StoreStats { datazones: nr_data, ..Default::default() },
+            recovery: None,
         };
         st.size_pools();
         st
@@ -282,6 +322,7 @@ impl<D: ZonedDevice> Store<D> {
     /// comes from the superzone. Damage that a crash cannot explain (a valid record after an
     /// invalid one, a broken checkpoint that was completed) is an error naming zone and offset.
     pub fn open(mut dev: D, cfg: StoreConfig) -> Result<Self> {
+        let t0 = Instant::now();
         let info = dev.info();
         if info.nr_zones <= info.nr_conv {
             return Err(StoreError::NotFormatted("the device has no sequential zones".into()));
@@ -298,7 +339,11 @@ impl<D: ZonedDevice> Store<D> {
         cfg.sanitize()?;
         let (super_zone, data_first) = layout(&info, cfg.nr_metazones)?;
         let mut st = Store::empty(dev, info, cfg, super_zone, data_first);
-        st.recover()?;
+        let mut rep = RecoveryReport { superzone_read: t0.elapsed(), ..Default::default() };
+        st.recover(&mut rep)?;
+        rep.chunks_recovered = st.chunks.len() as u64;
+        rep.total = t0.elapsed();
+        st.recovery = Some(rep);
         Ok(st)
     }
 
@@ -871,6 +916,12 @@ impl<D: ZonedDevice> Store<D> {
         self.dev
     }
 
+    /// What recovery did and how long each step took: `Some` for a store from [`Store::open`],
+    /// `None` for one from [`Store::format`].
+    pub fn recovery_report(&self) -> Option<RecoveryReport> {
+        self.recovery.clone()
+    }
+
     /// The configuration in force (`nr_metazones` from the superzone).
     pub fn config(&self) -> &StoreConfig {
         &self.cfg
@@ -1072,7 +1123,13 @@ impl<D: ZonedDevice> Store<D> {
 
     // ----- recovery ---------------------------------------------------------------------
 
-    fn recover(&mut self) -> Result<()> {
+    fn recover(&mut self, rep: &mut RecoveryReport) -> Result<()> {
+        let mut t = Instant::now();
+        let lap = |t: &mut Instant| {
+            let e = t.elapsed();
+            *t = Instant::now();
+            e
+        };
         // 1. The newest complete checkpoint, through the metazone headers.
         let mut cands = Vec::new();
         for m in 0..self.cfg.nr_metazones {
@@ -1131,6 +1188,10 @@ impl<D: ZonedDevice> Store<D> {
         })?;
         let z = self.meta_zone(m);
         self.decode_tables(&recs[2].payload, z, recs[2].off)?;
+        rep.checkpoint_bytes = recs[2].payload.len() as u64;
+        rep.checkpoint_generation = gen;
+        rep.checkpoint_load = lap(&mut t);
+        rep.journal_records = recs.len().saturating_sub(4) as u64;
         let mut last_seq = recs[3].h.seq;
         // 2. Replay the journal.
         for r in &recs[4..] {
@@ -1185,6 +1246,7 @@ impl<D: ZonedDevice> Store<D> {
         }
         self.meta = m;
         self.meta_gen = gen;
+        rep.journal_replay = lap(&mut t);
         // 3. Scan the datazones written since the checkpoint.
         let mut found: Vec<(u64, u32, u32, DataPrefix)> = Vec::new();
         for d in 0..self.zones.len() {
@@ -1209,6 +1271,9 @@ impl<D: ZonedDevice> Store<D> {
                 continue;
             }
             let (recs, end, tail) = self.parse_zone(z, zs.written, w)?;
+            rep.zones_scanned += 1;
+            rep.records_scanned += recs.len() as u64;
+            rep.bytes_scanned += w - zs.written;
             if let Tail::Corrupt { offset, what } = tail {
                 return Err(StoreError::CorruptMeta { structure: "data record", zone: z, offset, what });
             }
@@ -1257,6 +1322,7 @@ impl<D: ZonedDevice> Store<D> {
                 self.zones[d].state = ZoneState::Activated;
             }
         }
+        rep.datazone_scan = lap(&mut t);
         found.sort_unstable_by_key(|f| f.0);
         for (seq, d, block, pre) in found {
             let ok = self.chunks.get_mut(&pre.chunk).filter(|c| {
@@ -1316,7 +1382,9 @@ impl<D: ZonedDevice> Store<D> {
             }
         }
         // 5. A fresh recovery point: the old metazone may end in a torn record.
-        self.write_checkpoint()
+        self.write_checkpoint()?;
+        rep.index_build = lap(&mut t);
+        Ok(())
     }
 
     /// Parses the records of zone `z` in `[from, to)` bytes. Stops at the first invalid record;

@@ -8,18 +8,18 @@ use shingled_zoned::{Dialect, FaultPlan, Faulty, FileZoned, MemZoned, SimStorage
 
 use crate::common::bytes;
 
-type Dev = FileZoned<SimStorage>;
+pub type Dev = FileZoned<SimStorage>;
 
 fn zcfg() -> ZonedConfig {
     ZonedConfig::small(16, 256, Dialect::Zbc)
 }
 
-fn store() -> Store<Dev> {
+pub fn store() -> Store<Dev> {
     Store::format(FileZoned::create_with(SimStorage::new(), &zcfg()).unwrap(), StoreConfig::small()).unwrap()
 }
 
 /// Flips bit `bit` of byte `byte` of zone `zone`, behind the device's back.
-fn flip(st: &mut Store<Dev>, zone: u64, byte: u64, bit: u8) {
+pub fn flip(st: &mut Store<Dev>, zone: u64, byte: u64, bit: u8) {
     let at = st.device().data_offset() + zone * 256 * 1024 + byte;
     let s = st.device_mut().storage_mut();
     let mut b = [0u8; 1];
@@ -29,12 +29,12 @@ fn flip(st: &mut Store<Dev>, zone: u64, byte: u64, bit: u8) {
     s.sync().unwrap();
 }
 
-fn reopen(st: Store<Dev>) -> Result<Store<Dev>, StoreError> {
+pub fn reopen(st: Store<Dev>) -> Result<Store<Dev>, StoreError> {
     let img = st.into_device().storage().power_cut(shingled_zoned::Survivors::All);
     Store::open(FileZoned::open_with(img).unwrap(), StoreConfig::small())
 }
 
-fn data_zone(st: &Store<Dev>) -> u64 {
+pub fn data_zone(st: &Store<Dev>) -> u64 {
     st.zone_states().iter().find(|z| z.1 == ZoneState::Activated).unwrap().0
 }
 
@@ -124,7 +124,7 @@ fn damaged_journal_checkpoint_and_superzone_are_errors() {
 /// A store value carrying a copy of `st`'s device image, without running recovery on it
 /// (recovery would write a new checkpoint and cover the records under test): a scratch store
 /// with the copy swapped in, used only to `flip` and `reopen`.
-fn raw_copy(st: &Store<Dev>) -> Store<Dev> {
+pub fn raw_copy(st: &Store<Dev>) -> Store<Dev> {
     let img = st.device().storage().power_cut(shingled_zoned::Survivors::All);
     let mut s = store();
     *s.device_mut() = FileZoned::open_with(img).unwrap();

@@ -46,6 +46,8 @@ fn crash_at(cfg: &StoreConfig, seed: u64, n: u64, cut: u64) {
         o.pending = crate::common::Pending::None;
     }
     o.check(&mut st, &ctx);
+    let rep = st.fsck().unwrap();
+    assert!(rep.is_clean(), "{ctx}: fsck after recovery: {:?}", rep.problems);
     assert!(o.run(&mut st, seed ^ 0xabc, 15), "{ctx}: the recovered store fails");
     let img = st.into_device().storage().power_cut(Survivors::All);
     let mut st = Store::open(FileZoned::open_with(img).unwrap(), cfg.clone()).unwrap();

@@ -4,4 +4,5 @@ mod basic;
 mod common;
 mod corruption;
 mod crash;
+mod fsck;
 mod model;

@@ -1,0 +1,409 @@
+//! `Store::fsck`: reads every written block of the store and checks it, and the index, against
+//! each other. Read-only: it never writes, resets or finishes a zone.
+
+use super::{record_spans, Store, ZoneState};
+use crate::format::{
+    check_payload, check_slice, decode_data_prefix, decode_header, RecordType, BLOCK, DATA_SLICES_AT,
+    FOOTER_LEN, HEADER_LEN, SLICE, SLICE_STRIDE,
+};
+use crate::{ChunkId, Result, StoreError};
+use shingled_zoned::{ZonedDevice, SECTOR_SIZE};
+use std::collections::BTreeMap;
+
+/// One thing [`Store::fsck`] found wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FsckProblem {
+    /// Device zone number.
+    pub zone: u64,
+    /// Byte offset in the zone (of the record, or of the slice when a slice failed).
+    pub offset: u64,
+    /// The chunk concerned, when known.
+    pub chunk: Option<ChunkId>,
+    /// Chunk offset concerned (of the failing slice or record), when known.
+    pub chunk_offset: Option<u64>,
+    /// What is wrong.
+    pub what: String,
+}
+
+/// The result of [`Store::fsck`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FsckReport {
+    /// Metazones and datazones whose written part was read.
+    pub zones_checked: u64,
+    /// Valid records read (every header, payload CRC and slice footer verified).
+    pub records_checked: u64,
+    /// Device bytes read.
+    pub bytes_checked: u64,
+    /// Chunks whose index was checked against the records on the device.
+    pub chunks_checked: u64,
+    /// Invalid records at the very end of a zone, holding nothing indexed: the remains of a
+    /// write torn by a crash, never acknowledged (not a problem).
+    pub torn_tails: u64,
+    /// Everything wrong, in zone order then index order.
+    pub problems: Vec<FsckProblem>,
+}
+
+impl FsckReport {
+    /// Whether no problem was found.
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// A valid data record found on the device.
+#[derive(Clone, Copy, Debug)]
+struct Found {
+    seq: u64,
+    chunk: ChunkId,
+    offset: u64,
+    len: u64,
+}
+
+/// What a zone walk found at one block-aligned offset.
+enum Spot {
+    Data(Found),
+    Other(RecordType),
+    /// An invalid record (or a slice that fails), `len` bytes long as far as known.
+    Bad {
+        len: u64,
+        chunk: Option<ChunkId>,
+        problems: Vec<FsckProblem>,
+    },
+}
+
+impl<D: ZonedDevice> Store<D> {
+    /// Checks the whole store without changing the device: reads every record in the written
+    /// part of every metazone and datazone, verifies headers, payload CRCs and every slice's
+    /// footer (chunk id, chunk offset, CRC), then checks the in-memory index against what was
+    /// read: every indexed record exists, is valid and belongs to its chunk at that offset,
+    /// the records of a chunk add up to its length, no valid record that continues a chunk is
+    /// missing from the index, and no indexed record lies in a free or garbage zone.
+    ///
+    /// Invalid records at the very end of a zone that hold nothing indexed are counted as torn
+    /// tails (a crash's leftovers), not problems; an invalid record followed by a valid one is
+    /// a problem. Errors only when the device fails.
+    pub fn fsck(&mut self) -> Result<FsckReport> {
+        self.check_usable()?;
+        let mut rep = FsckReport::default();
+        // Metazones.
+        for m in 0..self.cfg.nr_metazones {
+            let z = self.meta_zone(m);
+            let end = if m == self.meta { self.meta_wp } else { self.fsck_end(z)? };
+            if end == 0 {
+                continue;
+            }
+            rep.zones_checked += 1;
+            let spots = self.fsck_walk(z, end, &mut rep)?;
+            self.fsck_tail_rule(z, &spots, &BTreeMap::new(), &mut rep);
+            if m == self.meta {
+                let types: Vec<Option<RecordType>> = spots
+                    .iter()
+                    .take(4)
+                    .map(|(_, _, s)| match s {
+                        Spot::Other(t) => Some(*t),
+                        _ => None,
+                    })
+                    .collect();
+                let want = [
+                    RecordType::MetaHeader,
+                    RecordType::CkptStart,
+                    RecordType::CkptBody,
+                    RecordType::CkptEnd,
+                ];
+                if types != want.map(Some) {
+                    rep.problems.push(FsckProblem {
+                        zone: z,
+                        offset: 0,
+                        chunk: None,
+                        chunk_offset: None,
+                        what: "current metazone does not start with a complete checkpoint".into(),
+                    });
+                }
+            }
+        }
+        // Datazones: every record, keyed by (datazone, block).
+        let mut on_disk: BTreeMap<(u32, u32), Found> = BTreeMap::new();
+        let mut bad_at: BTreeMap<(u32, u32), String> = BTreeMap::new();
+        for d in 0..self.zones.len() {
+            let z = self.zone_no(d);
+            let end = self.fsck_end(z)?.max(self.zones[d].written).min(self.cap_bytes(z));
+            if end == 0 {
+                continue;
+            }
+            rep.zones_checked += 1;
+            let spots = self.fsck_walk(z, end, &mut rep)?;
+            let mut indexed = BTreeMap::new();
+            for c in self.chunks.values() {
+                for (zone, block, _, _) in record_spans(c) {
+                    if zone as usize == d {
+                        indexed.insert(block as u64 * BLOCK, ());
+                    }
+                }
+            }
+            self.fsck_tail_rule(z, &spots, &indexed, &mut rep);
+            for (off, _, s) in spots {
+                let key = (d as u32, (off / BLOCK) as u32);
+                match s {
+                    Spot::Data(f) => {
+                        on_disk.insert(key, f);
+                    }
+                    Spot::Other(_) => {
+                        rep.problems.push(FsckProblem {
+                            zone: z,
+                            offset: off,
+                            chunk: None,
+                            chunk_offset: None,
+                            what: "a record other than data in a datazone".into(),
+                        });
+                    }
+                    Spot::Bad { problems, .. } => {
+                        let what = problems.first().map_or("block of zeros".to_string(), |p| p.what.clone());
+                        bad_at.insert(key, what);
+                    }
+                }
+            }
+        }
+        // The index against the device.
+        let mut indexed_keys = BTreeMap::new();
+        for (id, c) in &self.chunks {
+            rep.chunks_checked += 1;
+            let mut expect = 0u64;
+            for (zone, block, rs, re) in record_spans(c) {
+                let z = self.zone_no(zone as usize);
+                let off = block as u64 * BLOCK;
+                indexed_keys.insert((zone, block), ());
+                let mut problem = |what: String| {
+                    rep.problems.push(FsckProblem {
+                        zone: z,
+                        offset: off,
+                        chunk: Some(*id),
+                        chunk_offset: Some(rs),
+                        what,
+                    })
+                };
+                if rs != expect {
+                    problem(format!("index has a gap or overlap: record at {rs}, expected {expect}"));
+                }
+                expect = re;
+                if matches!(self.zones[zone as usize].state, ZoneState::Free | ZoneState::Garbage) {
+                    problem(format!("indexed record in a {:?} zone", self.zones[zone as usize].state));
+                }
+                match on_disk.get(&(zone, block)) {
+                    Some(f) if f.chunk == *id && f.offset == rs && f.len == re - rs => {}
+                    Some(f) => problem(format!(
+                        "indexed as {} bytes of {id} at {rs}, the device holds {} bytes of {} at {}",
+                        re - rs,
+                        f.len,
+                        f.chunk,
+                        f.offset
+                    )),
+                    None => match bad_at.get(&(zone, block)) {
+                        Some(what) => problem(format!("indexed record is invalid: {what}")),
+                        None => problem("indexed record not found on the device".into()),
+                    },
+                }
+            }
+            if expect != c.len {
+                rep.problems.push(FsckProblem {
+                    zone: 0,
+                    offset: 0,
+                    chunk: Some(*id),
+                    chunk_offset: Some(expect),
+                    what: format!("records add up to {expect} bytes, the chunk is {} long", c.len),
+                });
+            }
+        }
+        for (&(zone, block), f) in &on_disk {
+            if indexed_keys.contains_key(&(zone, block)) {
+                continue;
+            }
+            if let Some(c) = self.chunks.get(&f.chunk) {
+                if f.seq > c.create_seq && f.offset == c.len && f.len > 0 {
+                    rep.problems.push(FsckProblem {
+                        zone: self.zone_no(zone as usize),
+                        offset: block as u64 * BLOCK,
+                        chunk: Some(f.chunk),
+                        chunk_offset: Some(f.offset),
+                        what: "valid record continuing its chunk is missing from the index".into(),
+                    });
+                }
+            }
+        }
+        // Live bytes per zone.
+        let mut live = vec![0u64; self.zones.len()];
+        for c in self.chunks.values() {
+            for (zone, _, rs, re) in record_spans(c) {
+                live[zone as usize] += re - rs;
+            }
+        }
+        for (d, l) in live.iter().enumerate() {
+            if *l != self.zones[d].live {
+                rep.problems.push(FsckProblem {
+                    zone: self.zone_no(d),
+                    offset: 0,
+                    chunk: None,
+                    chunk_offset: None,
+                    what: format!("zone table says {} live bytes, the index {l}", self.zones[d].live),
+                });
+            }
+        }
+        rep.problems.sort_by_key(|p| (p.zone, p.offset));
+        Ok(rep)
+    }
+
+    /// Bytes below zone `z`'s write pointer (its capacity when the device reports none).
+    fn fsck_end(&self, z: u64) -> Result<u64> {
+        let r = self.dev.report_zone(z).map_err(StoreError::dev(format!("reporting zone {z}")))?;
+        Ok((r.written() * SECTOR_SIZE).min(self.cap_bytes(z)) / BLOCK * BLOCK)
+    }
+
+    /// Reads zone `z` in `[0, end)` record by record: (offset, bytes, what is there). After an
+    /// invalid header, resynchronizes at the next block holding a valid header; an all-zero
+    /// block ends the walk when everything after it is zero too.
+    fn fsck_walk(&mut self, z: u64, end: u64, rep: &mut FsckReport) -> Result<Vec<(u64, u64, Spot)>> {
+        let zs = self.info.zone_start(z);
+        let mut out = Vec::new();
+        let mut off = 0;
+        let mut hb = vec![0u8; BLOCK as usize];
+        let mut in_bad = false;
+        while off < end {
+            self.dev
+                .read(zs + off / SECTOR_SIZE, &mut hb)
+                .map_err(StoreError::dev(format!("checking zone {z} at byte {off}")))?;
+            rep.bytes_checked += BLOCK;
+            let h = match decode_header(&hb) {
+                Ok(h) if off + h.record_len() <= end => h,
+                Ok(h) => {
+                    let what = format!("record of {} bytes runs past the written end {end}", h.record_len());
+                    out.push((off, BLOCK, bad(z, off, what)));
+                    in_bad = true;
+                    off += BLOCK;
+                    continue;
+                }
+                Err(e) => {
+                    if hb.iter().all(|&b| b == 0) {
+                        out.push((off, BLOCK, Spot::Bad { len: BLOCK, chunk: None, problems: Vec::new() }));
+                    } else if !in_bad {
+                        out.push((off, BLOCK, bad(z, off, format!("invalid record header: {e}"))));
+                    }
+                    in_bad = true;
+                    off += BLOCK;
+                    continue;
+                }
+            };
+            in_bad = false;
+            let len = h.record_len();
+            let mut rec = vec![0u8; len as usize];
+            rec[..BLOCK as usize].copy_from_slice(&hb);
+            if len > BLOCK {
+                self.dev
+                    .read(zs + (off + BLOCK) / SECTOR_SIZE, &mut rec[BLOCK as usize..])
+                    .map_err(StoreError::dev(format!("checking zone {z} at byte {off}")))?;
+                rep.bytes_checked += len - BLOCK;
+            }
+            let payload = &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
+            let crc = check_payload(&h, payload);
+            if h.rtype != RecordType::Data {
+                match crc {
+                    Ok(()) => {
+                        rep.records_checked += 1;
+                        out.push((off, len, Spot::Other(h.rtype)));
+                    }
+                    Err(e) => out.push((off, len, bad(z, off, format!("{:?} record: {e}", h.rtype)))),
+                }
+                off += len;
+                continue;
+            }
+            let pre = match decode_data_prefix(payload, payload.len()) {
+                Ok(p) => p,
+                Err(e) => {
+                    out.push((off, len, bad(z, off, e)));
+                    off += len;
+                    continue;
+                }
+            };
+            // Each slice on its own, so a problem names the chunk offset that fails.
+            let mut problems = Vec::new();
+            let n = pre.len as usize;
+            for i in 0..n.div_ceil(SLICE) {
+                let sl = (n - i * SLICE).min(SLICE);
+                let at = DATA_SLICES_AT + i * SLICE_STRIDE;
+                let soff = pre.offset + (i * SLICE) as u64;
+                if let Err(e) = check_slice(&rec[at..at + sl + FOOTER_LEN], &pre.chunk, soff) {
+                    problems.push(FsckProblem {
+                        zone: z,
+                        offset: off + at as u64,
+                        chunk: Some(pre.chunk),
+                        chunk_offset: Some(soff),
+                        what: format!("slice: {e}"),
+                    });
+                }
+            }
+            if let Err(e) = crc {
+                if problems.is_empty() {
+                    problems.push(FsckProblem {
+                        zone: z,
+                        offset: off,
+                        chunk: Some(pre.chunk),
+                        chunk_offset: Some(pre.offset),
+                        what: format!("data record: {e}"),
+                    });
+                }
+            }
+            if problems.is_empty() {
+                rep.records_checked += 1;
+                out.push((
+                    off,
+                    len,
+                    Spot::Data(Found { seq: h.seq, chunk: pre.chunk, offset: pre.offset, len: n as u64 }),
+                ));
+            } else {
+                out.push((off, len, Spot::Bad { len, chunk: Some(pre.chunk), problems }));
+            }
+            off += len;
+        }
+        Ok(out)
+    }
+
+    /// Reports the bad spots of a walk that are damage: any followed by a valid record, and any
+    /// holding an indexed record. The others are a torn tail (or the zeros after the data).
+    fn fsck_tail_rule(
+        &self,
+        z: u64,
+        spots: &[(u64, u64, Spot)],
+        indexed: &BTreeMap<u64, ()>,
+        rep: &mut FsckReport,
+    ) {
+        let last_valid = spots.iter().rposition(|s| !matches!(s.2, Spot::Bad { .. }));
+        let mut torn = false;
+        for (i, (off, _, s)) in spots.iter().enumerate() {
+            let Spot::Bad { len, problems, chunk } = s else { continue };
+            let before_valid = last_valid.is_some_and(|l| i < l);
+            let holds_indexed = indexed.range(*off..off + len).next().is_some();
+            if (before_valid || holds_indexed) && problems.is_empty() {
+                rep.problems.push(FsckProblem {
+                    zone: z,
+                    offset: *off,
+                    chunk: None,
+                    chunk_offset: None,
+                    what: "block of zeros before a valid record".into(),
+                });
+            } else if before_valid || holds_indexed {
+                rep.problems.extend(problems.iter().cloned());
+            } else if !problems.is_empty() || chunk.is_some() {
+                torn = true;
+            }
+        }
+        if torn {
+            rep.torn_tails += 1;
+        }
+    }
+}
+
+fn bad(z: u64, off: u64, what: String) -> Spot {
+    Spot::Bad {
+        len: BLOCK,
+        chunk: None,
+        problems: vec![FsckProblem { zone: z, offset: off, chunk: None, chunk_offset: None, what }],
+    }
+}
