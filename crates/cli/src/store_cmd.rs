@@ -1,19 +1,844 @@
-//! `shingled store`: the SMRSTORE chunk store on an emulated zoned device file.
-//! (Skeleton: the store helper fills in format/info/put/get/fsck; `bench` lives in
-//! `store_bench_cmd.rs`.)
+//! `shingled store`: the SMRSTORE chunk store (`shingled_store`) on emulated zoned device
+//! files (`shingled zone create`, docs/zoned-file-format.md).
+//!
+//! Every command opens the store (recovery included), does its work, and leaves the store
+//! synced and checkpointed, so the next command's recovery has nothing to scan. Several
+//! devices (`DEV --device MORE …`) make a multi-drive front (`shingled_store::StoreFront`):
+//! the drives may be listed in any order, new chunks are placed by hashing their id.
+//!
+//! The configuration chosen at `store format` (pools, placement, metazones, limits) is read
+//! back from each device's superzone record (docs/store-format.md) at every open.
 
-use anyhow::Result;
-use clap::Subcommand;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use shingled_core::ByteSize;
+use shingled_store::format::{check_payload, decode_header, RecordType, HEADER_LEN};
+use shingled_store::{ChunkId, Durability, Placement, StoreConfig, StoreFront, StreamType};
+use shingled_zoned::{
+    Dialect, FileOptions, FileZoned, IoMode, ReadAboveWp, ZonedConfig, ZonedDevice, ZonedModel, SECTOR_SIZE,
+};
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Bytes per append (and per read of `get`).
+const PIECE: usize = 1 << 20;
 
 /// Chunk store commands.
 #[derive(Subcommand, Debug)]
 pub enum StoreCommand {
+    /// Format device files as empty chunk stores (optionally creating them).
+    Format(FormatArgs),
+    /// Configuration, zone states, chunks, bytes and index memory of a store.
+    Info(InfoArgs),
+    /// Store files as chunks (1 MiB appends, then sealed); prints each chunk id.
+    Put(PutArgs),
+    /// Write a chunk's bytes to stdout or a file.
+    Get(GetArgs),
+    /// List chunks: id, stream, length, sealed, records (and drive with several devices).
+    Ls(LsArgs),
+    /// Delete chunks.
+    Rm(RmArgs),
+    /// Check every record (headers, CRCs, slice footers) and the index against the device;
+    /// prints each problem with zone, offset and chunk; exits non-zero when there is any.
+    Fsck(FsckArgs),
+    /// Run garbage collection until no zone can be reclaimed (or --rounds).
+    Gc(GcArgs),
     /// Benchmarks of the chunk store (SMRSTORE Figs. 14, 16, 19–21, Table 3).
     Bench(crate::store_bench_cmd::StoreBenchArgs),
 }
 
+/// The device files of a store: `DEV` is drive 0, each `--device` adds a drive.
+#[derive(Args, Debug)]
+pub struct Devices {
+    /// The zoned device file (`shingled zone create`, or `store format --create`).
+    pub dev: PathBuf,
+    /// Another device file of a multi-drive store (repeatable; any order).
+    #[arg(long = "device", short = 'd', value_name = "DEV")]
+    pub more: Vec<PathBuf>,
+}
+
+impl Devices {
+    fn all(&self) -> Vec<PathBuf> {
+        std::iter::once(self.dev.clone()).chain(self.more.iter().cloned()).collect()
+    }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum PlacementArg {
+    /// SMRSTORE guided placement: all three rules.
+    Guided,
+    /// Everything appends to one zone at a time (F2FS-like).
+    OneZone,
+    /// Guided without rule 1: streams share zones.
+    NoSeparateStreams,
+    /// Guided without rule 2: no per-chunk size limit.
+    NoChunkLimit,
+    /// Guided without rule 3: every chunk of a pool shares its first zone.
+    NoRoundRobin,
+}
+
+impl PlacementArg {
+    fn placement(self) -> Placement {
+        let g = |s, c, r| Placement::Guided { separate_streams: s, chunk_limit: c, round_robin: r };
+        match self {
+            PlacementArg::Guided => Placement::default(),
+            PlacementArg::OneZone => Placement::OneZone,
+            PlacementArg::NoSeparateStreams => g(false, true, true),
+            PlacementArg::NoChunkLimit => g(true, false, true),
+            PlacementArg::NoRoundRobin => g(true, true, false),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum StreamArg {
+    /// OSS-data: object data (large, cold).
+    Data,
+    /// OSS-metadata: index and log chunks (small, hot).
+    Metadata,
+    /// OSS-GC: data rewritten by the object store's GC.
+    Gc,
+}
+
+impl StreamArg {
+    fn stream(self) -> StreamType {
+        match self {
+            StreamArg::Data => StreamType::DATA,
+            StreamArg::Metadata => StreamType::METADATA,
+            StreamArg::Gc => StreamType::GC,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum OutputArg {
+    Table,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct FormatArgs {
+    #[command(flatten)]
+    pub devices: Devices,
+    /// Zone pool sizes asked for: GC,DATA,METADATA open zones (scaled down to the device's
+    /// open/active limits).
+    #[arg(long, value_name = "GC,DATA,META", default_value = "40,10,5")]
+    pub pools: String,
+    /// Metazones (checkpoints and journal), at least 2.
+    #[arg(long, default_value_t = 4)]
+    pub metazones: u32,
+    /// Chunk placement.
+    #[arg(long, value_enum, default_value_t = PlacementArg::Guided)]
+    pub placement: PlacementArg,
+    /// Largest OSS-metadata chunk.
+    #[arg(long, default_value = "64MiB")]
+    pub metadata_chunk_limit: ByteSize,
+    /// Format even if a device already holds a store (its chunks are lost).
+    #[arg(long, short = 'f')]
+    pub force: bool,
+    /// Create the device files first (they must not exist); give --zones.
+    #[arg(long)]
+    pub create: bool,
+    /// With --create: zones per device.
+    #[arg(long, short = 'n', requires = "create")]
+    pub zones: Option<u64>,
+    /// With --create: zone size (a power of two).
+    #[arg(long, short = 'z', default_value = "256MiB", requires = "create")]
+    pub zone_size: ByteSize,
+    /// With --create: conventional zones at the start.
+    #[arg(long, short = 'c', default_value_t = 1, requires = "create")]
+    pub conventional: u64,
+    /// With --create: maximum open zones (0 = no limit).
+    #[arg(long, default_value_t = 128, requires = "create")]
+    pub max_open: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub devices: Devices,
+    /// Output format.
+    #[arg(long, short = 'O', value_enum, default_value_t = OutputArg::Table)]
+    pub output: OutputArg,
+}
+
+#[derive(Args, Debug)]
+pub struct PutArgs {
+    #[command(flatten)]
+    pub devices: Devices,
+    /// Files to store, one chunk each.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Stream type of the new chunks.
+    #[arg(long, value_enum, default_value_t = StreamArg::Data)]
+    pub stream: StreamArg,
+    /// Chunk id (48 hex digits; one file only). Default: a fresh unique id.
+    #[arg(long, conflicts_with = "name")]
+    pub id: Option<String>,
+    /// Name the chunk after the file: the id is the file name's bytes (at most 24),
+    /// zero-padded; `get`, `rm` accept it as `name:FILE_NAME`.
+    #[arg(long)]
+    pub name: bool,
+    /// Leave the chunks unsealed (further appends allowed).
+    #[arg(long)]
+    pub no_seal: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    #[command(flatten)]
+    pub devices: Devices,
+    /// Chunk id: 48 hex digits, or name:NAME for a chunk put with --name.
+    pub id: String,
+    /// Write to this file instead of stdout.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct LsArgs {
+    #[command(flatten)]
+    pub devices: Devices,
+    /// Output format.
+    #[arg(long, short = 'O', value_enum, default_value_t = OutputArg::Table)]
+    pub output: OutputArg,
+}
+
+#[derive(Args, Debug)]
+pub struct RmArgs {
+    #[command(flatten)]
+    pub devices: Devices,
+    /// Chunk ids (48 hex digits, or name:NAME).
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct FsckArgs {
+    #[command(flatten)]
+    pub devices: Devices,
+    /// Output format.
+    #[arg(long, short = 'O', value_enum, default_value_t = OutputArg::Table)]
+    pub output: OutputArg,
+}
+
+#[derive(Args, Debug)]
+pub struct GcArgs {
+    #[command(flatten)]
+    pub devices: Devices,
+    /// At most this many rounds per drive (default: until nothing is reclaimable).
+    #[arg(long)]
+    pub rounds: Option<u32>,
+}
+
 pub fn run(cmd: StoreCommand) -> Result<()> {
     match cmd {
+        StoreCommand::Format(a) => format(a),
+        StoreCommand::Info(a) => info(a),
+        StoreCommand::Put(a) => put(a),
+        StoreCommand::Get(a) => get(a),
+        StoreCommand::Ls(a) => ls(a),
+        StoreCommand::Rm(a) => rm(a),
+        StoreCommand::Fsck(a) => fsck(a),
+        StoreCommand::Gc(a) => gc(a),
         StoreCommand::Bench(a) => crate::store_bench_cmd::run(a),
     }
+}
+
+type Front = StoreFront<FileZoned>;
+
+fn open_dev(p: &Path) -> Result<FileZoned> {
+    // The device error names the file and the OS error already.
+    FileZoned::open(p, FileOptions { io_mode: IoMode::Buffered }).map_err(|e| anyhow!("{e}"))
+}
+
+/// The superzone record of a formatted device (docs/store-format.md), decoded.
+#[derive(Clone, Debug)]
+struct Super {
+    version: u32,
+    time: u64,
+    cfg: StoreConfig,
+}
+
+fn read_super(p: &Path, dev: &mut FileZoned) -> Result<Super> {
+    let info = dev.info();
+    let not_store = |why: String| anyhow!("{} is not a shingled store: {why}", p.display());
+    if info.nr_zones <= info.nr_conv {
+        return Err(not_store("the device has no sequential zones".into()));
+    }
+    let start = info.zone_start(info.nr_conv);
+    let mut b = vec![0u8; 4096];
+    dev.read(start, &mut b).with_context(|| format!("reading the superzone of {}", p.display()))?;
+    let at = |what: String| not_store(format!("superzone (zone {}, byte 0): {what}", info.nr_conv));
+    let h = decode_header(&b).map_err(at)?;
+    if h.rtype != RecordType::Super || h.payload_len < 57 {
+        return Err(at(format!(
+            "first record is {:?} of {} bytes, not a superzone record",
+            h.rtype, h.payload_len
+        )));
+    }
+    let end = HEADER_LEN + h.payload_len as usize;
+    if end > b.len() {
+        return Err(at(format!("superzone payload of {} bytes", h.payload_len)));
+    }
+    let pl = &b[HEADER_LEN..end];
+    check_payload(&h, pl).map_err(at)?;
+    let u32_at = |i: usize| u32::from_le_bytes(pl[i..i + 4].try_into().expect("4 bytes"));
+    let u64_at = |i: usize| u64::from_le_bytes(pl[i..i + 8].try_into().expect("8 bytes"));
+    let placement = match pl[44] {
+        0x80 => Placement::OneZone,
+        c => Placement::Guided {
+            separate_streams: c & 1 != 0,
+            chunk_limit: c & 2 != 0,
+            round_robin: c & 4 != 0,
+        },
+    };
+    let cfg = StoreConfig {
+        nr_metazones: u32_at(12),
+        pool_gc: u32_at(32),
+        pool_data: u32_at(36),
+        pool_metadata: u32_at(40),
+        placement,
+        metadata_chunk_limit: u64_at(45),
+        max_record: u32_at(53) as usize,
+        // Appends are made durable by the sync each command ends with.
+        durability: Durability::Batched,
+        ..StoreConfig::default()
+    };
+    Ok(Super { version: u32_at(0), time: u64_at(4), cfg })
+}
+
+/// Opens the store on `devices` with each device's format configuration.
+fn open_front(devices: &Devices) -> Result<(Front, Vec<Super>)> {
+    let paths = devices.all();
+    let mut devs = Vec::new();
+    let mut supers = Vec::new();
+    for p in &paths {
+        let mut d = open_dev(p)?;
+        supers.push(read_super(p, &mut d)?);
+        devs.push(d);
+    }
+    let mut stores = Vec::new();
+    for ((p, d), s) in paths.iter().zip(devs).zip(&supers) {
+        stores.push(
+            shingled_store::Store::open(d, s.cfg.clone())
+                .with_context(|| format!("opening the store on {}", p.display()))?,
+        );
+    }
+    let front = StoreFront::from_stores(stores).map_err(|e| with_paths(e, &paths))?;
+    Ok((front, supers))
+}
+
+/// A front error with the drive number replaced by its device path.
+fn with_paths(e: shingled_store::FrontError, paths: &[PathBuf]) -> anyhow::Error {
+    use shingled_store::FrontError as F;
+    match e {
+        F::Drive { drive, source } => anyhow!("{}: {source}", paths[drive].display()),
+        F::ChunkExists { id, drive } => anyhow!("chunk {id} already exists (on {})", paths[drive].display()),
+        F::Duplicate { id, first, second } => {
+            anyhow!("chunk {id} is on {} and on {}", paths[first].display(), paths[second].display())
+        }
+        e => anyhow!(e),
+    }
+}
+
+/// Makes everything durable and checkpoints, so that a later recovery scans nothing (and a
+/// later `fsck` sees every record as indexed data, not as a possibly torn tail).
+fn close(front: &mut Front, paths: &[PathBuf]) -> Result<()> {
+    front.sync().map_err(|e| with_paths(e, paths))?;
+    front.checkpoint().map_err(|e| with_paths(e, paths))
+}
+
+fn parse_pools(s: &str) -> Result<(u32, u32, u32)> {
+    let v: Vec<&str> = s.split(',').map(str::trim).collect();
+    let bad = || anyhow!("--pools {s:?}: expected three zone counts GC,DATA,METADATA such as 40,10,5");
+    if v.len() != 3 {
+        return Err(bad());
+    }
+    let n = |x: &str| x.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(bad);
+    Ok((n(v[0])?, n(v[1])?, n(v[2])?))
+}
+
+fn format(a: FormatArgs) -> Result<()> {
+    let (pool_gc, pool_data, pool_metadata) = parse_pools(&a.pools)?;
+    let cfg = StoreConfig {
+        nr_metazones: a.metazones,
+        pool_gc,
+        pool_data,
+        pool_metadata,
+        placement: a.placement.placement(),
+        metadata_chunk_limit: a.metadata_chunk_limit.0,
+        ..StoreConfig::default()
+    };
+    cfg.sanitize().context("store configuration")?;
+    let paths = a.devices.all();
+    let mut devs = Vec::new();
+    for p in &paths {
+        if a.create {
+            let n = a.zones.ok_or_else(|| anyhow!("--create needs --zones N"))?;
+            let zs = a.zone_size.0;
+            let zcfg = ZonedConfig {
+                capacity: ByteSize(n.checked_mul(zs).context("--zones × --zone-size overflows")?),
+                zone_size: a.zone_size,
+                zone_capacity: ByteSize(0),
+                nr_conv: a.conventional,
+                max_open: a.max_open,
+                max_active: 0,
+                dialect: Dialect::Zbc,
+                model: ZonedModel::HostManaged,
+                lba_size: 4096,
+                read_above_wp: ReadAboveWp::Zeros,
+            };
+            zcfg.sanitize().with_context(|| format!("device geometry for {}", p.display()))?;
+            let d = FileZoned::create(p, &zcfg, FileOptions { io_mode: IoMode::Buffered })
+                .with_context(|| format!("creating device file {}", p.display()))?;
+            devs.push(d);
+        } else {
+            let mut d = open_dev(p)?;
+            if !a.force && read_super(p, &mut d).is_ok() {
+                bail!(
+                    "{} already holds a store; --force formats it anyway (its chunks are lost)",
+                    p.display()
+                );
+            }
+            devs.push(d);
+        }
+    }
+    let mut stores = Vec::new();
+    for (p, d) in paths.iter().zip(devs) {
+        let st = shingled_store::Store::format(d, cfg.clone())
+            .with_context(|| format!("formatting {}", p.display()))?;
+        let i = st.device().info();
+        println!(
+            "{}: store formatted: {} datazones of {} ({} metazones), placement {}",
+            p.display(),
+            st.stats().datazones,
+            ByteSize(i.zone_capacity_sectors * SECTOR_SIZE),
+            cfg.nr_metazones,
+            placement_name(cfg.placement)
+        );
+        stores.push(st);
+    }
+    let mut front = StoreFront::from_stores(stores).map_err(|e| with_paths(e, &paths))?;
+    close(&mut front, &paths)
+}
+
+fn placement_name(p: Placement) -> String {
+    match p {
+        Placement::OneZone => "one-zone".into(),
+        Placement::Guided { separate_streams: true, chunk_limit: true, round_robin: true } => "guided".into(),
+        Placement::Guided { separate_streams, chunk_limit, round_robin } => format!(
+            "guided (separate streams {separate_streams}, chunk limit {chunk_limit}, round robin {round_robin})"
+        ),
+    }
+}
+
+fn stream_name(s: StreamType) -> String {
+    match s {
+        StreamType::DATA => "data".into(),
+        StreamType::METADATA => "metadata".into(),
+        StreamType::GC => "gc".into(),
+        StreamType(n) => format!("stream-{n}"),
+    }
+}
+
+/// Parses `48 hex digits` or `name:NAME`.
+pub fn parse_id(s: &str) -> Result<ChunkId> {
+    if let Some(name) = s.strip_prefix("name:") {
+        return name_id(name);
+    }
+    let t = s.trim();
+    if t.len() != 48 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        bail!("chunk id {s:?}: expected 48 hex digits (24 bytes) or name:NAME");
+    }
+    let mut id = [0u8; 24];
+    for (i, b) in id.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&t[2 * i..2 * i + 2], 16).expect("checked hex");
+    }
+    Ok(ChunkId(id))
+}
+
+fn name_id(name: &str) -> Result<ChunkId> {
+    let b = name.as_bytes();
+    if b.is_empty() || b.len() > 24 {
+        bail!("chunk name {name:?}: must be 1 to 24 bytes");
+    }
+    let mut id = [0u8; 24];
+    id[..b.len()].copy_from_slice(b);
+    Ok(ChunkId(id))
+}
+
+/// A fresh id: a hash of the file path, process and counter, then the time in nanoseconds
+/// (unique per put).
+fn fresh_id(path: &Path, n: u64) -> ChunkId {
+    let t =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let salt = (u64::from(std::process::id()) << 32 | n).to_le_bytes();
+    for b in path.as_os_str().as_encoded_bytes().iter().chain(&salt) {
+        h = (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut id = [0u8; 24];
+    id[..8].copy_from_slice(&h.to_be_bytes());
+    id[8..].copy_from_slice(&t.to_be_bytes());
+    ChunkId(id)
+}
+
+fn bytes_bar(total: u64, msg: &str) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let b = ProgressBar::with_draw_target(Some(total), target);
+    b.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec}, eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    b.set_message(msg.to_string());
+    b
+}
+
+fn put(a: PutArgs) -> Result<()> {
+    if a.id.is_some() && a.files.len() != 1 {
+        bail!("--id names one chunk; {} files were given", a.files.len());
+    }
+    let mut sizes = Vec::new();
+    for f in &a.files {
+        let m = std::fs::metadata(f).with_context(|| format!("reading {}", f.display()))?;
+        if !m.is_file() {
+            bail!("{} is not a regular file", f.display());
+        }
+        sizes.push(m.len());
+    }
+    let ids = a
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match (&a.id, a.name) {
+            (Some(s), _) => parse_id(s),
+            (None, true) => {
+                let n = f
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .ok_or_else(|| anyhow!("{}: no file name", f.display()))?;
+                name_id(n)
+            }
+            (None, false) => Ok(fresh_id(f, i as u64)),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let paths = a.devices.all();
+    let (mut front, _) = open_front(&a.devices)?;
+    for id in &ids {
+        if let Some((d, _)) = front.chunk(*id) {
+            bail!("chunk {id} already exists (on {})", paths[d].display());
+        }
+    }
+    let bar = bytes_bar(sizes.iter().sum(), "put");
+    let mut buf = vec![0u8; PIECE];
+    let mut result = Ok(());
+    for (f, id) in a.files.iter().zip(&ids) {
+        result = (|| -> Result<()> {
+            let mut file = std::fs::File::open(f).with_context(|| format!("reading {}", f.display()))?;
+            front.create(*id, a.stream.stream()).map_err(|e| with_paths(e, &paths))?;
+            loop {
+                let n = read_full(&mut file, &mut buf).with_context(|| format!("reading {}", f.display()))?;
+                if n == 0 {
+                    break;
+                }
+                front
+                    .append(*id, &buf[..n])
+                    .map_err(|e| with_paths(e, &paths))
+                    .with_context(|| format!("storing {} as chunk {id}", f.display()))?;
+                bar.inc(n as u64);
+                if n < buf.len() {
+                    break;
+                }
+            }
+            if !a.no_seal {
+                front.seal(*id).map_err(|e| with_paths(e, &paths))?;
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            // No half-stored file stays behind.
+            if front.chunk(*id).is_some() {
+                let _ = front.delete(*id);
+            }
+            break;
+        }
+        let (d, c) = front.chunk(*id).expect("just stored");
+        bar.suspend(|| {
+            if paths.len() > 1 {
+                println!("{id}  {}  {} bytes  {}", f.display(), c.len, paths[d].display());
+            } else {
+                println!("{id}  {}  {} bytes", f.display(), c.len);
+            }
+        });
+    }
+    bar.finish_and_clear();
+    // Whatever was stored before a failure is made durable too.
+    let closed = close(&mut front, &paths);
+    result.and(closed)
+}
+
+fn read_full(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn get(a: GetArgs) -> Result<()> {
+    let id = parse_id(&a.id)?;
+    let paths = a.devices.all();
+    let (mut front, _) = open_front(&a.devices)?;
+    let (_, c) = front.chunk(id).ok_or_else(|| anyhow!("no chunk {id} in {}", list_paths(&paths)))?;
+    let mut out: Box<dyn Write> = match &a.out {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        )),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut pos = 0;
+    while pos < c.len {
+        let n = (c.len - pos).min(PIECE as u64);
+        let v = front.read(id, pos, n).map_err(|e| with_paths(e, &paths))?;
+        out.write_all(&v).context("writing the chunk's bytes")?;
+        pos += n;
+    }
+    out.flush().context("writing the chunk's bytes")?;
+    Ok(())
+}
+
+fn list_paths(p: &[PathBuf]) -> String {
+    p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+fn ls(a: LsArgs) -> Result<()> {
+    let paths = a.devices.all();
+    let (front, _) = open_front(&a.devices)?;
+    let l = front.list();
+    if a.output == OutputArg::Json {
+        let v: Vec<_> = l
+            .iter()
+            .map(|(d, c)| {
+                serde_json::json!({
+                    "id": c.id.to_string(), "drive": d, "device": paths[*d], "stream": stream_name(c.stream),
+                    "length": c.len, "sealed": c.sealed, "records": c.records, "groups": c.groups,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let multi = paths.len() > 1;
+    println!(
+        "{:<48}  {:<8}  {:>12}  {:<6}  {:>7}{}",
+        "id",
+        "stream",
+        "length",
+        "sealed",
+        "records",
+        if multi { "  drive" } else { "" }
+    );
+    for (d, c) in &l {
+        println!(
+            "{:<48}  {:<8}  {:>12}  {:<6}  {:>7}{}",
+            c.id.to_string(),
+            stream_name(c.stream),
+            c.len,
+            if c.sealed { "yes" } else { "no" },
+            c.records,
+            if multi { format!("  {d}") } else { String::new() }
+        );
+    }
+    Ok(())
+}
+
+fn rm(a: RmArgs) -> Result<()> {
+    let ids = a.ids.iter().map(|s| parse_id(s)).collect::<Result<Vec<_>>>()?;
+    let paths = a.devices.all();
+    let (mut front, _) = open_front(&a.devices)?;
+    for id in &ids {
+        if front.chunk(*id).is_none() {
+            bail!("no chunk {id} in {}", list_paths(&paths));
+        }
+    }
+    for id in &ids {
+        front.delete(*id).map_err(|e| with_paths(e, &paths))?;
+        println!("deleted {id}");
+    }
+    close(&mut front, &paths)
+}
+
+/// Opening recovers the store (and writes a checkpoint); damage recovery cannot pass is an
+/// error naming zone and offset. Then every drive is checked read-only.
+fn fsck(a: FsckArgs) -> Result<()> {
+    let paths = a.devices.all();
+    let (mut front, _) = open_front(&a.devices)?;
+    let reps = front.fsck().map_err(|e| with_paths(e, &paths))?;
+    let problems: usize = reps.iter().map(|r| r.problems.len()).sum();
+    if a.output == OutputArg::Json {
+        let v: Vec<_> = paths
+            .iter()
+            .zip(&reps)
+            .map(|(p, r)| {
+                serde_json::json!({
+                    "device": p, "clean": r.is_clean(), "zones_checked": r.zones_checked,
+                    "records_checked": r.records_checked, "bytes_checked": r.bytes_checked,
+                    "chunks_checked": r.chunks_checked, "torn_tails": r.torn_tails,
+                    "problems": r.problems.iter().map(|q| serde_json::json!({
+                        "zone": q.zone, "offset": q.offset, "chunk": q.chunk.map(|c| c.to_string()),
+                        "chunk_offset": q.chunk_offset, "what": q.what,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        for (p, r) in paths.iter().zip(&reps) {
+            for q in &r.problems {
+                let chunk = match (q.chunk, q.chunk_offset) {
+                    (Some(c), Some(o)) => format!(", chunk {c} at chunk offset {o}"),
+                    (Some(c), None) => format!(", chunk {c}"),
+                    _ => String::new(),
+                };
+                println!("{}: zone {} byte {}{chunk}: {}", p.display(), q.zone, q.offset, q.what);
+            }
+            println!(
+                "{}: {}: {} zones, {} records, {} chunks checked ({} read), {} torn tails, {} problems",
+                p.display(),
+                if r.is_clean() { "clean" } else { "DAMAGED" },
+                r.zones_checked,
+                r.records_checked,
+                r.chunks_checked,
+                ByteSize(r.bytes_checked),
+                r.torn_tails,
+                r.problems.len()
+            );
+        }
+    }
+    if problems > 0 {
+        bail!("fsck found {problems} problems in {}", list_paths(&paths));
+    }
+    Ok(())
+}
+
+fn gc(a: GcArgs) -> Result<()> {
+    let paths = a.devices.all();
+    let (mut front, _) = open_front(&a.devices)?;
+    for (d, path) in paths.iter().enumerate() {
+        let mut rounds = 0;
+        let st = front.drive_mut(d).expect("one store per path");
+        while a.rounds.is_none_or(|r| rounds < r) {
+            match st.gc().with_context(|| format!("GC on {}", path.display()))? {
+                Some(z) => println!("{}: reclaimed zone {z}", path.display()),
+                None => break,
+            }
+            rounds += 1;
+        }
+        println!("{}: {rounds} zones reclaimed, {} free datazones", path.display(), st.free_zones());
+    }
+    close(&mut front, &paths)
+}
+
+fn info(a: InfoArgs) -> Result<()> {
+    let paths = a.devices.all();
+    let (front, supers) = open_front(&a.devices)?;
+    let stats = front.stats();
+    let mut drives = Vec::new();
+    for (d, (p, s)) in paths.iter().zip(&supers).enumerate() {
+        let st = front.drive(d).expect("in range");
+        let i = st.device().info();
+        let ds = &stats.drives[d].store;
+        let mem = st.memory();
+        let written: u64 = st
+            .zone_states()
+            .iter()
+            .map(|&(z, _)| {
+                st.device().report_zone(z).map(|zz| zz.wp.saturating_sub(zz.start).min(zz.capacity))
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .with_context(|| format!("reporting zones of {}", p.display()))?
+            .iter()
+            .sum::<u64>()
+            * SECTOR_SIZE;
+        // The census order is ZoneState's.
+        let states = ["free", "opened", "activated", "full", "garbage"];
+        let by_state: serde_json::Map<String, serde_json::Value> =
+            states.iter().zip(ds.zones_by_state).map(|(k, v)| (k.to_string(), v.into())).collect();
+        drives.push(serde_json::json!({
+            "device": p,
+            "geometry": {
+                "zones": i.nr_zones, "conventional": i.nr_conv, "zone_bytes": i.zone_bytes(),
+                "zone_capacity_bytes": i.zone_capacity_sectors * SECTOR_SIZE,
+                "max_open": i.max_open, "max_active": i.max_active,
+            },
+            "superzone": {
+                "format_version": s.version, "format_time": s.time,
+                "metazones": s.cfg.nr_metazones,
+                "pools": { "gc": s.cfg.pool_gc, "data": s.cfg.pool_data, "metadata": s.cfg.pool_metadata },
+                "placement": placement_name(s.cfg.placement),
+                "metadata_chunk_limit": s.cfg.metadata_chunk_limit,
+                "max_record": s.cfg.max_record,
+            },
+            "datazones": ds.datazones,
+            "zones_by_state": by_state,
+            "chunks": ds.chunks, "sealed_chunks": ds.sealed_chunks, "records": ds.records,
+            "live_bytes": ds.live_bytes,
+            "written_datazone_bytes": written,
+            "not_live_bytes": written.saturating_sub(ds.live_bytes),
+            "memory": { "per_chunk": mem.per_chunk, "per_record": mem.per_record, "total": mem.total },
+        }));
+    }
+    if a.output == OutputArg::Json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "drives": drives }))?);
+        return Ok(());
+    }
+    for v in &drives {
+        let g = &v["geometry"];
+        let s = &v["superzone"];
+        let z = &v["zones_by_state"];
+        println!("{}", v["device"].as_str().unwrap_or_default());
+        println!(
+            "  device      {} zones of {} ({} conventional), zone capacity {}",
+            g["zones"],
+            ByteSize(g["zone_bytes"].as_u64().unwrap_or(0)),
+            g["conventional"],
+            ByteSize(g["zone_capacity_bytes"].as_u64().unwrap_or(0))
+        );
+        println!(
+            "  superzone   format v{}, {} metazones, pools gc/data/metadata {}/{}/{}, placement {}, \
+             metadata chunk limit {}, max record {}",
+            s["format_version"],
+            s["metazones"],
+            s["pools"]["gc"],
+            s["pools"]["data"],
+            s["pools"]["metadata"],
+            s["placement"].as_str().unwrap_or_default(),
+            ByteSize(s["metadata_chunk_limit"].as_u64().unwrap_or(0)),
+            ByteSize(s["max_record"].as_u64().unwrap_or(0))
+        );
+        println!(
+            "  datazones   {} (free {}, opened {}, activated {}, full {}, garbage {})",
+            v["datazones"], z["free"], z["opened"], z["activated"], z["full"], z["garbage"]
+        );
+        println!("  chunks      {} ({} sealed), {} records", v["chunks"], v["sealed_chunks"], v["records"]);
+        println!(
+            "  bytes       live {}, written in datazones {}, not live (garbage, headers, padding) {}",
+            v["live_bytes"], v["written_datazone_bytes"], v["not_live_bytes"]
+        );
+        println!(
+            "  memory      {} B per chunk, {} B per record index, {} B in total",
+            v["memory"]["per_chunk"], v["memory"]["per_record"], v["memory"]["total"]
+        );
+    }
+    Ok(())
 }

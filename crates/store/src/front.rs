@@ -21,7 +21,7 @@
 //! thread per drive (`std::thread::scope`): drives are independent devices, so their flushes
 //! overlap.
 
-use crate::{ChunkId, ChunkInfo, Result, Store, StoreConfig, StoreError, StoreStats, StreamType};
+use crate::{ChunkId, ChunkInfo, FsckReport, Result, Store, StoreConfig, StoreError, StoreStats, StreamType};
 use shingled_zoned::ZonedDevice;
 use std::collections::BTreeMap;
 
@@ -341,6 +341,11 @@ impl<D: ZonedDevice> StoreFront<D> {
         Ok(out)
     }
 
+    /// [`Store::fsck`] of every drive, in drive order.
+    pub fn fsck(&mut self) -> FrontResult<Vec<FsckReport>> {
+        self.stores.iter_mut().enumerate().map(|(d, s)| s.fsck().map_err(FrontError::on(d))).collect()
+    }
+
     /// Per-drive statistics and totals.
     pub fn stats(&self) -> FrontStats {
         let drives: Vec<DriveStats> = self
@@ -528,6 +533,10 @@ mod tests {
         assert!(matches!(e.store_error(), Some(StoreError::Sealed(_))), "{e}");
         assert_eq!(e.to_string(), format!("drive 0: chunk {} is sealed", id(5)));
         assert!(matches!(f.create_on(3, id(99), StreamType::DATA), Err(FrontError::Drives(_))));
+        let reps = f.fsck().unwrap();
+        assert_eq!(reps.len(), 3);
+        assert!(reps.iter().all(|r| r.is_clean()), "{reps:?}");
+        assert_eq!(reps.iter().map(|r| r.chunks_checked).sum::<u64>(), 9);
     }
 
     #[test]

@@ -1,0 +1,247 @@
+//! `shingled store` on emulated zoned device files: format → put → ls → get round trips
+//! (one drive and a three-drive front), rm, info, fsck, and the errors a user can cause.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn shingled(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_shingled")).args(args).output().expect("run shingled")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = shingled(args);
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Fails with a message on stderr (never a panic); returns stderr.
+fn fails(args: &[&str]) -> String {
+    let o = shingled(args);
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{args:?} should fail: {e}");
+    assert!(!e.contains("panicked"), "{args:?}: {e}");
+    e
+}
+
+/// Deterministic bytes (xorshift), distinct per seed.
+fn bytes(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The chunk id printed first on each line of `store put`.
+fn put_ids(out: &str) -> Vec<String> {
+    out.lines().map(|l| l.split_whitespace().next().unwrap().to_string()).collect()
+}
+
+#[test]
+fn format_put_ls_get_rm_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let dev = s(&dev);
+    let out =
+        ok(&["store", "format", dev, "--create", "--zones", "12", "--zone-size", "4MiB", "--metazones", "2"]);
+    assert!(out.contains("store formatted: 8 datazones of 4MiB (2 metazones), placement guided"), "{out}");
+    // a 3.5 MiB file (four 1 MiB appends) and a small one
+    let big = dir.path().join("big.bin");
+    let small = dir.path().join("small.txt");
+    std::fs::write(&big, bytes(1, 3 * 1024 * 1024 + 512 * 1024)).unwrap();
+    std::fs::write(&small, b"hello, zones\n").unwrap();
+    let out = ok(&["store", "put", dev, s(&big), s(&small)]);
+    let ids = put_ids(&out);
+    assert_eq!(ids.len(), 2, "{out}");
+    assert!(out.lines().next().unwrap().ends_with("3670016 bytes"), "{out}");
+    assert!(ids.iter().all(|i| i.len() == 48), "{out}");
+    let out = ok(&["store", "put", dev, "--name", "--stream", "metadata", "--no-seal", s(&small)]);
+    let named = put_ids(&out)[0].clone();
+    assert!(
+        named.starts_with(&"small.txt".bytes().map(|b| format!("{b:02x}")).collect::<String>()),
+        "{named}"
+    );
+
+    // ls: table and JSON
+    let table = ok(&["store", "ls", dev]);
+    assert_eq!(table.lines().count(), 4, "{table}");
+    assert!(
+        table.lines().any(|l| l.starts_with(&ids[0])
+            && l.contains("data")
+            && l.contains("3670016")
+            && l.contains("yes")
+            && l.trim_end().ends_with('4')),
+        "{table}"
+    );
+    assert!(
+        table.lines().any(|l| l.starts_with(&named) && l.contains("metadata") && l.contains(" no ")),
+        "{table}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&ok(&["store", "ls", dev, "--output", "json"])).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 3);
+
+    // get: byte-exact, to a file and to stdout; by name
+    let back = dir.path().join("back.bin");
+    ok(&["store", "get", dev, &ids[0], "-o", s(&back)]);
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&big).unwrap());
+    assert_eq!(shingled(&["store", "get", dev, &ids[1]]).stdout, b"hello, zones\n");
+    assert_eq!(shingled(&["store", "get", dev, "name:small.txt"]).stdout, b"hello, zones\n");
+
+    // info
+    let v: serde_json::Value = serde_json::from_str(&ok(&["store", "info", dev, "-O", "json"])).unwrap();
+    let d = &v["drives"][0];
+    assert_eq!(d["chunks"], 3);
+    assert_eq!(d["sealed_chunks"], 2);
+    assert_eq!(d["live_bytes"], 3670016 + 13 + 13);
+    assert_eq!(d["superzone"]["metazones"], 2);
+    assert_eq!(d["datazones"], 8);
+    assert_eq!(d["memory"]["per_record"], 8);
+    let text = ok(&["store", "info", dev]);
+    assert!(text.contains("chunks      3 (2 sealed)"), "{text}");
+
+    // rm, then the chunk is gone (and stays gone after reopening)
+    assert!(ok(&["store", "rm", dev, &ids[0]]).contains(&format!("deleted {}", ids[0])));
+    let table = ok(&["store", "ls", dev]);
+    assert_eq!(table.lines().count(), 3, "{table}");
+    assert!(!table.contains(&ids[0]), "{table}");
+    let e = fails(&["store", "get", dev, &ids[0]]);
+    assert!(e.contains(&format!("no chunk {}", ids[0])) && e.contains("dev.zbd"), "{e}");
+    assert_eq!(shingled(&["store", "get", dev, &ids[1]]).stdout, b"hello, zones\n");
+    ok(&["store", "gc", dev]);
+    assert_eq!(shingled(&["store", "get", dev, &ids[1]]).stdout, b"hello, zones\n");
+}
+
+#[test]
+fn three_drive_front_round_trip_in_any_device_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let devs: Vec<String> = (0..3).map(|i| s(&dir.path().join(format!("d{i}.zbd"))).to_string()).collect();
+    let (a, b, c) = (devs[0].as_str(), devs[1].as_str(), devs[2].as_str());
+    let out =
+        ok(&["store", "format", a, "-d", b, "-d", c, "--create", "--zones", "10", "--zone-size", "2MiB"]);
+    assert_eq!(out.lines().count(), 3, "{out}");
+    let files: Vec<_> = (0..9)
+        .map(|i| {
+            let p = dir.path().join(format!("f{i}"));
+            std::fs::write(&p, bytes(10 + i, 1000 + i as usize * 50_000)).unwrap();
+            p
+        })
+        .collect();
+    let mut args = vec!["store", "put", a, "-d", b, "-d", c];
+    args.extend(files.iter().map(|p| s(p)));
+    let out = ok(&args);
+    let ids = put_ids(&out);
+    assert_eq!(ids.len(), 9);
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["store", "ls", a, "-d", b, "-d", c, "-O", "json"])).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 9);
+    let mut used = rows.iter().map(|r| r["drive"].as_u64().unwrap()).collect::<Vec<_>>();
+    used.sort();
+    used.dedup();
+    assert!(used.len() >= 2, "placement spread over the drives: {v}");
+    // the chunk → drive map comes from the drives: another order reads the same chunks
+    for (id, f) in ids.iter().zip(&files) {
+        let o = shingled(&["store", "get", c, "-d", a, "-d", b, id]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.stdout, std::fs::read(f).unwrap(), "{id}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&["store", "info", b, "-d", c, "-d", a, "-O", "json"])).unwrap();
+    let chunks: u64 = v["drives"].as_array().unwrap().iter().map(|d| d["chunks"].as_u64().unwrap()).sum();
+    assert_eq!(chunks, 9);
+    // one drive alone shows only its own chunks
+    let alone = ok(&["store", "ls", a]).lines().count() - 1;
+    assert_eq!(alone as u64, rows.iter().filter(|r| r["device"] == a).count() as u64);
+}
+
+#[test]
+fn user_errors_name_what_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let dev = s(&dev);
+    let missing = dir.path().join("missing.zbd");
+    let e = fails(&["store", "ls", s(&missing)]);
+    assert!(e.contains("missing.zbd") && e.contains("No such file"), "{e}");
+    ok(&["zone", "create", dev, "--zones", "8", "--zone-size", "1MiB"]);
+    let e = fails(&["store", "ls", dev]);
+    assert!(e.contains("dev.zbd is not a shingled store"), "{e}");
+    let e = fails(&["store", "format", dev, "--pools", "4,x,1"]);
+    assert!(e.contains("--pools") && e.contains("4,x,1"), "{e}");
+    let e = fails(&["store", "format", dev, "--metazones", "1"]);
+    assert!(e.contains("nr_metazones 1 < 2"), "{e}");
+    ok(&["store", "format", dev]);
+    let e = fails(&["store", "format", dev]);
+    assert!(e.contains("already holds a store") && e.contains("--force"), "{e}");
+    ok(&["store", "format", dev, "--force"]);
+    let e = fails(&["store", "get", dev, "0123"]);
+    assert!(e.contains("\"0123\"") && e.contains("48 hex digits"), "{e}");
+    let e = fails(&["store", "get", dev, &"ab".repeat(24)]);
+    assert!(e.contains(&format!("no chunk {}", "ab".repeat(24))), "{e}");
+    let e = fails(&["store", "rm", dev, "name:nothing"]);
+    assert!(e.contains("no chunk 6e6f7468696e67"), "{e}");
+    let e = fails(&["store", "put", dev, s(dir.path())]);
+    assert!(e.contains("is not a regular file"), "{e}");
+    let e = fails(&["store", "put", dev, s(&dir.path().join("nofile"))]);
+    assert!(e.contains("nofile"), "{e}");
+    let f = dir.path().join("x");
+    std::fs::write(&f, b"x").unwrap();
+    let id = "00".repeat(23) + "07";
+    ok(&["store", "put", dev, "--id", &id, s(&f)]);
+    let e = fails(&["store", "put", dev, "--id", &id, s(&f)]);
+    assert!(e.contains(&format!("chunk {id} already exists")), "{e}");
+    // a file larger than a zone (data chunks are at most one zone): nothing is left behind
+    let big = dir.path().join("big");
+    std::fs::write(&big, bytes(3, 1536 * 1024)).unwrap();
+    let e = fails(&["store", "put", dev, s(&big)]);
+    assert!(e.contains("beyond its limit"), "{e}");
+    assert_eq!(ok(&["store", "ls", dev]).lines().count(), 2);
+}
+
+#[test]
+fn fsck_clean_then_a_flipped_byte_is_reported_with_zone_offset_and_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let devs = s(&dev);
+    ok(&["store", "format", devs, "--create", "--zones", "10", "--zone-size", "1MiB"]);
+    let f = dir.path().join("data.bin");
+    let data = bytes(7, 200_000);
+    std::fs::write(&f, &data).unwrap();
+    let id = put_ids(&ok(&["store", "put", devs, s(&f)]))[0].clone();
+    let out = ok(&["store", "fsck", devs]);
+    assert!(out.contains(": clean:") && out.contains("0 problems"), "{out}");
+    // flip one byte of the chunk's data inside the device file (found by its contents)
+    let mut img = std::fs::read(&dev).unwrap();
+    let needle = &data[100_000..100_064];
+    let at = img.windows(needle.len()).position(|w| w == needle).expect("chunk data in the device file");
+    img[at + 10] ^= 0x01;
+    std::fs::write(&dev, &img).unwrap();
+    let o = shingled(&["store", "fsck", devs]);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(err.contains("fsck found") && err.contains("dev.zbd"), "{err}");
+    // the damaged slice (chunk bytes 98304..102400), named with its zone and byte
+    let line = out.lines().find(|l| l.contains("at chunk offset 98304")).expect("a problem line");
+    assert!(
+        line.contains(&format!("chunk {id}")) && line.contains(": zone ") && line.contains("CRC"),
+        "{out}"
+    );
+    assert!(out.contains("DAMAGED"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&shingled(&["store", "fsck", devs, "-O", "json"]).stdout).unwrap();
+    assert_eq!(v[0]["clean"], false);
+    let problems = v[0]["problems"].as_array().unwrap();
+    assert!(problems.iter().all(|p| p["chunk"] == id.as_str()), "{v}");
+    // the slice holding byte 100_010 of the chunk starts at 98304 (24 × 4096)
+    assert!(problems.iter().any(|p| p["chunk_offset"] == 98_304 && p["zone"].as_u64().is_some()), "{v}");
+    // reading the damaged slice is an error naming the chunk, never wrong data
+    let e = fails(&["store", "get", devs, &id]);
+    assert!(e.contains(&format!("corrupt data of chunk {id}")), "{e}");
+}
