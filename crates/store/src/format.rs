@@ -81,6 +81,11 @@ pub struct Header {
     pub payload_crc: u32,
     /// Store-wide sequence number: strictly increasing in write order.
     pub seq: u64,
+    /// Data records: the header CRC of the previous record in the same zone (0 for a zone's
+    /// first record), chaining a zone's records. 0 in every other record.
+    pub link: u32,
+    /// This header's own CRC (bytes 28..32), what the next record of the zone links to.
+    pub hcrc: u32,
 }
 
 impl Header {
@@ -104,12 +109,12 @@ pub fn align_up(n: u64) -> u64 {
 pub fn encode_record(rtype: RecordType, seq: u64, payload: &[u8]) -> Vec<u8> {
     let mut out = vec![0u8; record_len(payload.len()) as usize];
     out[HEADER_LEN..HEADER_LEN + payload.len()].copy_from_slice(payload);
-    write_header(&mut out, rtype, seq, payload.len());
+    write_header(&mut out, rtype, seq, payload.len(), 0);
     out
 }
 
 /// Fills in the header of a record whose payload is already at `rec[HEADER_LEN..]`.
-fn write_header(rec: &mut [u8], rtype: RecordType, seq: u64, payload_len: usize) {
+fn write_header(rec: &mut [u8], rtype: RecordType, seq: u64, payload_len: usize, link: u32) {
     let crc = crc32c::crc32c(&rec[HEADER_LEN..HEADER_LEN + payload_len]);
     let h = &mut rec[..HEADER_LEN];
     h.fill(0);
@@ -118,6 +123,7 @@ fn write_header(rec: &mut [u8], rtype: RecordType, seq: u64, payload_len: usize)
     h[8..12].copy_from_slice(&(payload_len as u32).to_le_bytes());
     h[12..16].copy_from_slice(&crc.to_le_bytes());
     h[16..24].copy_from_slice(&seq.to_le_bytes());
+    h[24..28].copy_from_slice(&link.to_le_bytes());
     let hcrc = crc32c::crc32c(&h[..28]);
     h[28..32].copy_from_slice(&hcrc.to_le_bytes());
 }
@@ -141,7 +147,14 @@ pub fn decode_header(b: &[u8]) -> Result<Header, String> {
     if payload_len > MAX_PAYLOAD {
         return Err(format!("payload length {payload_len} beyond the bound {MAX_PAYLOAD}"));
     }
-    Ok(Header { rtype, payload_len, payload_crc: u32_at(b, 12), seq: u64_at(b, 16) })
+    Ok(Header {
+        rtype,
+        payload_len,
+        payload_crc: u32_at(b, 12),
+        seq: u64_at(b, 16),
+        link: u32_at(b, 24),
+        hcrc,
+    })
 }
 
 /// Checks a payload against its header's CRC.
@@ -175,14 +188,21 @@ pub fn data_fits(room: u64) -> usize {
     full * SLICE + rest.min(SLICE - 1)
 }
 
-/// Encodes a data record of `chunk` starting at chunk offset `offset`.
-pub fn encode_data(chunk: &ChunkId, offset: u64, data: &[u8], seq: u64) -> Vec<u8> {
+/// Header CRC of an encoded record (what the next data record of its zone links to).
+pub fn header_crc(rec: &[u8]) -> u32 {
+    u32_at(rec, 28)
+}
+
+/// Encodes a data record of `chunk` starting at chunk offset `offset`, written into a zone of
+/// pool `pool` after a record whose header CRC is `link` (0: the zone's first record).
+pub fn encode_data(chunk: &ChunkId, offset: u64, data: &[u8], seq: u64, pool: u8, link: u32) -> Vec<u8> {
     let plen = data_payload_len(data.len());
     let mut rec = vec![0u8; record_len(plen) as usize];
     let p = &mut rec[HEADER_LEN..];
     p[0..24].copy_from_slice(&chunk.0);
     p[24..32].copy_from_slice(&offset.to_le_bytes());
     p[32..36].copy_from_slice(&(data.len() as u32).to_le_bytes());
+    p[36] = pool;
     for (i, piece) in data.chunks(SLICE).enumerate() {
         let at = DATA_SLICES_AT + i * SLICE_STRIDE;
         rec[at..at + piece.len()].copy_from_slice(piece);
@@ -193,7 +213,7 @@ pub fn encode_data(chunk: &ChunkId, offset: u64, data: &[u8], seq: u64) -> Vec<u
         let crc = crc32c::crc32c(&rec[at..f + 28]);
         rec[f + 28..f + 32].copy_from_slice(&crc.to_le_bytes());
     }
-    write_header(&mut rec, RecordType::Data, seq, plen);
+    write_header(&mut rec, RecordType::Data, seq, plen, link);
     rec
 }
 
@@ -206,6 +226,8 @@ pub struct DataPrefix {
     pub offset: u64,
     /// User bytes in the record.
     pub len: u32,
+    /// Pool key of the zone's stream.
+    pub pool: u8,
 }
 
 /// Decodes a data record's payload prefix (`payload` may be just the prefix) and checks that
@@ -220,7 +242,7 @@ pub fn decode_data_prefix(payload: &[u8], payload_len: usize) -> Result<DataPref
     if data_payload_len(len as usize) != payload_len {
         return Err(format!("data record of {len} user bytes cannot have a {payload_len}-byte payload"));
     }
-    Ok(DataPrefix { chunk: ChunkId(id), offset: u64_at(payload, 24), len })
+    Ok(DataPrefix { chunk: ChunkId(id), offset: u64_at(payload, 24), len, pool: payload[36] })
 }
 
 /// Checks one slice (`slice` = user bytes followed by the footer) of `chunk` expected at chunk
@@ -323,7 +345,7 @@ mod tests {
         let id = ChunkId([3; 24]);
         for n in [1usize, 100, 4095, 4096, 4097, 10000, 3 * 4096] {
             let data: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
-            let rec = encode_data(&id, 8192, &data, 5);
+            let rec = encode_data(&id, 8192, &data, 5, 0, 0);
             assert_eq!(rec.len() as u64 % BLOCK, 0);
             let h = decode_header(&rec).unwrap();
             let p = &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize];

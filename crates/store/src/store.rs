@@ -15,7 +15,7 @@ mod fsck;
 pub use fsck::{FsckProblem, FsckReport};
 
 /// On-disk format version written in the superzone.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Pool key of the zone GC writes into (never used by foreground placement).
 const GC_POOL: u8 = 3;
@@ -67,6 +67,8 @@ struct DZone {
     stored: u64,
     /// Records with a sequence number at or below this predate the zone's last reset.
     min_seq: u64,
+    /// Header CRC of the zone's last record (0 when empty): the next record links to it.
+    last_hcrc: u32,
 }
 
 /// Where one record starts: 8 bytes (the paper's record index).
@@ -200,6 +202,10 @@ pub struct RecoveryReport {
     pub bytes_scanned: u64,
     /// Chunks in the store after recovery.
     pub chunks_recovered: u64,
+    /// Data records the scan found written completely but damaged afterwards (valid header,
+    /// payload failing its CRC): indexed all the same, so reads of their bad slices fail with
+    /// [`StoreError::CorruptData`] naming chunk and offset instead of the data vanishing.
+    pub damaged_records: u64,
 }
 
 /// Configuration stored in the superzone.
@@ -221,6 +227,10 @@ enum Tail {
 
 struct Parsed {
     h: Header,
+    /// A data record whose header is valid and whose payload fails its CRC although it lies
+    /// wholly below the write pointer: written completely, then damaged (`parse_zone` with
+    /// `salvage`). What failed.
+    damaged: Option<String>,
     /// Byte offset in the zone.
     off: u64,
     /// The payload (for data records only the prefix).
@@ -287,7 +297,15 @@ impl<D: ZonedDevice> Store<D> {
     fn empty(dev: D, info: DeviceInfo, cfg: StoreConfig, super_zone: u64, data_first: u64) -> Self {
         let nr_data = info.nr_zones - data_first;
         let zones = vec![
-            DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, stored: 0, min_seq: 0 };
+            DZone {
+                state: ZoneState::Free,
+                pool: 0,
+                written: 0,
+                live: 0,
+                stored: 0,
+                min_seq: 0,
+                last_hcrc: 0
+            };
             nr_data as usize
         ];
         let mut st = Store {
@@ -553,10 +571,10 @@ impl<D: ZonedDevice> Store<D> {
             }
             let at_off = off + *done as u64;
             let seq = self.next_seq();
-            let mut rec = encode_data(&id, at_off, &data[*done..*done + n], seq);
-            // The pool key travels in the data prefix so recovery knows a new zone's stream.
-            rec[HEADER_LEN + 36] = self.zones[d].pool;
-            reseal_header(&mut rec);
+            // The pool key travels in the data prefix so recovery knows a new zone's stream;
+            // the link chains the zone's records (docs/store-format.md, "Acknowledged tails").
+            let (pool, link) = (self.zones[d].pool, self.zones[d].last_hcrc);
+            let rec = encode_data(&id, at_off, &data[*done..*done + n], seq, pool, link);
             let at = self.zones[d].written;
             self.dev.write(self.info.zone_start(z) + at / SECTOR_SIZE, &rec).map_err(StoreError::dev(
                 format!("writing chunk {id} offset {at_off} in zone {z} at byte {at}"),
@@ -564,6 +582,7 @@ impl<D: ZonedDevice> Store<D> {
             self.stats.device_bytes_written += rec.len() as u64;
             let zs = &mut self.zones[d];
             zs.written += rec.len() as u64;
+            zs.last_hcrc = format::header_crc(&rec);
             zs.live += n as u64;
             zs.stored += n as u64;
             zs.state = ZoneState::Activated;
@@ -725,6 +744,7 @@ impl<D: ZonedDevice> Store<D> {
         zs.written = 0;
         zs.live = 0;
         zs.stored = 0;
+        zs.last_hcrc = 0;
         Ok(d)
     }
 
@@ -735,8 +755,15 @@ impl<D: ZonedDevice> Store<D> {
         self.dev
             .zone_mgmt(ZoneOp::Reset, self.info.zone_start(z), self.info.zone_len(z))
             .map_err(StoreError::dev(format!("resetting zone {z}")))?;
-        self.zones[d] =
-            DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, stored: 0, min_seq: seq };
+        self.zones[d] = DZone {
+            state: ZoneState::Free,
+            pool: 0,
+            written: 0,
+            live: 0,
+            stored: 0,
+            min_seq: seq,
+            last_hcrc: 0,
+        };
         self.stats.zone_resets += 1;
         Ok(())
     }
@@ -1037,6 +1064,7 @@ impl<D: ZonedDevice> Store<D> {
             b.extend_from_slice(&z.written.to_le_bytes());
             b.extend_from_slice(&z.stored.to_le_bytes());
             b.extend_from_slice(&z.min_seq.to_le_bytes());
+            b.extend_from_slice(&z.last_hcrc.to_le_bytes());
         }
         b
     }
@@ -1102,7 +1130,8 @@ impl<D: ZonedDevice> Store<D> {
             if written % BLOCK != 0 || written > self.cap_bytes(self.zone_no(d)) {
                 return Err(bad(format!("datazone {d}: written {written}")));
             }
-            self.zones[d] = DZone { state, pool, written, live: 0, stored, min_seq };
+            let last_hcrc = r.u32().map_err(bad)?;
+            self.zones[d] = DZone { state, pool, written, live: 0, stored, min_seq, last_hcrc };
         }
         if !r.done() {
             return Err(bad("trailing bytes after the zone table".into()));
@@ -1154,7 +1183,7 @@ impl<D: ZonedDevice> Store<D> {
             }
             // Not a valid header: a reset-then-crash leaves an empty zone; anything valid
             // after it means damage.
-            let (_, _, tail) = self.parse_zone(z, 0, w)?;
+            let (_, _, tail) = self.parse_zone(z, 0, w, false)?;
             if let Tail::Corrupt { offset, what } = tail {
                 return Err(StoreError::CorruptMeta { structure: "metazone header", zone: z, offset, what });
             }
@@ -1164,7 +1193,7 @@ impl<D: ZonedDevice> Store<D> {
         for &(gen, m) in &cands {
             let z = self.meta_zone(m);
             let w = self.wp_bytes(z)?;
-            let (recs, _, tail) = self.parse_zone(z, 0, w)?;
+            let (recs, _, tail) = self.parse_zone(z, 0, w, false)?;
             let types: Vec<RecordType> = recs.iter().take(4).map(|r| r.h.rtype).collect();
             let complete = types
                 == [RecordType::MetaHeader, RecordType::CkptStart, RecordType::CkptBody, RecordType::CkptEnd]
@@ -1239,6 +1268,7 @@ impl<D: ZonedDevice> Store<D> {
                         live: 0,
                         stored: 0,
                         min_seq: r.h.seq,
+                        last_hcrc: 0,
                     };
                 }
                 t => return Err(bad(format!("{t:?} record in the journal"))),
@@ -1270,13 +1300,10 @@ impl<D: ZonedDevice> Store<D> {
             if w == zs.written {
                 continue;
             }
-            let (recs, end, tail) = self.parse_zone(z, zs.written, w)?;
+            let (recs, end, tail) = self.parse_zone(z, zs.written, w, true)?;
             rep.zones_scanned += 1;
             rep.records_scanned += recs.len() as u64;
             rep.bytes_scanned += w - zs.written;
-            if let Tail::Corrupt { offset, what } = tail {
-                return Err(StoreError::CorruptMeta { structure: "data record", zone: z, offset, what });
-            }
             if recs.first().is_some_and(|r| r.h.seq <= zs.min_seq) && zs.written == 0 {
                 // Old contents of a zone whose reset was journaled but not carried out.
                 self.dev
@@ -1284,8 +1311,12 @@ impl<D: ZonedDevice> Store<D> {
                     .map_err(StoreError::dev(format!("resetting zone {z}")))?;
                 continue;
             }
+            if let Tail::Corrupt { offset, what } = tail {
+                return Err(StoreError::CorruptMeta { structure: "data record", zone: z, offset, what });
+            }
             let mut pool = None;
             let mut last = zs.min_seq;
+            let mut link = if zs.written == 0 { 0 } else { zs.last_hcrc };
             for r in &recs {
                 let bad = |what: String| StoreError::CorruptMeta {
                     structure: "data record",
@@ -1300,8 +1331,18 @@ impl<D: ZonedDevice> Store<D> {
                     )));
                 }
                 last = r.h.seq;
+                if r.h.link != link {
+                    return Err(bad(format!(
+                        "record links to header CRC {:#010x}, the zone's previous record has {link:#010x}",
+                        r.h.link
+                    )));
+                }
+                link = r.h.hcrc;
+                if r.damaged.is_some() {
+                    rep.damaged_records += 1;
+                }
                 let pre = decode_data_prefix(&r.payload, r.h.payload_len as usize).map_err(bad)?;
-                pool.get_or_insert(r.payload[36]);
+                pool.get_or_insert(pre.pool);
                 self.zones[d].stored += pre.len as u64;
                 found.push((r.h.seq, d as u32, (r.off / BLOCK) as u32, pre));
             }
@@ -1312,6 +1353,7 @@ impl<D: ZonedDevice> Store<D> {
                 }
             }
             zs.written = end;
+            zs.last_hcrc = link;
             if end > 0 && zs.state == ZoneState::Free {
                 zs.state = ZoneState::Activated;
             }
@@ -1387,11 +1429,24 @@ impl<D: ZonedDevice> Store<D> {
         Ok(())
     }
 
-    /// Parses the records of zone `z` in `[from, to)` bytes. Stops at the first invalid record;
-    /// then probes the rest of the range (from the end of the invalid record when its header
-    /// is valid) for any valid record, which means damage rather than a torn last write.
-    fn parse_zone(&mut self, z: u64, from: u64, to: u64) -> Result<(Vec<Parsed>, u64, Tail)> {
+    /// Parses the records of zone `z` in `[from, to)` bytes, `to` being the device's write
+    /// pointer. Stops at the first record that is not valid and classifies it
+    /// (`docs/store-format.md`, "Acknowledged tails"):
+    ///
+    /// - a record whose header is valid but which runs past the write pointer is a write torn
+    ///   by a crash (never acknowledged): the end of the zone's data ([`Tail::Clean`]) — unless a
+    ///   valid record follows (probed), which is damage;
+    /// - an all-zero block in a zone the device reports FULL is the end of the data of a
+    ///   FINISHed zone ([`Tail::Clean`], probed likewise);
+    /// - anything else lies wholly below the write pointer, so it was written completely and
+    ///   damaged afterwards: [`Tail::Corrupt`] — except, with `salvage`, a data record whose
+    ///   header is valid and whose prefix agrees with one of its slice footers: it is returned
+    ///   with `damaged` set (indexed by recovery; reads of its bad slices fail) and parsing
+    ///   goes on.
+    fn parse_zone(&mut self, z: u64, from: u64, to: u64, salvage: bool) -> Result<(Vec<Parsed>, u64, Tail)> {
         let zs = self.info.zone_start(z);
+        let full = self.dev.report_zone(z).map_err(StoreError::dev(format!("reporting zone {z}")))?.cond
+            == shingled_zoned::ZoneCond::Full;
         let mut out = Vec::new();
         let mut off = from;
         let mut hb = vec![0u8; BLOCK as usize];
@@ -1404,7 +1459,13 @@ impl<D: ZonedDevice> Store<D> {
                 .map_err(StoreError::dev(format!("reading zone {z} at byte {off}")))?;
             let h = match decode_header(&hb) {
                 Ok(h) => h,
-                Err(e) => break (off, off + BLOCK, e),
+                Err(_) if full && hb.iter().all(|&b| b == 0) => {
+                    break (off, off + BLOCK, "zeros after the data of a finished zone".to_string())
+                }
+                Err(e) => {
+                    let what = format!("invalid record header below the write pointer ({to}): {e}");
+                    return Ok((out, off, Tail::Corrupt { offset: off, what }));
+                }
             };
             let len = h.record_len();
             if off + len > to {
@@ -1415,15 +1476,20 @@ impl<D: ZonedDevice> Store<D> {
                 .read(zs + off / SECTOR_SIZE, &mut rec)
                 .map_err(StoreError::dev(format!("reading zone {z} at byte {off}")))?;
             let payload = &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
+            let mut damaged = None;
             if let Err(e) = check_payload(&h, payload) {
-                break (off, off + len, e);
+                let what = format!("{:?} record below the write pointer ({to}): {e}", h.rtype);
+                if !(salvage && h.rtype == RecordType::Data && prefix_confirmed(&rec, &h)) {
+                    return Ok((out, off, Tail::Corrupt { offset: off, what }));
+                }
+                damaged = Some(what);
             }
             let keep = if h.rtype == RecordType::Data {
                 payload.len().min(format::DATA_PREFIX)
             } else {
                 payload.len()
             };
-            out.push(Parsed { h, off, payload: payload[..keep].to_vec() });
+            out.push(Parsed { h, damaged, off, payload: payload[..keep].to_vec() });
             off += len;
         };
         let mut at = probe_from;
@@ -1456,12 +1522,20 @@ impl<D: ZonedDevice> Store<D> {
     }
 }
 
-/// Rewrites a data record's header after its payload prefix changed.
-fn reseal_header(rec: &mut [u8]) {
-    let h = decode_header(rec).expect("just encoded");
-    let payload = rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize].to_vec();
-    let fresh = encode_record(RecordType::Data, h.seq, &payload);
-    rec[..HEADER_LEN].copy_from_slice(&fresh[..HEADER_LEN]);
+/// Whether the prefix of data record `rec` (valid header `h`, payload failing its CRC) can be
+/// trusted: it decodes, agrees with the header's payload length, and names the same chunk and
+/// chunk offset as the footer of one of its slices (whatever that slice's CRC), so a flipped
+/// prefix is not taken for another chunk's data.
+fn prefix_confirmed(rec: &[u8], h: &Header) -> bool {
+    let payload = &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
+    let Ok(pre) = decode_data_prefix(payload, payload.len()) else { return false };
+    let n = pre.len as usize;
+    (0..n.div_ceil(SLICE)).any(|i| {
+        let sl = (n - i * SLICE).min(SLICE);
+        let f = DATA_SLICES_AT + i * SLICE_STRIDE + sl;
+        rec[f..f + 24] == pre.chunk.0
+            && format::u32_at(rec, f + 24) == (pre.offset + (i * SLICE) as u64) as u32
+    })
 }
 
 fn push_record(c: &mut Chunk, zone: u32, r: RecordIndex) {
@@ -1544,7 +1618,9 @@ fn read_super<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64) -> Result<
     let version = r.u32().map_err(bad)?;
     if version != FORMAT_VERSION {
         return Err(StoreError::NotFormatted(format!(
-            "format version {version}, this build reads {FORMAT_VERSION}"
+            "zone {z} holds a store of format version {version}; this build reads only version \
+             {FORMAT_VERSION} (version 1 data records carry no zone chain: copy the chunks out with \
+             the build that wrote them, or format again)"
         )));
     }
     let time = r.u64().map_err(bad)?;

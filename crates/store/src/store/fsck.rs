@@ -266,6 +266,8 @@ impl<D: ZonedDevice> Store<D> {
         let mut off = 0;
         let mut hb = vec![0u8; BLOCK as usize];
         let mut in_bad = false;
+        // Header CRC the next data record must link to (None after an unreadable header).
+        let mut link = Some(0u32);
         while off < end {
             self.dev
                 .read(zs + off / SECTOR_SIZE, &mut hb)
@@ -274,6 +276,7 @@ impl<D: ZonedDevice> Store<D> {
             let h = match decode_header(&hb) {
                 Ok(h) if off + h.record_len() <= end => h,
                 Ok(h) => {
+                    link = None;
                     let what = format!("record of {} bytes runs past the written end {end}", h.record_len());
                     out.push((off, BLOCK, bad(z, off, what)));
                     in_bad = true;
@@ -281,6 +284,7 @@ impl<D: ZonedDevice> Store<D> {
                     continue;
                 }
                 Err(e) => {
+                    link = None;
                     if hb.iter().all(|&b| b == 0) {
                         out.push((off, BLOCK, Spot::Bad { len: BLOCK, chunk: None, problems: Vec::new() }));
                     } else if !in_bad {
@@ -292,6 +296,21 @@ impl<D: ZonedDevice> Store<D> {
                 }
             };
             in_bad = false;
+            if h.rtype == RecordType::Data {
+                if link.is_some_and(|l| l != h.link) {
+                    rep.problems.push(FsckProblem {
+                        zone: z,
+                        offset: off,
+                        chunk: None,
+                        chunk_offset: None,
+                        what: format!(
+                            "data record does not link to the zone's previous record ({:#010x})",
+                            h.link
+                        ),
+                    });
+                }
+                link = Some(h.hcrc);
+            }
             let len = h.record_len();
             let mut rec = vec![0u8; len as usize];
             rec[..BLOCK as usize].copy_from_slice(&hb);

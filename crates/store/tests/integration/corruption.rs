@@ -70,23 +70,115 @@ fn every_bit_of_slices_and_footers_is_checked_on_read() {
     assert_eq!(st.read(id, 0, data.len() as u64).unwrap(), data);
 }
 
-#[test]
-fn damaged_data_record_before_the_tail_fails_recovery_with_its_zone_and_offset() {
+/// Records at bytes 0 and 8192 of one zone (5000 bytes each: slices at +72 and +4200).
+fn two_appends() -> (Store<Dev>, ChunkId, u64) {
     let mut st = store();
     let id = ChunkId::from_u128(6);
     st.create(id, StreamType::DATA).unwrap();
     st.append(id, &bytes(1, 5000)).unwrap();
     st.append(id, &bytes(2, 5000)).unwrap();
     let z = data_zone(&st);
-    for byte in [3u64, 20, 100, 5000] {
+    (st, id, z)
+}
+
+#[test]
+fn damaged_record_header_after_the_checkpoint_fails_recovery_with_its_zone_and_offset() {
+    let (st, _, z) = two_appends();
+    // Headers of the first record (a valid one follows) and of the last one (the tail: it lies
+    // wholly below the write pointer, so it is not a torn write).
+    for (rec, byte) in [(0u64, 3u64), (0, 20), (8192, 3), (8192, 20), (8192, 30)] {
         let mut st2 = raw_copy(&st);
-        flip(&mut st2, z, byte, 1);
+        flip(&mut st2, z, rec + byte, 1);
         match reopen(st2) {
-            Err(StoreError::CorruptMeta { structure: "data record", zone, offset: 0, .. }) => {
-                assert_eq!(zone, z)
+            Err(StoreError::CorruptMeta { structure: "data record", zone, offset, .. }) => {
+                assert_eq!((zone, offset), (z, rec), "flip at {rec}+{byte}")
             }
-            other => panic!("flip at {byte}: {:?}", other.map(|_| ())),
+            other => panic!("flip at {rec}+{byte}: {:?}", other.map(|_| ())),
         }
+    }
+}
+
+/// The durability gap of format version 1: a bit flip in the payload of the *last* record
+/// after the checkpoint was taken for a torn write and the acknowledged append silently
+/// dropped. Now recovery keeps the record and the read names chunk and offset.
+#[test]
+fn bit_flip_in_the_last_acknowledged_record_is_an_error_not_a_torn_write() {
+    let (st, id, z) = two_appends();
+    for (byte, bad_off) in
+        [(8192 + 100, 5000u64), (8192 + 4200 + 7, 5000 + 4096), (8192 + 72 + 4096 + 2, 5000)]
+    {
+        let mut st2 = raw_copy(&st);
+        flip(&mut st2, z, byte, 5);
+        let mut st2 = reopen(st2).unwrap_or_else(|e| panic!("flip at {byte}: {e}"));
+        assert_eq!(st2.recovery_report().unwrap().damaged_records, 1);
+        assert_eq!(st2.chunk(id).unwrap().len, 10_000, "flip at {byte}: the append was dropped");
+        assert_eq!(st2.read(id, 0, 5000).unwrap(), bytes(1, 5000));
+        match st2.read(id, 0, 10_000) {
+            Err(StoreError::CorruptData { chunk, offset, zone, .. }) => {
+                assert_eq!((chunk, offset, zone), (id, bad_off, z), "flip at {byte}")
+            }
+            other => panic!("flip at {byte}: {other:?}"),
+        }
+        let rep = st2.fsck().unwrap();
+        assert!(
+            rep.problems
+                .iter()
+                .any(|p| p.zone == z && p.chunk == Some(id) && p.chunk_offset == Some(bad_off)),
+            "flip at {byte}: {rep:?}"
+        );
+    }
+    // A flip in the record's prefix (chunk id, offset, length): whose data it is cannot be
+    // trusted, so recovery fails naming zone and offset rather than guess.
+    let mut st2 = raw_copy(&st);
+    flip(&mut st2, z, 8192 + 40, 0);
+    assert!(matches!(reopen(st2), Err(StoreError::CorruptMeta { zone, offset: 8192, .. }) if zone == z));
+    // The same flip in the first record (a valid record follows) is kept the same way.
+    let mut st2 = raw_copy(&st);
+    flip(&mut st2, z, 5000, 1);
+    let mut st2 = reopen(st2).unwrap();
+    assert!(matches!(st2.read(id, 4096, 10), Err(StoreError::CorruptData { offset: 4096, .. })));
+    assert_eq!(st2.read(id, 5000, 5000).unwrap(), bytes(2, 5000));
+}
+
+/// A record torn by a crash (its header written, the rest not: it runs past the write
+/// pointer) was never acknowledged and is dropped without error.
+#[test]
+fn torn_last_record_is_still_dropped() {
+    let mem = MemZoned::new(&zcfg()).unwrap();
+    let f = Faulty::new(mem, FaultPlan::default()).unwrap();
+    let mut st = Store::format(f, StoreConfig::small()).unwrap();
+    let id = ChunkId::from_u128(1);
+    st.create(id, StreamType::DATA).unwrap();
+    st.append(id, &bytes(1, 5000)).unwrap();
+    let (w, _, _) = st.device().counts();
+    st.device_mut().set_plan(FaultPlan { tear_write: Some((w + 1, 3)), ..Default::default() });
+    assert!(st.append(id, &bytes(2, 9000)).is_err());
+    let mut f = st.into_device();
+    f.power_cut(shingled_zoned::Survivors::All).unwrap();
+    f.set_plan(FaultPlan::default());
+    let mut st = Store::open(f, StoreConfig::small()).unwrap();
+    assert_eq!(st.chunk(id).unwrap().len, 5000);
+    assert_eq!(st.recovery_report().unwrap().damaged_records, 0);
+    assert_eq!(st.read(id, 0, 5000).unwrap(), bytes(1, 5000));
+    assert!(st.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn format_version_1_is_refused_with_a_clear_error() {
+    use shingled_store::format::{decode_header, encode_record, RecordType, HEADER_LEN};
+    use shingled_zoned::{ZoneOp, ZonedDevice};
+    let st = Store::format(MemZoned::new(&zcfg()).unwrap(), StoreConfig::small()).unwrap();
+    let mut dev = st.into_device();
+    let mut b = vec![0u8; 4096];
+    dev.read(0, &mut b).unwrap();
+    let h = decode_header(&b).unwrap();
+    let mut p = b[HEADER_LEN..HEADER_LEN + h.payload_len as usize].to_vec();
+    p[0..4].copy_from_slice(&1u32.to_le_bytes());
+    dev.zone_mgmt(ZoneOp::Reset, 0, 512).unwrap();
+    dev.write(0, &encode_record(RecordType::Super, 0, &p)).unwrap();
+    match Store::open(dev, StoreConfig::small()) {
+        Err(StoreError::NotFormatted(m)) => assert!(m.contains("format version 1"), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
     }
 }
 
@@ -214,7 +306,7 @@ proptest! {
         let mut blob = match kind {
             0 => junk.clone(),
             1 => encode_record(RecordType::JDelete, 1, &junk),
-            _ => encode_data(&id, 4096 + junk.len() as u64, &junk, u64::MAX / 2),
+            _ => encode_data(&id, 4096 + junk.len() as u64, &junk, u64::MAX / 2, 0, 0),
         };
         blob.resize(blob.len().div_ceil(4096) * 4096, 0);
         let zone = if meta { 1 } else { data_zone(&st) };
@@ -227,12 +319,10 @@ proptest! {
                 prop_assert_eq!(st.read(id, 0, 6000).unwrap(), d);
                 prop_assert_eq!(st.list().len(), 1);
             }
-            // A valid record of the wrong kind (not a journal record in the metazone, not a data
-            // record in a datazone) is damage, reported with its zone.
-            Err(StoreError::CorruptMeta { zone: z, .. }) => {
-                prop_assert!(kind == 1 || (kind == 2 && meta));
-                prop_assert_eq!(z, zone);
-            }
+            // Bytes below the write pointer that are not a valid record continuing the zone
+            // (junk, a record of the wrong kind, a data record that does not link to the zone's
+            // last one) are damage, reported with their zone.
+            Err(StoreError::CorruptMeta { zone: z, .. }) => prop_assert_eq!(z, zone),
             Err(e) => prop_assert!(false, "{}", e),
         }
     }
