@@ -28,7 +28,8 @@ pub struct BenchCmd {
     /// Seed of the random offsets.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// timeline: range of the random writes (default 1TB, SAC Fig. 1).
+    /// SAC §5.1's range C (default 600GB, fitted): timeline writes over it, sac-table2
+    /// preconditions its SMR write run with it.
     #[arg(long)]
     pub range: Option<String>,
     /// Write the compared rows as CSV.

@@ -236,13 +236,15 @@ fn fig3_at_reduced_size_is_within_20_percent() {
 #[test]
 fn sac_table2_at_reduced_size_is_within_20_percent() {
     let r = bench::run("sac-table2", &BenchOptions { scale: 0.2, ..BenchOptions::default() }).unwrap();
-    within(&r, &["CMR read", "CMR write", "SMR read"], 20.0);
+    // The SMR write mean rests on two fitted values (the 600 GB history range and the
+    // watermark); 109.9–117.3 KB/s over seeds 1–5 at this size and at full size.
+    within(&r, &["CMR read", "CMR write", "SMR read", "SMR write"], 20.0);
     // The SMR write is the slowest and the most variable.
     let smr_w = row(&r, "SMR write");
     assert!(smr_w.ours < row(&r, "SMR read").ours && smr_w.ours < row(&r, "CMR write").ours);
     assert!(row(&r, "SMR write RSD").ours > 5.0 * row(&r, "CMR write RSD").ours);
     // Batch cleaning makes it bimodal: a few seconds of PB-speed writes between long stalls
-    // (SAC: 869.6%; 848% at full size; the 120 s window here holds one or two bursts).
+    // (SAC: 869.6%; 812% at full size; the 120 s window here holds one burst or so).
     assert!(row(&r, "SMR write RSD").ours > 400.0, "{}", row(&r, "SMR write RSD").ours);
 }
 
@@ -250,7 +252,7 @@ fn sac_table2_at_reduced_size_is_within_20_percent() {
 fn fig10_and_timeline_match_the_paper_where_the_model_is_fixed() {
     let r = bench::run("fig10", &BenchOptions::default()).unwrap();
     within(&r, &["R intercept", "R slope"], 5.0);
-    // The full 300 s: after the cliff the drive stalls ~90 s per batch clean (st8000as0002's
+    // The full 300 s: after the cliff the drive stalls ~2 min per batch clean (st8000as0002's
     // low watermark), so a shorter run may see no write complete after it.
     let r = bench::run("timeline", &BenchOptions::default()).unwrap();
     within(&r, &["IOPS before cliff", "written before cliff", "cliff at"], 10.0);
