@@ -1,12 +1,138 @@
-//! `shingled store bench`: (skeleton, filled in by the bench work).
+//! `shingled store bench <name>`: the chunk store benchmarks of `shingled_store::bench`
+//! (SMRSTORE Figs. 14, 16, 19–21, Table 3, §6.5), printed as a table, CSV or JSON, with PNG
+//! plots on request.
 
-use anyhow::{bail, Result};
-use clap::Args;
+use crate::plot;
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use shingled_device::bench::Series;
+use shingled_store::bench::{self, BenchOptions, BenchReport};
+use std::path::{Path, PathBuf};
+
+/// Output format of `shingled store bench`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Notes and aligned tables.
+    Table,
+    /// The whole report (typed rows, tables, plot data) as JSON.
+    Json,
+    /// The main table as CSV.
+    Csv,
+}
 
 /// Store benchmark arguments.
 #[derive(Args, Debug)]
-pub struct StoreBenchArgs {}
+pub struct StoreBenchArgs {
+    /// Bench: write, read, macro, recovery, memory, cpu, all (or `list`).
+    pub name: String,
+    /// Fraction of the documented sizes (1 = docs/benchmarks.md; 0.01 for a quick look).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Chunks appended concurrently (interleaved in one thread) in write, read and cpu.
+    #[arg(long, default_value_t = 8)]
+    pub streams: usize,
+    /// Directory for the device files and chunk files (default: the system temp dir). Put it
+    /// on the file system you mean to measure.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// Write the output to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Write PNG plots as PREFIX-<plot>.png (e.g. `--png results/store` gives
+    /// results/store-write-wall.png).
+    #[arg(long, value_name = "PREFIX")]
+    pub png: Option<PathBuf>,
+}
 
-pub fn run(_args: StoreBenchArgs) -> Result<()> {
-    bail!("shingled store bench: not built yet")
+/// Runs `shingled store bench`.
+pub fn run(a: StoreBenchArgs) -> Result<()> {
+    if a.name == "list" {
+        for (name, what) in bench::BENCHES {
+            println!("{name:<10} {what}");
+        }
+        return Ok(());
+    }
+    if !(a.scale > 0.0 && a.scale.is_finite()) {
+        bail!("--scale {} must be a positive number", a.scale);
+    }
+    let opts = BenchOptions { scale: a.scale, seed: a.seed, streams: a.streams, dir: a.dir.clone() };
+    let names: Vec<&str> =
+        if a.name == "all" { bench::BENCHES.iter().map(|b| b.0).collect() } else { vec![a.name.as_str()] };
+    let mut reports = Vec::new();
+    for name in names {
+        eprintln!("running store bench {name} (scale {})...", a.scale);
+        let r = bench::run(name, &opts).with_context(|| format!("store bench {name}"))?;
+        if let Some(prefix) = &a.png {
+            plots(&r, prefix)?;
+        }
+        reports.push(r);
+    }
+    let text = match a.output {
+        Output::Table => reports.iter().map(BenchReport::to_text).collect::<Vec<_>>().join("\n"),
+        Output::Csv => reports.iter().map(|r| r.table.to_csv()).collect::<Vec<_>>().join("\n"),
+        Output::Json => {
+            let v = if reports.len() == 1 {
+                serde_json::to_string_pretty(&reports[0])?
+            } else {
+                serde_json::to_string_pretty(&reports)?
+            };
+            v + "\n"
+        }
+    };
+    match &a.out {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+fn plots(r: &BenchReport, prefix: &Path) -> Result<()> {
+    for p in &r.plots {
+        let file = prefix.with_file_name(format!(
+            "{}-{}.png",
+            prefix.file_name().and_then(|n| n.to_str()).unwrap_or("store"),
+            p.key
+        ));
+        if p.curves.iter().all(|c| c.points.is_empty()) {
+            continue;
+        }
+        if p.categories.is_empty() {
+            let series: Vec<Series> = p
+                .curves
+                .iter()
+                .map(|c| Series {
+                    name: c.name.clone(),
+                    x_label: p.x_label.clone(),
+                    y_label: p.y_label.clone(),
+                    points: c.points.clone(),
+                    paper: Vec::new(),
+                })
+                .collect();
+            plot::line_chart(&file, &p.title, &series, false)
+        } else {
+            let series: Vec<plot::BarSeries> = p
+                .curves
+                .iter()
+                .map(|c| {
+                    let mut values = vec![None; p.categories.len()];
+                    for &(i, y) in &c.points {
+                        if let Some(v) = values.get_mut(i as usize) {
+                            *v = Some(y);
+                        }
+                    }
+                    plot::BarSeries { name: c.name.clone(), values }
+                })
+                .collect();
+            plot::bar_chart(&file, &p.title, &p.y_label, &p.categories, &series)
+        }
+        .with_context(|| format!("plotting {}", file.display()))?;
+        eprintln!("wrote {}", file.display());
+    }
+    Ok(())
 }

@@ -35,6 +35,7 @@
 //! assert_eq!(store.read(id, 7, 5).unwrap(), b"zones");
 //! ```
 
+pub mod bench;
 pub mod error;
 pub mod format;
 pub mod front;
