@@ -12,14 +12,17 @@
 //! `PROGRESS_EVERY` requests and the exception propagates.
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 use shingled_cache::PolicyConfig;
 use shingled_core::BandConfig;
+use shingled_core::ByteSize;
 use shingled_sim::experiments::{self, Experiment, ExperimentOptions, ExperimentReport};
 use shingled_sim::{CompareReport, Mode, RunReport, SimConfig, SimError, TraceSpec};
+use shingled_store::{ChunkId, Durability, Placement, Store, StoreConfig, StreamType};
 use shingled_trace::{TraceReader, TraceStats};
+use shingled_zoned::{Dialect, FileOptions, FileZoned, IoMode, MemZoned, ZonedConfig};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Mutex;
@@ -437,6 +440,391 @@ impl Reader {
     }
 }
 
+// ----- chunk store ----------------------------------------------------------------------------
+
+create_exception!(
+    _core,
+    StoreError,
+    ShingledError,
+    "The chunk store failed (the message names the chunk, zone or offset)."
+);
+create_exception!(_core, NoSuchChunk, StoreError, "No chunk with this id.");
+create_exception!(
+    _core,
+    CorruptionError,
+    StoreError,
+    "Stored data or metadata failed its checks (CRC, chunk id, offset); never wrong bytes."
+);
+
+fn store_err(e: shingled_store::StoreError) -> PyErr {
+    use shingled_store::StoreError as E;
+    let msg = e.to_string();
+    match e {
+        E::NoSuchChunk(_) => NoSuchChunk::new_err(msg),
+        E::CorruptData { .. } | E::CorruptMeta { .. } => CorruptionError::new_err(msg),
+        E::Config(_) => ConfigError::new_err(msg),
+        _ => StoreError::new_err(msg),
+    }
+}
+
+fn zoned_err(e: shingled_zoned::ZonedError) -> PyErr {
+    StoreError::new_err(e.to_string())
+}
+
+/// A chunk id from `bytes` (24) or a `str` of 48 hex digits.
+fn chunk_id(obj: &Bound<'_, PyAny>) -> PyResult<ChunkId> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        let b = b.as_bytes();
+        let a: [u8; 24] = b
+            .try_into()
+            .map_err(|_| PyValueError::new_err(format!("chunk id: expected 24 bytes, got {}", b.len())))?;
+        return Ok(ChunkId(a));
+    }
+    if let Ok(s) = obj.extract::<String>() {
+        let t = s.trim();
+        if t.len() != 48 || !t.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return Err(PyValueError::new_err(format!("chunk id {s:?}: expected 48 hex digits")));
+        }
+        let mut a = [0u8; 24];
+        for (i, x) in a.iter_mut().enumerate() {
+            *x = u8::from_str_radix(&t[2 * i..2 * i + 2], 16).expect("checked hex");
+        }
+        return Ok(ChunkId(a));
+    }
+    Err(PyTypeError::new_err(format!(
+        "chunk id must be bytes (24) or a hex str (48 digits), not {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// A `StoreConfig` from a dict of overrides (keys as the Rust fields, `placement` and
+/// `durability` as names).
+fn store_config(cfg: Option<&Bound<'_, PyDict>>) -> PyResult<StoreConfig> {
+    let mut c = StoreConfig::default();
+    let Some(d) = cfg else { return Ok(c) };
+    for (k, v) in d.iter() {
+        let key: String = k.extract()?;
+        let bad = |e: PyErr| ConfigError::new_err(format!("store configuration field {key}: {e}"));
+        match key.as_str() {
+            "nr_metazones" | "metazones" => c.nr_metazones = v.extract().map_err(bad)?,
+            "pool_gc" => c.pool_gc = v.extract().map_err(bad)?,
+            "pool_data" => c.pool_data = v.extract().map_err(bad)?,
+            "pool_metadata" => c.pool_metadata = v.extract().map_err(bad)?,
+            "metadata_chunk_limit" => c.metadata_chunk_limit = v.extract().map_err(bad)?,
+            "gc_free_zones" => c.gc_free_zones = v.extract().map_err(bad)?,
+            "max_record" => c.max_record = v.extract().map_err(bad)?,
+            "placement" => {
+                let s: String = v.extract().map_err(bad)?;
+                let g = |a, b, r| Placement::Guided { separate_streams: a, chunk_limit: b, round_robin: r };
+                c.placement = match s.as_str() {
+                    "guided" => Placement::default(),
+                    "one-zone" => Placement::OneZone,
+                    "no-separate-streams" => g(false, true, true),
+                    "no-chunk-limit" => g(true, false, true),
+                    "no-round-robin" => g(true, true, false),
+                    _ => {
+                        return Err(ConfigError::new_err(format!(
+                            "store configuration field placement: {s:?}; known: guided, one-zone, \
+                             no-separate-streams, no-chunk-limit, no-round-robin"
+                        )))
+                    }
+                };
+            }
+            "durability" => {
+                let s: String = v.extract().map_err(bad)?;
+                c.durability = match s.as_str() {
+                    "every-append" => Durability::EveryAppend,
+                    "batched" => Durability::Batched,
+                    _ => {
+                        return Err(ConfigError::new_err(format!(
+                            "store configuration field durability: {s:?}; known: every-append, batched"
+                        )))
+                    }
+                };
+            }
+            _ => return Err(ConfigError::new_err(format!("unknown store configuration field {key:?}"))),
+        }
+    }
+    c.sanitize().map_err(store_err)?;
+    Ok(c)
+}
+
+enum AnyStore {
+    File(Store<FileZoned>),
+    Mem(Store<MemZoned>),
+}
+
+/// Runs `$body` with `$s` bound to the open store (either device type), GIL released.
+macro_rules! with_store {
+    ($self:ident, $py:ident, |$s:ident| $body:expr) => {
+        $py.detach(|| {
+            let mut g = $self.inner.lock().unwrap();
+            match g.as_mut() {
+                None => Err(StoreError::new_err("the chunk store is closed")),
+                Some(AnyStore::File($s)) => $body,
+                Some(AnyStore::Mem($s)) => $body,
+            }
+        })
+    };
+}
+
+/// A chunk store (`shingled_store::Store`) on an emulated zoned device file or in memory.
+#[pyclass(module = "shingled._core")]
+struct ChunkStore {
+    inner: Mutex<Option<AnyStore>>,
+    cfg: StoreConfig,
+}
+
+fn info_json(c: &shingled_store::ChunkInfo) -> serde_json::Value {
+    serde_json::json!({
+        "id": c.id.to_string(), "stream": c.stream.0, "length": c.len, "sealed": c.sealed,
+        "records": c.records, "groups": c.groups,
+    })
+}
+
+fn stats_json<D: shingled_zoned::ZonedDevice>(st: &Store<D>) -> String {
+    let s = st.stats();
+    let m = st.memory();
+    serde_json::json!({
+        "chunks": s.chunks, "sealed_chunks": s.sealed_chunks, "live_bytes": s.live_bytes,
+        "records": s.records, "datazones": s.datazones, "free_zones": st.free_zones(),
+        "zones_by_state": {
+            "free": s.zones_by_state[0], "opened": s.zones_by_state[1], "activated": s.zones_by_state[2],
+            "full": s.zones_by_state[3], "garbage": s.zones_by_state[4],
+        },
+        "appends": s.appends, "device_bytes_written": s.device_bytes_written, "flushes": s.flushes,
+        "checkpoints": s.checkpoints, "journal_records": s.journal_records, "zone_resets": s.zone_resets,
+        "recovered_records": s.recovered_records, "ignored_records": s.ignored_records,
+        "gc_migrations": s.gc_migrations,
+        "memory": { "per_chunk": m.per_chunk, "per_record": m.per_record, "total": m.total },
+    })
+    .to_string()
+}
+
+fn fsck_json(r: &shingled_store::FsckReport) -> String {
+    serde_json::json!({
+        "clean": r.is_clean(), "zones_checked": r.zones_checked, "records_checked": r.records_checked,
+        "bytes_checked": r.bytes_checked, "chunks_checked": r.chunks_checked, "torn_tails": r.torn_tails,
+        "problems": r.problems.iter().map(|q| serde_json::json!({
+            "zone": q.zone, "offset": q.offset, "chunk": q.chunk.map(|c| c.to_string()),
+            "chunk_offset": q.chunk_offset, "what": q.what,
+        })).collect::<Vec<_>>(),
+    })
+    .to_string()
+}
+
+fn file_opts() -> FileOptions {
+    FileOptions { io_mode: IoMode::Buffered }
+}
+
+#[pymethods]
+impl ChunkStore {
+    /// Creates device file `path` (`zones` zones of `zone_size` bytes, the first
+    /// `conventional` conventional) and formats it.
+    #[staticmethod]
+    #[pyo3(signature = (path, zones, zone_size, conventional=1, max_open=128, config=None))]
+    fn create_file(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        zones: u64,
+        zone_size: u64,
+        conventional: u64,
+        max_open: u32,
+        config: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<ChunkStore> {
+        let cfg = store_config(config.as_ref())?;
+        let zc = ZonedConfig {
+            capacity: ByteSize(
+                zones
+                    .checked_mul(zone_size)
+                    .ok_or_else(|| PyValueError::new_err("zones × zone_size overflows"))?,
+            ),
+            zone_size: ByteSize(zone_size),
+            nr_conv: conventional,
+            max_open,
+            lba_size: 4096,
+            ..ZonedConfig::small(zones, 1, Dialect::Zbc)
+        };
+        zc.sanitize().map_err(|e| PyValueError::new_err(format!("device geometry: {e}")))?;
+        let c = cfg.clone();
+        let st = py.detach(move || {
+            let dev = FileZoned::create(&path, &zc, file_opts()).map_err(zoned_err)?;
+            Store::format(dev, c).map_err(store_err)
+        })?;
+        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg })
+    }
+
+    /// Formats the existing device file `path` (every chunk on it is lost).
+    #[staticmethod]
+    #[pyo3(signature = (path, config=None))]
+    fn format_file(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        config: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<ChunkStore> {
+        let cfg = store_config(config.as_ref())?;
+        let c = cfg.clone();
+        let st = py.detach(move || {
+            let dev = FileZoned::open(&path, file_opts()).map_err(zoned_err)?;
+            Store::format(dev, c).map_err(store_err)
+        })?;
+        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg })
+    }
+
+    /// Opens (and recovers) the store on device file `path`.
+    #[staticmethod]
+    #[pyo3(signature = (path, config=None))]
+    fn open_file(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        config: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<ChunkStore> {
+        let cfg = store_config(config.as_ref())?;
+        let c = cfg.clone();
+        let st = py.detach(move || {
+            let dev = FileZoned::open(&path, file_opts()).map_err(zoned_err)?;
+            Store::open(dev, c).map_err(store_err)
+        })?;
+        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg })
+    }
+
+    /// A formatted store on an in-memory device (`zones` zones of `zone_size` bytes).
+    #[staticmethod]
+    #[pyo3(signature = (zones, zone_size, config=None))]
+    fn in_memory(zones: u64, zone_size: u64, config: Option<Bound<'_, PyDict>>) -> PyResult<ChunkStore> {
+        let cfg = store_config(config.as_ref())?;
+        if zone_size == 0 || !zone_size.is_multiple_of(1024) {
+            return Err(PyValueError::new_err(format!("zone_size {zone_size}: a positive multiple of 1024")));
+        }
+        let dev = MemZoned::new(&ZonedConfig::small(zones, zone_size / 1024, Dialect::Zbc))
+            .map_err(|e| PyValueError::new_err(format!("device geometry: {e}")))?;
+        let st = Store::format(dev, cfg.clone()).map_err(store_err)?;
+        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::Mem(st))), cfg })
+    }
+
+    /// Creates an empty chunk of stream type `stream` (0 data, 1 metadata, 2 GC, …).
+    fn create(&self, py: Python<'_>, id: &Bound<'_, PyAny>, stream: u8) -> PyResult<()> {
+        let id = chunk_id(id)?;
+        with_store!(self, py, |s| s.create(id, StreamType(stream)).map_err(store_err))
+    }
+
+    /// Appends `data` to chunk `id`.
+    fn append(&self, py: Python<'_>, id: &Bound<'_, PyAny>, data: &[u8]) -> PyResult<()> {
+        let id = chunk_id(id)?;
+        with_store!(self, py, |s| s.append(id, data).map_err(store_err))
+    }
+
+    /// `length` bytes of chunk `id` from `offset` (to the end when `length` is None).
+    #[pyo3(signature = (id, offset=0, length=None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+        offset: u64,
+        length: Option<u64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let id = chunk_id(id)?;
+        let v = with_store!(self, py, |s| {
+            let len = match length {
+                Some(l) => l,
+                None => s
+                    .chunk(id)
+                    .ok_or_else(|| store_err(shingled_store::StoreError::NoSuchChunk(id)))?
+                    .len
+                    .saturating_sub(offset),
+            };
+            s.read(id, offset, len).map_err(store_err)
+        })?;
+        Ok(PyBytes::new(py, &v))
+    }
+
+    /// Seals chunk `id` (no more appends).
+    fn seal(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<()> {
+        let id = chunk_id(id)?;
+        with_store!(self, py, |s| s.seal(id).map_err(store_err))
+    }
+
+    /// Deletes chunk `id`.
+    fn delete(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<()> {
+        let id = chunk_id(id)?;
+        with_store!(self, py, |s| s.delete(id).map_err(store_err))
+    }
+
+    /// Makes every append so far durable.
+    fn sync(&self, py: Python<'_>) -> PyResult<()> {
+        with_store!(self, py, |s| s.sync().map_err(store_err))
+    }
+
+    /// Writes a checkpoint (bounds the next recovery's scan).
+    fn checkpoint(&self, py: Python<'_>) -> PyResult<()> {
+        with_store!(self, py, |s| s.checkpoint().map_err(store_err))
+    }
+
+    /// One GC round; the zone reclaimed, or None.
+    fn gc(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        with_store!(self, py, |s| s.gc().map_err(store_err))
+    }
+
+    /// Every chunk (id order) as a JSON list of objects.
+    fn list(&self, py: Python<'_>) -> PyResult<String> {
+        with_store!(self, py, |s| Ok(serde_json::Value::from(
+            s.list().iter().map(info_json).collect::<Vec<_>>()
+        )
+        .to_string()))
+    }
+
+    /// One chunk as JSON, or None.
+    fn chunk(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        let id = chunk_id(id)?;
+        with_store!(self, py, |s| Ok(s.chunk(id).map(|c| info_json(&c).to_string())))
+    }
+
+    /// Counters, zone census and index memory as JSON.
+    fn stats(&self, py: Python<'_>) -> PyResult<String> {
+        with_store!(self, py, |s| Ok(stats_json(s)))
+    }
+
+    /// `Store::fsck` as JSON (problems name zone, offset, chunk and chunk offset).
+    fn fsck(&self, py: Python<'_>) -> PyResult<String> {
+        with_store!(self, py, |s| s.fsck().map(|r| fsck_json(&r)).map_err(store_err))
+    }
+
+    /// Drops the store without syncing (what a crash leaves) and opens it again: recovery.
+    fn reopen(&self, py: Python<'_>) -> PyResult<()> {
+        let cfg = self.cfg.clone();
+        py.detach(|| {
+            let mut g = self.inner.lock().unwrap();
+            let st = g.take().ok_or_else(|| StoreError::new_err("the chunk store is closed"))?;
+            let r = match st {
+                AnyStore::File(s) => Store::open(s.into_device(), cfg).map(AnyStore::File),
+                AnyStore::Mem(s) => Store::open(s.into_device(), cfg).map(AnyStore::Mem),
+            };
+            *g = Some(r.map_err(store_err)?);
+            Ok(())
+        })
+    }
+
+    /// Syncs, checkpoints and releases the device. Further calls raise StoreError.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| {
+            let mut g = self.inner.lock().unwrap();
+            let r = match g.as_mut() {
+                None => return Ok(()),
+                Some(AnyStore::File(s)) => s.sync().and_then(|()| s.checkpoint()),
+                Some(AnyStore::Mem(s)) => s.sync().and_then(|()| s.checkpoint()),
+            };
+            *g = None;
+            r.map_err(store_err)
+        })
+    }
+
+    /// Whether the store is closed.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.lock().unwrap().is_none()
+    }
+}
+
 /// The `shingled._core` extension module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -447,9 +835,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DeviceError", py.get_type::<DeviceError>())?;
     m.add("PolicyError", py.get_type::<PolicyError>())?;
     m.add("Cancelled", py.get_type::<Cancelled>())?;
+    m.add("StoreError", py.get_type::<StoreError>())?;
+    m.add("NoSuchChunk", py.get_type::<NoSuchChunk>())?;
+    m.add("CorruptionError", py.get_type::<CorruptionError>())?;
     m.add("PROGRESS_EVERY", shingled_sim::PROGRESS_EVERY)?;
     m.add("RECORD_BYTES", RECORD)?;
     m.add_class::<Reader>()?;
+    m.add_class::<ChunkStore>()?;
     m.add_function(wrap_pyfunction!(config_default, m)?)?;
     m.add_function(wrap_pyfunction!(config_from_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_normalize, m)?)?;

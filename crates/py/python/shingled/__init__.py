@@ -21,12 +21,16 @@ from ._config import Config, Section
 from ._core import (
     Cancelled,
     ConfigError,
+    CorruptionError,
     DeviceError,
+    NoSuchChunk,
     PolicyError,
     ShingledError,
+    StoreError,
     TraceError,
 )
 from ._result import Result, flatten_metrics
+from .store import ChunkStore
 from .sweep import sweep
 
 __all__ = [
@@ -51,6 +55,10 @@ __all__ = [
     "DeviceError",
     "PolicyError",
     "Cancelled",
+    "ChunkStore",
+    "StoreError",
+    "NoSuchChunk",
+    "CorruptionError",
     "PROGRESS_EVERY",
 ]
 

@@ -1,0 +1,195 @@
+"""The SMRSTORE-style chunk store (``shingled_store``) from Python.
+
+>>> from shingled import ChunkStore
+>>> with ChunkStore.in_memory(zones=16, zone_size=256 * 1024) as st:
+...     cid = st.create(b"\\x00" * 23 + b"\\x07")
+...     st.append(cid, b"hello, zones")
+...     st.read(cid, 7, 5)
+b'zones'
+
+A store lives on an emulated zoned device file (``shingled zone create`` or
+:meth:`ChunkStore.create_file`, the same files ``shingled store`` uses) or on an in-memory device.
+Chunk ids are 24 bytes; every method takes them as ``bytes`` or as a 48-digit hex ``str`` and
+returns them as hex ``str``. Errors raise :class:`StoreError` (a :class:`ShingledError`), or
+its subclasses :class:`NoSuchChunk` and :class:`CorruptionError`; malformed arguments raise
+``ValueError`` / ``TypeError``; configuration mistakes raise :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from typing import Any, Dict, List, Optional, Union
+
+from . import _core
+
+ChunkIdLike = Union[bytes, str]
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Stream type names (SMRSTORE Table 1) and their numbers.
+STREAMS: Dict[str, int] = {"data": 0, "metadata": 1, "gc": 2}
+
+
+def _stream(stream: Union[int, str]) -> int:
+    if isinstance(stream, str):
+        try:
+            return STREAMS[stream]
+        except KeyError:
+            raise ValueError(f"stream {stream!r}: known names are {', '.join(STREAMS)} (or a number 0-255)") from None
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        raise TypeError(f"stream must be a name or an int, not {type(stream).__name__}")
+    if not 0 <= stream <= 255:
+        raise ValueError(f"stream {stream}: must be 0-255")
+    return stream
+
+
+def _config(**fields: Any) -> Optional[dict]:
+    cfg = {k: v for k, v in fields.items() if v is not None}
+    pools = cfg.pop("pools", None)
+    if pools is not None:
+        if len(pools) != 3:
+            raise ValueError(f"pools {pools!r}: expected (gc, data, metadata) zone counts")
+        cfg["pool_gc"], cfg["pool_data"], cfg["pool_metadata"] = pools
+    return cfg or None
+
+
+class ChunkStore:
+    """A chunk store on one zoned device. Use the constructors :meth:`create_file`,
+    :meth:`format`, :meth:`open` and :meth:`in_memory`; close it (or use ``with``) to sync,
+    checkpoint and release the device file.
+
+    Configuration keywords (all optional): ``metazones`` (format only), ``pools`` =
+    ``(gc, data, metadata)`` open zones, ``placement`` (``guided``, ``one-zone``,
+    ``no-separate-streams``, ``no-chunk-limit``, ``no-round-robin``), ``durability``
+    (``every-append`` or ``batched``), ``metadata_chunk_limit``, ``gc_free_zones``,
+    ``max_record``.
+    """
+
+    def __init__(self, inner: "_core.ChunkStore", path: Optional[str] = None):
+        self._inner = inner
+        self.path = path
+
+    @classmethod
+    def create_file(cls, path: PathLike, zones: int, zone_size: int = 256 << 20, conventional: int = 1,
+               max_open: int = 128, **config: Any) -> "ChunkStore":
+        """Creates device file ``path`` (must not exist) and formats it."""
+        p = os.fspath(path)
+        return cls(_core.ChunkStore.create_file(p, zones, zone_size, conventional, max_open, _config(**config)), p)
+
+    @classmethod
+    def format(cls, path: PathLike, **config: Any) -> "ChunkStore":
+        """Formats the existing device file ``path`` (its chunks are lost)."""
+        p = os.fspath(path)
+        return cls(_core.ChunkStore.format_file(p, _config(**config)), p)
+
+    @classmethod
+    def open(cls, path: PathLike, **config: Any) -> "ChunkStore":
+        """Opens the store on device file ``path`` (recovery included)."""
+        p = os.fspath(path)
+        return cls(_core.ChunkStore.open_file(p, _config(**config)), p)
+
+    @classmethod
+    def in_memory(cls, zones: int = 16, zone_size: int = 256 << 10, **config: Any) -> "ChunkStore":
+        """A formatted store on an in-memory device (for tests and experiments)."""
+        return cls(_core.ChunkStore.in_memory(zones, zone_size, _config(**config)))
+
+    # -- chunks ---------------------------------------------------------------------------
+
+    def create(self, id: Optional[ChunkIdLike] = None, stream: Union[int, str] = "data") -> str:
+        """Creates an empty chunk (a fresh random id when ``id`` is None); returns its hex id."""
+        if id is None:
+            id = secrets.token_bytes(24)
+        self._inner.create(id, _stream(stream))
+        return id.hex() if isinstance(id, bytes) else id.lower()
+
+    def append(self, id: ChunkIdLike, data: Union[bytes, bytearray, memoryview]) -> None:
+        """Appends ``data`` (durable on return with the default ``every-append`` durability)."""
+        if not isinstance(data, bytes):
+            if not isinstance(data, (bytearray, memoryview)):
+                raise TypeError(f"data must be bytes-like, not {type(data).__name__}")
+            data = bytes(data)
+        self._inner.append(id, data)
+
+    def read(self, id: ChunkIdLike, offset: int = 0, length: Optional[int] = None) -> bytes:
+        """``length`` bytes from ``offset`` (to the end when None); every slice is verified."""
+        if offset < 0 or (length is not None and length < 0):
+            raise ValueError(f"offset {offset} and length {length} must not be negative")
+        return self._inner.read(id, offset, length)
+
+    def seal(self, id: ChunkIdLike) -> None:
+        self._inner.seal(id)
+
+    def delete(self, id: ChunkIdLike) -> None:
+        self._inner.delete(id)
+
+    def chunk(self, id: ChunkIdLike) -> Optional[dict]:
+        """``{"id", "stream", "length", "sealed", "records", "groups"}``, or None."""
+        j = self._inner.chunk(id)
+        return None if j is None else json.loads(j)
+
+    def list(self, as_frame: bool = False):
+        """Every chunk in id order: a list of dicts (see :meth:`chunk`), or a pandas DataFrame
+        indexed by id with ``as_frame=True``."""
+        rows = json.loads(self._inner.list())
+        if not as_frame:
+            return rows
+        import pandas as pd
+
+        cols = ["id", "stream", "length", "sealed", "records", "groups"]
+        return pd.DataFrame(rows, columns=cols).set_index("id")
+
+    def __contains__(self, id: ChunkIdLike) -> bool:
+        return self._inner.chunk(id) is not None
+
+    def __len__(self) -> int:
+        return int(self.stats()["chunks"])
+
+    # -- store ----------------------------------------------------------------------------
+
+    def sync(self) -> None:
+        self._inner.sync()
+
+    def checkpoint(self) -> None:
+        self._inner.checkpoint()
+
+    def gc(self) -> Optional[int]:
+        """One GC round: the zone reclaimed, or None."""
+        return self._inner.gc()
+
+    def stats(self) -> dict:
+        """Counters, zone census (``zones_by_state``) and index memory (``memory``)."""
+        return json.loads(self._inner.stats())
+
+    def fsck(self) -> dict:
+        """Checks every record and the index: ``{"clean", "problems": [{"zone", "offset",
+        "chunk", "chunk_offset", "what"}], ...counts}``."""
+        return json.loads(self._inner.fsck())
+
+    def reopen(self) -> None:
+        """Drops the store without syncing (a crash) and recovers it from the device."""
+        self._inner.reopen()
+
+    def close(self) -> None:
+        """Syncs, checkpoints and releases the device (idempotent)."""
+        self._inner.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._inner.closed
+
+    def __enter__(self) -> "ChunkStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = self.path if self.path is not None else "memory"
+        if self.closed:
+            return f"ChunkStore({where!r}, closed)"
+        s = self.stats()
+        return f"ChunkStore({where!r}, {s['chunks']} chunks, {s['live_bytes']} live bytes)"
+
+
+__all__: List[str] = ["ChunkStore", "STREAMS"]

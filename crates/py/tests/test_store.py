@@ -1,0 +1,158 @@
+"""shingled.ChunkStore: round trips (memory and device file), reopen and crash recovery, fsck,
+corruption, and the typed exceptions of bad arguments."""
+
+import json
+import random
+import subprocess
+
+import pytest
+
+import shingled
+from shingled import ChunkStore, CorruptionError, NoSuchChunk, StoreError
+
+ID = bytes(23) + b"\x07"
+
+
+def pattern(seed: int, n: int) -> bytes:
+    return random.Random(seed).randbytes(n)
+
+
+def test_round_trip_in_memory():
+    with ChunkStore.in_memory(zones=16, zone_size=256 << 10) as st:
+        cid = st.create(ID)
+        assert cid == ID.hex()
+        st.append(ID, b"hello, ")
+        st.append(cid, bytearray(b"zones"))  # hex str and bytes name the same chunk
+        assert st.read(ID) == b"hello, zones"
+        assert st.read(cid, 7, 5) == b"zones"
+        other = st.create(stream="metadata")
+        st.append(other, pattern(1, 10_000))
+        st.seal(other)
+        assert st.read(other, 4096, 100) == pattern(1, 10_000)[4096:4196]
+        rows = st.list()
+        assert [r["id"] for r in rows] == sorted([cid, other])
+        info = st.chunk(other)
+        assert info == {"id": other, "stream": 1, "length": 10_000, "sealed": True, "records": 1, "groups": 1}
+        assert other in st and len(st) == 2
+        s = st.stats()
+        assert (s["chunks"], s["sealed_chunks"], s["live_bytes"]) == (2, 1, 10_012)
+        # 16 zones: superzone, 4 metazones (the default), 11 datazones
+        assert s["datazones"] == 11 and sum(s["zones_by_state"].values()) == 11
+        assert s["memory"]["per_record"] == 8
+        df = st.list(as_frame=True)
+        assert df.loc[other, "length"] == 10_000 and bool(df.loc[cid, "sealed"]) is False
+        st.delete(cid)
+        assert cid not in st
+        assert st.fsck()["clean"]
+    assert st.closed
+
+
+def test_acknowledged_appends_survive_a_crash_and_reopen():
+    st = ChunkStore.in_memory()
+    st.create(ID)
+    for i in range(5):
+        st.append(ID, pattern(i, 3000))
+    st.reopen()  # no sync, no close: recovery from the device
+    assert st.read(ID) == b"".join(pattern(i, 3000) for i in range(5))
+    assert st.stats()["recovered_records"] == 5
+    # batched durability: appends are durable at sync
+    st2 = ChunkStore.in_memory(durability="batched")
+    st2.create(ID)
+    st2.append(ID, b"a" * 5000)
+    st2.sync()
+    st2.reopen()
+    assert st2.read(ID) == b"a" * 5000
+
+
+def test_device_file_round_trip_close_reopen_and_cli_sees_it(tmp_path, cli):
+    dev = tmp_path / "dev.zbd"
+    data = pattern(3, 3 << 20)
+    with ChunkStore.create_file(dev, zones=12, zone_size=4 << 20, metazones=2) as st:
+        cid = st.create()
+        for off in range(0, len(data), 1 << 20):
+            st.append(cid, data[off : off + (1 << 20)])
+        st.seal(cid)
+        small = st.create(ID, stream="gc")
+        st.append(small, b"tiny")
+    with ChunkStore.open(dev) as st:
+        assert st.read(cid) == data
+        assert st.chunk(cid)["sealed"] and not st.chunk(small)["sealed"]
+        assert st.stats()["datazones"] == 8
+        assert st.fsck()["clean"]
+    out = subprocess.run([cli, "store", "ls", str(dev), "-O", "json"], check=True, capture_output=True, text=True)
+    rows = {r["id"]: r for r in json.loads(out.stdout)}
+    assert rows[cid]["length"] == len(data) and rows[small]["stream"] == "gc"
+    got = subprocess.run([cli, "store", "get", str(dev), cid], check=True, capture_output=True).stdout
+    assert got == data
+    # format wipes it
+    with ChunkStore.format(dev, metazones=2) as st:
+        assert st.list() == []
+
+
+def test_corrupted_device_file_fsck_names_the_problem_and_read_raises(tmp_path):
+    dev = tmp_path / "dev.zbd"
+    data = pattern(9, 200_000)
+    with ChunkStore.create_file(dev, zones=10, zone_size=1 << 20) as st:
+        cid = st.create()
+        st.append(cid, data)
+    img = bytearray(dev.read_bytes())
+    at = img.find(data[100_000:100_064])
+    assert at > 0
+    img[at + 10] ^= 0x01
+    dev.write_bytes(bytes(img))
+    with ChunkStore.open(dev) as st:
+        rep = st.fsck()
+        assert not rep["clean"]
+        assert all(p["chunk"] == cid for p in rep["problems"])
+        assert any(p["chunk_offset"] == 98_304 and p["zone"] > 0 for p in rep["problems"]), rep
+        assert st.read(cid, 0, 4096) == data[:4096]  # undamaged slices still read
+        with pytest.raises(CorruptionError, match=f"corrupt data of chunk {cid} at chunk offset 98304"):
+            st.read(cid)
+        assert issubclass(CorruptionError, StoreError) and issubclass(StoreError, shingled.ShingledError)
+
+
+def test_bad_arguments_raise_typed_exceptions(tmp_path, cli):
+    st = ChunkStore.in_memory()
+    with pytest.raises(ValueError, match="expected 24 bytes, got 3"):
+        st.create(b"abc")
+    with pytest.raises(ValueError, match="48 hex digits"):
+        st.read("xyz")
+    with pytest.raises(TypeError, match="chunk id must be bytes"):
+        st.seal(42)
+    with pytest.raises(ValueError, match="stream 'video'"):
+        st.create(ID, stream="video")
+    with pytest.raises(NoSuchChunk, match=f"no chunk {ID.hex()}"):
+        st.append(ID, b"x")
+    st.create(ID)
+    with pytest.raises(StoreError, match="already exists"):
+        st.create(ID.hex())
+    with pytest.raises(StoreError, match="beyond its length"):
+        st.read(ID, 0, 1)
+    with pytest.raises(ValueError, match="must not be negative"):
+        st.read(ID, -1)
+    with pytest.raises(TypeError, match="bytes-like"):
+        st.append(ID, "text")
+    st.seal(ID)
+    with pytest.raises(StoreError, match="is sealed"):
+        st.append(ID, b"x")
+    with pytest.raises(shingled.ConfigError, match='unknown store configuration field "colour"'):
+        ChunkStore.in_memory(colour="red")
+    with pytest.raises(shingled.ConfigError, match="placement"):
+        ChunkStore.in_memory(placement="random")
+    with pytest.raises(shingled.ConfigError, match="nr_metazones 1 < 2"):
+        ChunkStore.in_memory(metazones=1)
+    with pytest.raises(ValueError, match="pools"):
+        ChunkStore.in_memory(pools=(1, 2))
+    with pytest.raises(StoreError, match="missing.zbd"):
+        ChunkStore.open(tmp_path / "missing.zbd")
+    blank = tmp_path / "blank.zbd"
+    subprocess.run([cli, "zone", "create", str(blank), "--zones", "8", "--zone-size", "1MiB"], check=True)
+    with pytest.raises(StoreError, match="not a shingled store") as e:
+        ChunkStore.open(blank)
+    assert not isinstance(e.value, CorruptionError)
+    with pytest.raises(StoreError, match="blank.zbd"):
+        ChunkStore.create_file(blank, zones=8, zone_size=1 << 20)  # exists
+    st.close()
+    with pytest.raises(StoreError, match="closed"):
+        st.stats()
+    st.close()  # idempotent
