@@ -796,6 +796,12 @@ fn info(a: InfoArgs) -> Result<()> {
             "written_datazone_bytes": written,
             "not_live_bytes": written.saturating_sub(ds.live_bytes),
             "memory": { "per_chunk": mem.per_chunk, "per_record": mem.per_record, "total": mem.total },
+            "recovery": st.recovery_report().map(|r| serde_json::json!({
+                "total_s": r.total.as_secs_f64(), "checkpoint_generation": r.checkpoint_generation,
+                "checkpoint_bytes": r.checkpoint_bytes, "journal_records": r.journal_records,
+                "zones_scanned": r.zones_scanned, "records_scanned": r.records_scanned,
+                "bytes_scanned": r.bytes_scanned, "damaged_records": r.damaged_records,
+            })),
         }));
     }
     if a.output == OutputArg::Json {
@@ -839,6 +845,20 @@ fn info(a: InfoArgs) -> Result<()> {
             "  memory      {} B per chunk, {} B per record index, {} B in total",
             v["memory"]["per_chunk"], v["memory"]["per_record"], v["memory"]["total"]
         );
+        let r = &v["recovery"];
+        if !r.is_null() {
+            println!(
+                "  recovery    {:.1} ms: checkpoint {} ({} B), {} journal records, {} zones scanned, \
+                 {} records found, {} damaged",
+                r["total_s"].as_f64().unwrap_or(0.0) * 1e3,
+                r["checkpoint_generation"],
+                r["checkpoint_bytes"],
+                r["journal_records"],
+                r["zones_scanned"],
+                r["records_scanned"],
+                r["damaged_records"]
+            );
+        }
     }
     Ok(())
 }

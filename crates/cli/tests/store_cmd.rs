@@ -104,8 +104,11 @@ fn format_put_ls_get_rm_round_trip() {
     assert_eq!(d["superzone"]["metazones"], 2);
     assert_eq!(d["datazones"], 8);
     assert_eq!(d["memory"]["per_record"], 8);
+    assert_eq!(d["recovery"]["zones_scanned"], 0, "the last command checkpointed: {v}");
+    assert_eq!(d["recovery"]["damaged_records"], 0);
     let text = ok(&["store", "info", dev]);
     assert!(text.contains("chunks      3 (2 sealed)"), "{text}");
+    assert!(text.contains("  recovery    ") && text.contains("0 zones scanned"), "{text}");
 
     // rm, then the chunk is gone (and stays gone after reopening)
     assert!(ok(&["store", "rm", dev, &ids[0]]).contains(&format!("deleted {}", ids[0])));
@@ -244,4 +247,25 @@ fn fsck_clean_then_a_flipped_byte_is_reported_with_zone_offset_and_chunk() {
     // reading the damaged slice is an error naming the chunk, never wrong data
     let e = fails(&["store", "get", devs, &id]);
     assert!(e.contains(&format!("corrupt data of chunk {id}")), "{e}");
+}
+
+#[test]
+fn a_damaged_superzone_is_named_with_zone_and_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let devs = s(&dev);
+    ok(&["store", "format", devs, "--create", "--zones", "8", "--zone-size", "1MiB", "--conventional", "1"]);
+    let mut img = std::fs::read(&dev).unwrap();
+    // the first record in the file is the superzone's (zone 1: the first sequential zone)
+    let at = img.windows(4).position(|w| w == b"SMRR").expect("a record");
+    assert_eq!(img[at + 4], 1, "record type Super");
+    img[at + 32 + 12] ^= 0x01; // nr_metazones, inside the CRC'd payload
+    std::fs::write(&dev, &img).unwrap();
+    for cmd in ["ls", "fsck", "info"] {
+        let e = fails(&["store", cmd, devs]);
+        assert!(
+            e.contains("dev.zbd is not a shingled store: superzone (zone 1, byte 0)") && e.contains("CRC"),
+            "{e}"
+        );
+    }
 }

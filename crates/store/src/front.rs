@@ -610,7 +610,10 @@ mod tests {
         Seal(u8),
         Delete(u8),
         Read(u8, u16, u16),
+        /// Appends to up to three chunks at once on per-drive threads.
+        Batch(Vec<(u8, usize)>),
         Sync,
+        Gc,
         Restart,
     }
 
@@ -621,7 +624,9 @@ mod tests {
             1 => (0u8..10).prop_map(Op::Seal),
             1 => (0u8..10).prop_map(Op::Delete),
             3 => (0u8..10, any::<u16>(), any::<u16>()).prop_map(|(i, a, b)| Op::Read(i, a, b)),
+            2 => proptest::collection::vec((0u8..10, 1usize..3000), 1..4).prop_map(Op::Batch),
             1 => Just(Op::Sync),
+            1 => Just(Op::Gc),
             1 => Just(Op::Restart),
         ]
     }
@@ -629,12 +634,13 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-        /// Random operations over 3 drives against a map of chunks (data, sealed, drive), with
-        /// restarts that rebuild the chunk → drive map: every answer, read and placement agrees.
+        /// Random operations over 1–4 drives against a map of chunks (data, sealed, drive),
+        /// with GC rounds, threaded batches and restarts that rebuild the chunk → drive map:
+        /// every answer, read and placement agrees.
         #[test]
-        fn front_matches_a_map_model(ops in proptest::collection::vec(op(), 1..60)) {
+        fn front_matches_a_map_model(n in 1usize..5, ops in proptest::collection::vec(op(), 1..60)) {
             let cfg = StoreConfig::small();
-            let mut f = StoreFront::format(devs(3), cfg.clone()).unwrap();
+            let mut f = StoreFront::format(devs(n), cfg.clone()).unwrap();
             let mut m: BTreeMap<ChunkId, (Vec<u8>, bool, usize)> = BTreeMap::new();
             for (step, o) in ops.into_iter().enumerate() {
                 match o {
@@ -683,7 +689,44 @@ mod tests {
                             }
                         }
                     }
-                    Op::Sync => f.sync().unwrap(),
+                    Op::Batch(v) => {
+                        let data: Vec<(ChunkId, Vec<u8>)> = v
+                            .iter()
+                            .enumerate()
+                            .map(|(j, &(i, len))| (id(i as u128), pattern((step * 4 + j) as u128, len)))
+                            .collect();
+                        let items: Vec<(ChunkId, &[u8])> = data.iter().map(|(c, d)| (*c, d.as_slice())).collect();
+                        let all_open = data.iter().all(|(c, _)| m.get(c).is_some_and(|x| !x.1));
+                        let r = f.append_batch(&items);
+                        if all_open {
+                            prop_assert!(r.is_ok(), "{:?}", r);
+                            for (c, d) in &data {
+                                m.get_mut(c).unwrap().0.extend_from_slice(d);
+                            }
+                        } else if data.iter().any(|(c, _)| !m.contains_key(c)) {
+                            prop_assert!(matches!(r, Err(FrontError::NoSuchChunk(_))), "{:?}", r);
+                        } else {
+                            // Some chunk is sealed: each drive stops at its first failure.
+                            prop_assert!(r.is_err());
+                            let mut stopped = vec![false; n];
+                            for (c, d) in &data {
+                                let x = m.get_mut(c).unwrap();
+                                let drive = x.2;
+                                if stopped[drive] {
+                                    continue;
+                                }
+                                if x.1 {
+                                    stopped[drive] = true;
+                                } else {
+                                    x.0.extend_from_slice(d);
+                                }
+                            }
+                        }
+                    }
+                    Op::Sync => f.sync_parallel().unwrap(),
+                    Op::Gc => {
+                        f.gc().unwrap();
+                    }
                     Op::Restart => f = StoreFront::open(f.into_devices(), cfg.clone()).unwrap(),
                 }
                 let l = f.list();
