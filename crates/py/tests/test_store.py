@@ -6,6 +6,8 @@ import random
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 import shingled
 from shingled import ChunkStore, CorruptionError, NoSuchChunk, StoreError
@@ -156,3 +158,80 @@ def test_bad_arguments_raise_typed_exceptions(tmp_path, cli):
     with pytest.raises(StoreError, match="closed"):
         st.stats()
     st.close()  # idempotent
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st_ops=hst.lists(
+        hst.one_of(
+            hst.tuples(hst.just("create"), hst.integers(0, 5), hst.sampled_from(["data", "metadata", "gc"])),
+            hst.tuples(hst.just("append"), hst.integers(0, 5), hst.binary(min_size=1, max_size=9000)),
+            hst.tuples(hst.just("seal"), hst.integers(0, 5)),
+            hst.tuples(hst.just("delete"), hst.integers(0, 5)),
+            hst.tuples(hst.just("read"), hst.integers(0, 5), hst.integers(0, 20_000), hst.integers(0, 20_000)),
+            hst.tuples(hst.just("reopen"),),
+            hst.tuples(hst.just("gc"),),
+        ),
+        max_size=40,
+    )
+)
+def test_store_matches_a_dict_model_with_crash_reopens(st_ops):
+    store = ChunkStore.in_memory(zones=16, zone_size=256 << 10, metazones=2, pools=(1, 2, 1))
+    model = {}  # hex id -> [bytearray, sealed]
+    ids = [bytes(23) + bytes([k]) for k in range(6)]
+    for op in st_ops:
+        kind = op[0]
+        if kind == "create":
+            cid = ids[op[1]]
+            if cid.hex() in model:
+                with pytest.raises(StoreError, match="already exists"):
+                    store.create(cid, op[2])
+            else:
+                store.create(cid, op[2])
+                model[cid.hex()] = [bytearray(), False]
+        elif kind == "append":
+            cid = ids[op[1]].hex()
+            if cid not in model:
+                with pytest.raises(NoSuchChunk):
+                    store.append(cid, op[2])
+            elif model[cid][1]:
+                with pytest.raises(StoreError, match="sealed"):
+                    store.append(cid, op[2])
+            else:
+                store.append(cid, op[2])
+                model[cid][0] += op[2]
+        elif kind == "seal":
+            cid = ids[op[1]].hex()
+            if cid in model:
+                store.seal(cid)
+                model[cid][1] = True
+            else:
+                with pytest.raises(NoSuchChunk):
+                    store.seal(cid)
+        elif kind == "delete":
+            cid = ids[op[1]].hex()
+            if cid in model:
+                store.delete(cid)
+                del model[cid]
+            else:
+                with pytest.raises(NoSuchChunk):
+                    store.delete(cid)
+        elif kind == "read":
+            cid = ids[op[1]].hex()
+            if cid in model:
+                data = bytes(model[cid][0])
+                off = op[2] % (len(data) + 1)
+                n = min(op[3], len(data) - off)
+                assert store.read(cid, off, n) == data[off : off + n]
+            else:
+                with pytest.raises(NoSuchChunk):
+                    store.read(cid)
+        elif kind == "reopen":
+            store.reopen()
+        else:
+            store.gc()
+        rows = store.list()
+        assert [(r["id"], r["length"], r["sealed"]) for r in rows] == [
+            (k, len(v[0]), v[1]) for k, v in sorted(model.items())
+        ]
+    assert store.fsck()["clean"]
