@@ -44,7 +44,7 @@ mod store;
 pub use error::{Result, StoreError};
 pub use front::{DriveStats, FrontError, FrontResult, FrontStats, StoreFront};
 pub use store::{
-    ChunkInfo, FsckProblem, FsckReport, MemoryUse, RecoveryReport, Store, StoreStats, ZoneState,
+    ChunkInfo, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store, StoreStats, ZoneState,
 };
 
 use std::fmt;
@@ -145,9 +145,26 @@ pub struct StoreConfig {
     pub metadata_chunk_limit: u64,
     /// When appends are acknowledged. Default: every append.
     pub durability: Durability,
-    /// Appends first run one round of GC ([`Store::gc`]) when fewer datazones than this are
-    /// free. Default 2; 0 turns automatic GC off.
+    /// GC low watermark: background GC starts when fewer datazones than this are free.
+    /// Default 3; 0 turns automatic GC off (then only [`Store::gc`] and [`Store::gc_step`]
+    /// collect). Whatever the watermarks, when at most one datazone is free GC runs
+    /// unthrottled before an append (the emergency path), so appends do not fail for lack of
+    /// space while garbage exists.
     pub gc_free_zones: u32,
+    /// GC high watermark: background GC stops (after finishing its current victim) once at
+    /// least this many datazones are free. Default 5; raised to `gc_free_zones` if lower.
+    pub gc_stop_free_zones: u32,
+    /// Most live user bytes one background GC step migrates. Default 4 MiB. A step is whole
+    /// records, so a single record larger than this is still migrated in one step.
+    pub gc_step_bytes: u64,
+    /// Background GC bandwidth as a ratio to the foreground: GC user bytes migrated per 100
+    /// user bytes appended (percent). Default 100 (1:1). Every append earns
+    /// `len × gc_max_bandwidth / 100` bytes of GC credit (capped at one step); a step runs
+    /// after an append only when the credit covers it, else it is counted as throttled. A
+    /// ratio to foreground bytes rather than bytes per second: the engine is closed-loop and
+    /// single-threaded, so the share of device writes, not wall time, is what GC takes from
+    /// the foreground. 0 leaves only the emergency path and explicit calls.
+    pub gc_max_bandwidth: u32,
     /// Most user bytes in one data record (larger appends are split). Default 1 MiB; at least
     /// 4096.
     pub max_record: usize,
@@ -163,7 +180,10 @@ impl Default for StoreConfig {
             placement: Placement::default(),
             metadata_chunk_limit: 64 << 20,
             durability: Durability::EveryAppend,
-            gc_free_zones: 2,
+            gc_free_zones: 3,
+            gc_stop_free_zones: 5,
+            gc_step_bytes: 4 << 20,
+            gc_max_bandwidth: 100,
             max_record: 1 << 20,
         }
     }

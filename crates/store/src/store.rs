@@ -8,7 +8,7 @@ use crate::format::{
 };
 use crate::{ChunkId, Durability, Placement, Result, StoreConfig, StoreError, StreamType};
 use shingled_zoned::{DeviceInfo, ZoneOp, ZonedDevice, SECTOR_SIZE};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 mod fsck;
@@ -19,6 +19,28 @@ pub const FORMAT_VERSION: u32 = 2;
 
 /// Pool key of the zone GC writes into (never used by foreground placement).
 const GC_POOL: u8 = 3;
+
+/// The GC emergency threshold: with this many free datazones or fewer, an append first runs
+/// GC unthrottled (one zone stays for the GC zone to migrate into).
+pub const GC_HARD_MIN_FREE: usize = 1;
+
+/// A victim being migrated step by step: its zone and the (chunk, record start) spans left.
+#[derive(Clone, Debug)]
+struct GcJob {
+    victim: usize,
+    spans: VecDeque<(ChunkId, u64)>,
+}
+
+/// What one [`Store::gc_step`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GcStep {
+    /// The victim being migrated (device zone), if any.
+    pub victim: Option<u64>,
+    /// Live user bytes migrated by this step.
+    pub migrated: u64,
+    /// The zone reset by this step (a garbage zone, or the victim once emptied).
+    pub reclaimed: Option<u64>,
+}
 
 /// Longest chunk: slice footers carry a 32-bit chunk offset.
 const MAX_CHUNK_LEN: u64 = u32::MAX as u64;
@@ -156,6 +178,16 @@ pub struct StoreStats {
     pub ignored_records: u64,
     /// Zones emptied by GC migration since open.
     pub gc_migrations: u64,
+    /// Live user bytes GC migrated since open.
+    pub gc_bytes_migrated: u64,
+    /// Zones GC reset since open (garbage zones and emptied victims).
+    pub gc_zones_reclaimed: u64,
+    /// GC steps that migrated data.
+    pub gc_steps: u64,
+    /// Background GC steps held back because the bandwidth credit did not cover them.
+    pub gc_throttled_steps: u64,
+    /// Unthrottled GC rounds run by the emergency path (at most one free datazone).
+    pub gc_emergency_rounds: u64,
 }
 
 /// Memory the index uses (SMRSTORE §4.2 states ~200 B per chunk and 8 B per record index).
@@ -255,6 +287,9 @@ pub struct Store<D: ZonedDevice> {
     seq: u64,
     since_ckpt: u64,
     gc_zone: Option<usize>,
+    gc_job: Option<GcJob>,
+    gc_active: bool,
+    gc_credit: u64,
     poisoned: bool,
     stats: StoreStats,
     recovery: Option<RecoveryReport>,
@@ -323,6 +358,9 @@ impl<D: ZonedDevice> Store<D> {
             seq: 1,
             since_ckpt: 0,
             gc_zone: None,
+            gc_job: None,
+            gc_active: false,
+            gc_credit: 0,
             poisoned: false,
             stats: StoreStats { datazones: nr_data, ..Default::default() },
             recovery: None,
@@ -491,12 +529,7 @@ impl<D: ZonedDevice> Store<D> {
         if would_be > limit {
             return Err(StoreError::ChunkTooLarge { chunk: id, would_be, limit });
         }
-        if self.free_zones() < self.cfg.gc_free_zones as usize {
-            match self.gc() {
-                Ok(_) | Err(StoreError::NoSpace(_)) => {}
-                Err(e) => return Err(e),
-            }
-        }
+        self.gc_background(data.len() as u64, true)?;
         let r = self.append_inner(id, data);
         self.guard(r)?;
         self.stats.appends += 1;
@@ -509,7 +542,7 @@ impl<D: ZonedDevice> Store<D> {
             let r = self.write_checkpoint();
             self.guard(r)?;
         }
-        Ok(())
+        self.gc_background(data.len() as u64, false)
     }
 
     fn cfg_checkpoint_bytes(&self) -> u64 {
@@ -612,62 +645,205 @@ impl<D: ZonedDevice> Store<D> {
         self.zones.iter().filter(|z| z.state == ZoneState::Free).count()
     }
 
-    /// One round of greedy GC (SMRSTORE §4.5): resets a garbage zone if there is one;
-    /// otherwise takes the full zone with the most garbage (if at least a quarter of the user
-    /// bytes written into it are dead), copies
-    /// its live records into the GC zone (verifying every slice on the way), points the index
-    /// at the copies, flushes, checkpoints, and journals and performs the victim's reset.
-    /// Returns the zone reclaimed, or `None` when there is nothing to reclaim.
-    ///
-    /// Crash safety: until the checkpoint the old index (pointing at the intact victim) is the
-    /// recovery point and the copies are ignored by recovery (they do not continue their
-    /// chunks); after it, the copies are indexed and the victim is garbage.
+    /// One round of greedy GC (SMRSTORE §4.5), unthrottled: finishes the victim in progress if
+    /// any; else resets a garbage zone if there is one; else migrates the whole best victim
+    /// (see [`Store::gc_step`]). Returns the zone reclaimed, or `None` when there is nothing
+    /// to reclaim.
     pub fn gc(&mut self) -> Result<Option<u64>> {
-        self.check_usable()?;
-        if let Some(g) = self.zones.iter().position(|z| z.state == ZoneState::Garbage) {
-            let r = self.reset_zone(g);
-            self.guard(r)?;
-            return Ok(Some(self.zone_no(g)));
+        loop {
+            let s = self.gc_step(u64::MAX)?;
+            if s.reclaimed.is_some() || s.victim.is_none() {
+                return Ok(s.reclaimed);
+            }
         }
-        let victim = (0..self.zones.len())
+    }
+
+    /// One step of incremental greedy GC (SMRSTORE §4.5), migrating at most `budget` live user
+    /// bytes (whole records; a single record larger than `budget` only when `budget` is at
+    /// least [`StoreConfig::gc_step_bytes`]):
+    ///
+    /// 1. With no victim in progress, a garbage zone (full, no live data) is reset first
+    ///    (journaled, then RESET) and the step ends. Otherwise the victim becomes the full zone
+    ///    with the most dead user bytes (`stored − live`; ties: the lowest zone), if at least a
+    ///    quarter of its user bytes are dead.
+    /// 2. The victim's live records are copied, in chunk-id then chunk-offset order, into the
+    ///    GC zone (each slice verified on the way) and the index is pointed at the copies.
+    /// 3. When the victim holds nothing live any more, the store flushes and checkpoints, then
+    ///    journals and performs the victim's reset.
+    ///
+    /// Crash safety: the victim is only reset after a checkpoint that indexes the copies;
+    /// until then the previous checkpoint (pointing at the intact victim) is the recovery
+    /// point and recovery ignores the copies, which do not continue their chunks. Foreground
+    /// operations between steps are journaled or scanned as usual.
+    pub fn gc_step(&mut self, budget: u64) -> Result<GcStep> {
+        self.check_usable()?;
+        let r = self.gc_step_inner(budget);
+        self.guard(r)
+    }
+
+    fn gc_step_inner(&mut self, budget: u64) -> Result<GcStep> {
+        let mut step = GcStep::default();
+        if self.gc_job.is_none() {
+            if let Some(g) = self.zones.iter().position(|z| z.state == ZoneState::Garbage) {
+                self.reset_zone(g)?;
+                self.stats.gc_zones_reclaimed += 1;
+                step.reclaimed = Some(self.zone_no(g));
+                return Ok(step);
+            }
+            let Some(v) = self.gc_victim() else { return Ok(step) };
+            let spans: VecDeque<(ChunkId, u64)> = self
+                .chunks
+                .iter()
+                .flat_map(|(id, c)| record_spans(c).filter(|s| s.0 as usize == v).map(move |s| (*id, s.2)))
+                .collect();
+            self.gc_job = Some(GcJob { victim: v, spans });
+        }
+        let v = self.gc_job.as_ref().map(|j| j.victim).expect("set above");
+        step.victim = Some(self.zone_no(v));
+        while let Some(&(id, rs)) = self.gc_job.as_ref().and_then(|j| j.spans.front()) {
+            // The span may be gone (chunk deleted) since the job was planned.
+            let cur = self
+                .chunks
+                .get(&id)
+                .and_then(|c| record_spans(c).find(|s| s.0 as usize == v && s.2 == rs).map(|s| s.3));
+            let Some(re) = cur else {
+                self.gc_job.as_mut().expect("running").spans.pop_front();
+                continue;
+            };
+            let n = re - rs;
+            let alone = step.migrated == 0 && budget >= self.cfg.gc_step_bytes;
+            if step.migrated + n > budget && !alone {
+                break;
+            }
+            self.gc_move_span(v, id, rs, re)?;
+            self.gc_job.as_mut().expect("running").spans.pop_front();
+            step.migrated += n;
+            self.stats.gc_bytes_migrated += n;
+        }
+        let done = self.gc_job.as_ref().is_some_and(|j| j.spans.is_empty());
+        if done {
+            self.gc_job = None;
+            self.zones[v].state = ZoneState::Garbage;
+            self.write_checkpoint()?;
+            self.reset_zone(v)?;
+            self.stats.gc_migrations += 1;
+            self.stats.gc_zones_reclaimed += 1;
+            step.reclaimed = Some(self.zone_no(v));
+        }
+        if step.migrated > 0 {
+            self.stats.gc_steps += 1;
+        }
+        Ok(step)
+    }
+
+    /// The greedy victim: the full zone with the most dead user bytes, if at least a quarter
+    /// of what was written into it is dead.
+    fn gc_victim(&self) -> Option<usize> {
+        (0..self.zones.len())
             .filter(|&d| {
                 let z = &self.zones[d];
                 z.state == ZoneState::Full && z.live * 4 <= z.stored * 3
             })
-            .max_by_key(|&d| (self.zones[d].stored.saturating_sub(self.zones[d].live), std::cmp::Reverse(d)));
-        let Some(v) = victim else { return Ok(None) };
-        let r = self.migrate(v);
-        self.guard(r)?;
-        Ok(Some(self.zone_no(v)))
+            .max_by_key(|&d| (self.zones[d].stored.saturating_sub(self.zones[d].live), std::cmp::Reverse(d)))
     }
 
-    fn migrate(&mut self, v: usize) -> Result<()> {
-        let spans: Vec<(ChunkId, u64, u64)> = self
-            .chunks
-            .iter()
-            .flat_map(|(id, c)| record_spans(c).filter(|s| s.0 as usize == v).map(move |s| (*id, s.2, s.3)))
-            .collect();
-        for (id, rs, re) in spans {
-            let data = self.read(id, rs, re - rs)?;
-            let (mut new, mut done) = (Vec::new(), 0);
-            // On failure the copies made so far stay unindexed: the victim still holds them.
-            self.write_run(id, rs, &data, true, &mut new, &mut done)?;
-            let c = self.chunks.get_mut(&id).expect("listed above");
-            let mut flat: Vec<(u32, RecordIndex)> =
-                c.groups.iter().flat_map(|g| g.records.iter().map(move |r| (g.zone, *r))).collect();
-            let at =
-                flat.iter().position(|x| x.0 as usize == v && x.1.chunk_off as u64 == rs).expect("span of c");
-            flat.splice(at..at + 1, new);
-            c.groups.clear();
-            for (d, r) in flat {
-                push_record(c, d, r);
-            }
-            self.zones[v].live -= re - rs;
+    /// Copies the record of chunk `id` at `[rs, re)` out of victim `v` into the GC zone and
+    /// points the index at the copies.
+    fn gc_move_span(&mut self, v: usize, id: ChunkId, rs: u64, re: u64) -> Result<()> {
+        let data = self.read(id, rs, re - rs)?;
+        let (mut new, mut done) = (Vec::new(), 0);
+        // On failure the copies made so far stay unindexed: the victim still holds them.
+        self.write_run(id, rs, &data, true, &mut new, &mut done)?;
+        let c = self.chunks.get_mut(&id).expect("checked by the caller");
+        let mut flat: Vec<(u32, RecordIndex)> =
+            c.groups.iter().flat_map(|g| g.records.iter().map(move |r| (g.zone, *r))).collect();
+        let at =
+            flat.iter().position(|x| x.0 as usize == v && x.1.chunk_off as u64 == rs).expect("span of c");
+        flat.splice(at..at + 1, new);
+        c.groups.clear();
+        for (d, r) in flat {
+            push_record(c, d, r);
         }
-        self.zones[v].state = ZoneState::Garbage;
-        self.write_checkpoint()?;
-        self.reset_zone(v)?;
-        self.stats.gc_migrations += 1;
+        self.zones[v].live -= re - rs;
+        Ok(())
+    }
+
+    /// Background GC around an append of `len` bytes (`before`: ahead of it). Before: the
+    /// emergency path (at most one free datazone: unthrottled rounds until more are free or
+    /// nothing can be reclaimed) and the low watermark. After: earn credit, and run one step
+    /// when it covers the step (else count a throttled step); stop at the high watermark.
+    fn gc_background(&mut self, len: u64, before: bool) -> Result<()> {
+        if self.cfg.gc_free_zones == 0 {
+            return Ok(());
+        }
+        if before {
+            while self.free_zones() <= GC_HARD_MIN_FREE {
+                match self.gc() {
+                    Ok(Some(_)) => self.stats.gc_emergency_rounds += 1,
+                    Ok(None) | Err(StoreError::NoSpace(_)) => break,
+                    Err(e) => return Err(e),
+                }
+            }
+            if self.free_zones() < self.cfg.gc_free_zones as usize {
+                self.gc_active = true;
+            }
+            return Ok(());
+        }
+        if !self.gc_active {
+            return Ok(());
+        }
+        let step = self.cfg.gc_step_bytes.max(1);
+        self.gc_credit =
+            (self.gc_credit + len.saturating_mul(self.cfg.gc_max_bandwidth as u64) / 100).min(step);
+        let garbage = self.zones.iter().any(|z| z.state == ZoneState::Garbage);
+        if self.gc_job.is_some() || !garbage {
+            // Plan the victim (free) so the credit can be compared with its next step.
+            if self.gc_job.is_none() {
+                if let Some(v) = self.gc_victim() {
+                    let spans = self
+                        .chunks
+                        .iter()
+                        .flat_map(|(id, c)| {
+                            record_spans(c).filter(|s| s.0 as usize == v).map(move |s| (*id, s.2))
+                        })
+                        .collect();
+                    self.gc_job = Some(GcJob { victim: v, spans });
+                }
+            }
+        }
+        let need = match &self.gc_job {
+            // Resets cost no bandwidth.
+            None => 0,
+            Some(j) => {
+                let v = j.victim;
+                let next = j.spans.iter().find_map(|(id, rs)| {
+                    self.chunks.get(id).and_then(|c| {
+                        record_spans(c).find(|s| s.0 as usize == v && s.2 == *rs).map(|s| s.3 - s.2)
+                    })
+                });
+                next.unwrap_or(0).min(step)
+            }
+        };
+        if self.gc_job.is_none() && !garbage {
+            self.gc_active =
+                self.free_zones() < self.cfg.gc_stop_free_zones.max(self.cfg.gc_free_zones) as usize;
+            return Ok(());
+        }
+        if self.gc_credit < need {
+            self.stats.gc_throttled_steps += 1;
+            return Ok(());
+        }
+        let budget = if need >= step { step } else { self.gc_credit };
+        let r = match self.gc_step(budget) {
+            Err(StoreError::NoSpace(_)) => return Ok(()),
+            r => r?,
+        };
+        self.gc_credit = self.gc_credit.saturating_sub(r.migrated);
+        if self.gc_job.is_none()
+            && self.free_zones() >= self.cfg.gc_stop_free_zones.max(self.cfg.gc_free_zones) as usize
+        {
+            self.gc_active = false;
+        }
         Ok(())
     }
 
@@ -750,6 +926,13 @@ impl<D: ZonedDevice> Store<D> {
 
     /// Journals, then carries out, the reset of garbage datazone `d`.
     fn reset_zone(&mut self, d: usize) -> Result<()> {
+        if self.gc_job.as_ref().is_some_and(|j| j.victim == d) {
+            // A GC victim emptied by deletes before its job ended: the last checkpoint may
+            // still point at records it holds that were migrated since.
+            self.gc_job = None;
+            self.write_checkpoint()?;
+            self.stats.gc_migrations += 1;
+        }
         let z = self.zone_no(d);
         let seq = self.journal(RecordType::JZoneReset, &z.to_le_bytes())?;
         self.dev

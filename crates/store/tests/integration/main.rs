@@ -5,4 +5,5 @@ mod common;
 mod corruption;
 mod crash;
 mod fsck;
+mod gc;
 mod model;
