@@ -269,3 +269,36 @@ fn a_damaged_superzone_is_named_with_zone_and_byte() {
         );
     }
 }
+
+#[test]
+fn gc_reclaims_the_zone_of_a_deleted_chunk_and_keeps_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let devs = s(&dev);
+    ok(&["store", "format", devs, "--create", "--zones", "10", "--zone-size", "1MiB", "--pools", "1,1,1"]);
+    let files: Vec<_> = [700_000usize, 100, 700_000]
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let p = dir.path().join(format!("f{i}"));
+            std::fs::write(&p, bytes(20 + i as u64, n)).unwrap();
+            p
+        })
+        .collect();
+    let ids = put_ids(&ok(&["store", "put", devs, s(&files[0]), s(&files[1]), s(&files[2])]));
+    // one data zone: f0 and f1 fill it, f2 spills into the next
+    ok(&["store", "rm", devs, &ids[0]]);
+    let info = |k: &str| -> u64 {
+        let v: serde_json::Value = serde_json::from_str(&ok(&["store", "info", devs, "-O", "json"])).unwrap();
+        v["drives"][0]["zones_by_state"][k].as_u64().unwrap()
+    };
+    assert_eq!(info("full"), 1);
+    let out = ok(&["store", "gc", devs]);
+    assert!(out.contains("reclaimed zone") && out.contains("1 zones reclaimed"), "{out}");
+    assert_eq!(info("full"), 0);
+    for (id, f) in ids[1..].iter().zip(&files[1..]) {
+        assert_eq!(shingled(&["store", "get", devs, id]).stdout, std::fs::read(f).unwrap());
+    }
+    assert!(ok(&["store", "fsck", devs]).contains("clean"));
+    assert!(ok(&["store", "gc", devs]).contains("0 zones reclaimed"));
+}
