@@ -744,7 +744,12 @@ fn gc(a: GcArgs) -> Result<()> {
             }
             rounds += 1;
         }
-        println!("{}: {rounds} zones reclaimed, {} free datazones", path.display(), st.free_zones());
+        println!(
+            "{}: {rounds} zones reclaimed, {} user bytes migrated, {} free datazones",
+            path.display(),
+            st.stats().gc_bytes_migrated,
+            st.free_zones()
+        );
     }
     close(&mut front, &paths)
 }

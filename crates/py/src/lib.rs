@@ -512,6 +512,9 @@ fn store_config(cfg: Option<&Bound<'_, PyDict>>) -> PyResult<StoreConfig> {
             "pool_metadata" => c.pool_metadata = v.extract().map_err(bad)?,
             "metadata_chunk_limit" => c.metadata_chunk_limit = v.extract().map_err(bad)?,
             "gc_free_zones" => c.gc_free_zones = v.extract().map_err(bad)?,
+            "gc_stop_free_zones" => c.gc_stop_free_zones = v.extract().map_err(bad)?,
+            "gc_step_bytes" => c.gc_step_bytes = v.extract().map_err(bad)?,
+            "gc_max_bandwidth" => c.gc_max_bandwidth = v.extract().map_err(bad)?,
             "max_record" => c.max_record = v.extract().map_err(bad)?,
             "placement" => {
                 let s: String = v.extract().map_err(bad)?;
@@ -595,7 +598,9 @@ fn stats_json<D: shingled_zoned::ZonedDevice>(st: &Store<D>) -> String {
         "appends": s.appends, "device_bytes_written": s.device_bytes_written, "flushes": s.flushes,
         "checkpoints": s.checkpoints, "journal_records": s.journal_records, "zone_resets": s.zone_resets,
         "recovered_records": s.recovered_records, "ignored_records": s.ignored_records,
-        "gc_migrations": s.gc_migrations,
+        "gc_migrations": s.gc_migrations, "gc_bytes_migrated": s.gc_bytes_migrated,
+        "gc_zones_reclaimed": s.gc_zones_reclaimed, "gc_steps": s.gc_steps,
+        "gc_throttled_steps": s.gc_throttled_steps, "gc_emergency_rounds": s.gc_emergency_rounds,
         "memory": { "per_chunk": m.per_chunk, "per_record": m.per_record, "total": m.total },
     })
     .to_string()

@@ -235,3 +235,19 @@ def test_store_matches_a_dict_model_with_crash_reopens(st_ops):
             (k, len(v[0]), v[1]) for k, v in sorted(model.items())
         ]
     assert store.fsck()["clean"]
+
+
+def test_gc_reclaims_a_zone_and_counts_the_bytes_it_moved():
+    # one data zone at a time, no automatic GC: A and B share the first datazone, C fills it
+    st = ChunkStore.in_memory(metazones=2, pools=(1, 1, 1), gc_free_zones=0)
+    for k, n in [(1, 10_000), (2, 200_000), (3, 100_000)]:
+        st.create(bytes(23) + bytes([k]))
+        st.append(bytes(23) + bytes([k]), pattern(k, n))
+    st.delete(bytes(23) + b"\x02")
+    st.delete(bytes(23) + b"\x03")
+    assert st.stats()["zones_by_state"]["full"] == 1
+    assert st.gc() == 3  # device zone 3: the first datazone
+    s = st.stats()
+    assert (s["gc_bytes_migrated"], s["gc_zones_reclaimed"], s["zones_by_state"]["full"]) == (10_000, 1, 0)
+    assert st.read(bytes(23) + b"\x01") == pattern(1, 10_000)
+    assert st.gc() is None
