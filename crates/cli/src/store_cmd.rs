@@ -13,8 +13,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use shingled_core::ByteSize;
-use shingled_store::format::{check_payload, decode_header, RecordType, HEADER_LEN};
-use shingled_store::{ChunkId, Durability, Placement, StoreConfig, StoreFront, StreamType};
+use shingled_store::{
+    read_format, ChunkId, Durability, Placement, StoreConfig, StoreError, StoreFront, StoredFormat,
+    StreamType,
+};
 use shingled_zoned::{
     Dialect, FileOptions, FileZoned, IoMode, ReadAboveWp, ZonedConfig, ZonedDevice, ZonedModel, SECTOR_SIZE,
 };
@@ -253,64 +255,21 @@ fn open_dev(p: &Path) -> Result<FileZoned> {
     FileZoned::open(p, FileOptions { io_mode: IoMode::Buffered }).map_err(|e| anyhow!("{e}"))
 }
 
-/// The superzone record of a formatted device (docs/store-format.md), decoded.
-#[derive(Clone, Debug)]
-struct Super {
-    version: u32,
-    time: u64,
-    cfg: StoreConfig,
-}
-
-fn read_super(p: &Path, dev: &mut FileZoned) -> Result<Super> {
-    let info = dev.info();
-    let not_store = |why: String| anyhow!("{} is not a shingled store: {why}", p.display());
-    if info.nr_zones <= info.nr_conv {
-        return Err(not_store("the device has no sequential zones".into()));
+/// The format configuration of `p` from its superzone record, with the CLI's run-time
+/// settings: appends are made durable by the sync each command ends with.
+fn read_super(p: &Path, dev: &mut FileZoned) -> Result<StoredFormat> {
+    match read_format(dev) {
+        Ok(mut f) => {
+            f.config.durability = Durability::Batched;
+            Ok(f)
+        }
+        Err(StoreError::NotFormatted(why)) => Err(anyhow!("{} is not a shingled store: {why}", p.display())),
+        Err(e) => Err(anyhow!("{}: {e}", p.display())),
     }
-    let start = info.zone_start(info.nr_conv);
-    let mut b = vec![0u8; 4096];
-    dev.read(start, &mut b).with_context(|| format!("reading the superzone of {}", p.display()))?;
-    let at = |what: String| not_store(format!("superzone (zone {}, byte 0): {what}", info.nr_conv));
-    let h = decode_header(&b).map_err(at)?;
-    if h.rtype != RecordType::Super || h.payload_len < 57 {
-        return Err(at(format!(
-            "first record is {:?} of {} bytes, not a superzone record",
-            h.rtype, h.payload_len
-        )));
-    }
-    let end = HEADER_LEN + h.payload_len as usize;
-    if end > b.len() {
-        return Err(at(format!("superzone payload of {} bytes", h.payload_len)));
-    }
-    let pl = &b[HEADER_LEN..end];
-    check_payload(&h, pl).map_err(at)?;
-    let u32_at = |i: usize| u32::from_le_bytes(pl[i..i + 4].try_into().expect("4 bytes"));
-    let u64_at = |i: usize| u64::from_le_bytes(pl[i..i + 8].try_into().expect("8 bytes"));
-    let placement = match pl[44] {
-        0x80 => Placement::OneZone,
-        c => Placement::Guided {
-            separate_streams: c & 1 != 0,
-            chunk_limit: c & 2 != 0,
-            round_robin: c & 4 != 0,
-        },
-    };
-    let cfg = StoreConfig {
-        nr_metazones: u32_at(12),
-        pool_gc: u32_at(32),
-        pool_data: u32_at(36),
-        pool_metadata: u32_at(40),
-        placement,
-        metadata_chunk_limit: u64_at(45),
-        max_record: u32_at(53) as usize,
-        // Appends are made durable by the sync each command ends with.
-        durability: Durability::Batched,
-        ..StoreConfig::default()
-    };
-    Ok(Super { version: u32_at(0), time: u64_at(4), cfg })
 }
 
 /// Opens the store on `devices` with each device's format configuration.
-fn open_front(devices: &Devices) -> Result<(Front, Vec<Super>)> {
+fn open_front(devices: &Devices) -> Result<(Front, Vec<StoredFormat>)> {
     let paths = devices.all();
     let mut devs = Vec::new();
     let mut supers = Vec::new();
@@ -322,7 +281,7 @@ fn open_front(devices: &Devices) -> Result<(Front, Vec<Super>)> {
     let mut stores = Vec::new();
     for ((p, d), s) in paths.iter().zip(devs).zip(&supers) {
         stores.push(
-            shingled_store::Store::open(d, s.cfg.clone())
+            shingled_store::Store::open(d, s.config.clone())
                 .with_context(|| format!("opening the store on {}", p.display()))?,
         );
     }
@@ -788,11 +747,11 @@ fn info(a: InfoArgs) -> Result<()> {
             },
             "superzone": {
                 "format_version": s.version, "format_time": s.time,
-                "metazones": s.cfg.nr_metazones,
-                "pools": { "gc": s.cfg.pool_gc, "data": s.cfg.pool_data, "metadata": s.cfg.pool_metadata },
-                "placement": placement_name(s.cfg.placement),
-                "metadata_chunk_limit": s.cfg.metadata_chunk_limit,
-                "max_record": s.cfg.max_record,
+                "metazones": s.config.nr_metazones,
+                "pools": { "gc": s.config.pool_gc, "data": s.config.pool_data, "metadata": s.config.pool_metadata },
+                "placement": placement_name(s.config.placement),
+                "metadata_chunk_limit": s.config.metadata_chunk_limit,
+                "max_record": s.config.max_record,
             },
             "datazones": ds.datazones,
             "zones_by_state": by_state,

@@ -20,7 +20,7 @@ use shingled_core::BandConfig;
 use shingled_core::ByteSize;
 use shingled_sim::experiments::{self, Experiment, ExperimentOptions, ExperimentReport};
 use shingled_sim::{CompareReport, Mode, RunReport, SimConfig, SimError, TraceSpec};
-use shingled_store::{ChunkId, Durability, Placement, Store, StoreConfig, StreamType};
+use shingled_store::{read_format, ChunkId, Durability, Placement, Store, StoreConfig, StreamType};
 use shingled_trace::{TraceReader, TraceStats};
 use shingled_zoned::{Dialect, FileOptions, FileZoned, IoMode, MemZoned, ZonedConfig};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -497,10 +497,10 @@ fn chunk_id(obj: &Bound<'_, PyAny>) -> PyResult<ChunkId> {
     )))
 }
 
-/// A `StoreConfig` from a dict of overrides (keys as the Rust fields, `placement` and
-/// `durability` as names).
-fn store_config(cfg: Option<&Bound<'_, PyDict>>) -> PyResult<StoreConfig> {
-    let mut c = StoreConfig::default();
+/// `base` with a dict of overrides (keys as the Rust fields, `placement` and `durability` as
+/// names).
+fn store_config(base: StoreConfig, cfg: Option<&Bound<'_, PyDict>>) -> PyResult<StoreConfig> {
+    let mut c = base;
     let Some(d) = cfg else { return Ok(c) };
     for (k, v) in d.iter() {
         let key: String = k.extract()?;
@@ -550,6 +550,23 @@ fn store_config(cfg: Option<&Bound<'_, PyDict>>) -> PyResult<StoreConfig> {
     }
     c.sanitize().map_err(store_err)?;
     Ok(c)
+}
+
+fn placement_name(p: Placement) -> &'static str {
+    match p {
+        Placement::OneZone => "one-zone",
+        Placement::Guided { separate_streams: false, chunk_limit: true, round_robin: true } => {
+            "no-separate-streams"
+        }
+        Placement::Guided { separate_streams: true, chunk_limit: false, round_robin: true } => {
+            "no-chunk-limit"
+        }
+        Placement::Guided { separate_streams: true, chunk_limit: true, round_robin: false } => {
+            "no-round-robin"
+        }
+        Placement::Guided { separate_streams: true, chunk_limit: true, round_robin: true } => "guided",
+        Placement::Guided { .. } => "guided (custom)",
+    }
 }
 
 enum AnyStore {
@@ -637,7 +654,7 @@ impl ChunkStore {
         max_open: u32,
         config: Option<Bound<'_, PyDict>>,
     ) -> PyResult<ChunkStore> {
-        let cfg = store_config(config.as_ref())?;
+        let cfg = store_config(StoreConfig::default(), config.as_ref())?;
         let zc = ZonedConfig {
             capacity: ByteSize(
                 zones
@@ -667,7 +684,7 @@ impl ChunkStore {
         path: std::path::PathBuf,
         config: Option<Bound<'_, PyDict>>,
     ) -> PyResult<ChunkStore> {
-        let cfg = store_config(config.as_ref())?;
+        let cfg = store_config(StoreConfig::default(), config.as_ref())?;
         let c = cfg.clone();
         let st = py.detach(move || {
             let dev = FileZoned::open(&path, file_opts()).map_err(zoned_err)?;
@@ -676,7 +693,8 @@ impl ChunkStore {
         Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg })
     }
 
-    /// Opens (and recovers) the store on device file `path`.
+    /// Opens (and recovers) the store on device file `path`, with the pools and placement it
+    /// was formatted with (its superzone record) unless `config` overrides them.
     #[staticmethod]
     #[pyo3(signature = (path, config=None))]
     fn open_file(
@@ -684,20 +702,33 @@ impl ChunkStore {
         path: std::path::PathBuf,
         config: Option<Bound<'_, PyDict>>,
     ) -> PyResult<ChunkStore> {
-        let cfg = store_config(config.as_ref())?;
+        let mut dev = py.detach(|| FileZoned::open(&path, file_opts())).map_err(zoned_err)?;
+        let stored = py.detach(|| read_format(&mut dev)).map_err(store_err)?;
+        let cfg = store_config(stored.config, config.as_ref())?;
         let c = cfg.clone();
-        let st = py.detach(move || {
-            let dev = FileZoned::open(&path, file_opts()).map_err(zoned_err)?;
-            Store::open(dev, c).map_err(store_err)
-        })?;
+        let st = py.detach(move || Store::open(dev, c)).map_err(store_err)?;
         Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg })
+    }
+
+    /// The configuration in force, as JSON.
+    fn config(&self) -> String {
+        let c = &self.cfg;
+        serde_json::json!({
+            "nr_metazones": c.nr_metazones, "pool_gc": c.pool_gc, "pool_data": c.pool_data,
+            "pool_metadata": c.pool_metadata, "placement": placement_name(c.placement),
+            "durability": match c.durability { Durability::EveryAppend => "every-append", Durability::Batched => "batched" },
+            "metadata_chunk_limit": c.metadata_chunk_limit, "gc_free_zones": c.gc_free_zones,
+            "gc_stop_free_zones": c.gc_stop_free_zones, "gc_step_bytes": c.gc_step_bytes,
+            "gc_max_bandwidth": c.gc_max_bandwidth, "max_record": c.max_record,
+        })
+        .to_string()
     }
 
     /// A formatted store on an in-memory device (`zones` zones of `zone_size` bytes).
     #[staticmethod]
     #[pyo3(signature = (zones, zone_size, config=None))]
     fn in_memory(zones: u64, zone_size: u64, config: Option<Bound<'_, PyDict>>) -> PyResult<ChunkStore> {
-        let cfg = store_config(config.as_ref())?;
+        let cfg = store_config(StoreConfig::default(), config.as_ref())?;
         if zone_size == 0 || !zone_size.is_multiple_of(1024) {
             return Err(PyValueError::new_err(format!("zone_size {zone_size}: a positive multiple of 1024")));
         }

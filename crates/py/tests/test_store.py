@@ -77,6 +77,8 @@ def test_device_file_round_trip_close_reopen_and_cli_sees_it(tmp_path, cli):
         small = st.create(ID, stream="gc")
         st.append(small, b"tiny")
     with ChunkStore.open(dev) as st:
+        # the format-time settings come back from the superzone record
+        assert (st.config()["nr_metazones"], st.config()["placement"]) == (2, "guided")
         assert st.read(cid) == data
         assert st.chunk(cid)["sealed"] and not st.chunk(small)["sealed"]
         assert st.stats()["datazones"] == 8
@@ -86,9 +88,16 @@ def test_device_file_round_trip_close_reopen_and_cli_sees_it(tmp_path, cli):
     assert rows[cid]["length"] == len(data) and rows[small]["stream"] == "gc"
     got = subprocess.run([cli, "store", "get", str(dev), cid], check=True, capture_output=True).stdout
     assert got == data
-    # format wipes it
+    # format wipes it; a CLI-formatted store opens with the CLI's pools and placement
     with ChunkStore.format(dev, metazones=2) as st:
         assert st.list() == []
+    subprocess.run([cli, "store", "format", str(dev), "--force", "--pools", "1,2,1", "--placement", "one-zone"], check=True)
+    with ChunkStore.open(dev) as st:
+        c = st.config()
+        assert (c["pool_gc"], c["pool_data"], c["pool_metadata"], c["placement"]) == (1, 2, 1, "one-zone")
+    # overrides win
+    with ChunkStore.open(dev, placement="guided", durability="batched") as st:
+        assert (st.config()["placement"], st.config()["durability"]) == ("guided", "batched")
 
 
 def test_corrupted_device_file_fsck_names_the_problem_and_read_raises(tmp_path):

@@ -169,6 +169,68 @@ pub fn candidates(id: &ChunkId, n: usize) -> (usize, usize) {
     (a, b)
 }
 
+/// What [`Store::format`] wrote into a device's superzone record (docs/store-format.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredFormat {
+    /// Format version.
+    pub version: u32,
+    /// Format time, seconds since the Unix epoch.
+    pub time: u64,
+    /// The configuration given to `format`: metazones, pools, placement, metadata chunk limit
+    /// and record size as stored; the run-time-only fields (durability, GC settings) at their
+    /// defaults.
+    pub config: StoreConfig,
+}
+
+/// Reads the superzone record of a formatted device without opening the store, so a tool
+/// can reopen a store with the pools and placement it was formatted with ([`Store::open`]
+/// takes them from the caller). A device without a valid superzone header is
+/// [`StoreError::NotFormatted`]; a payload failing its CRC is [`StoreError::CorruptMeta`].
+pub fn read_format<D: ZonedDevice>(dev: &mut D) -> Result<StoredFormat> {
+    use crate::format::{check_payload, decode_header, RecordType, BLOCK, HEADER_LEN};
+    let info = dev.info();
+    if info.nr_zones <= info.nr_conv {
+        return Err(StoreError::NotFormatted("the device has no sequential zones".into()));
+    }
+    let z = info.nr_conv;
+    let mut b = vec![0u8; BLOCK as usize];
+    dev.read(info.zone_start(z), &mut b)
+        .map_err(|source| StoreError::Device { what: "reading the superzone".into(), source })?;
+    let h = decode_header(&b)
+        .map_err(|e| StoreError::NotFormatted(format!("superzone (zone {z}, byte 0): {e}")))?;
+    if h.rtype != RecordType::Super || h.payload_len < 57 || h.payload_len as usize > b.len() - HEADER_LEN {
+        return Err(StoreError::NotFormatted(format!("zone {z} does not start with a superzone record")));
+    }
+    let p = &b[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
+    check_payload(&h, p).map_err(|what| StoreError::CorruptMeta {
+        structure: "superzone",
+        zone: z,
+        offset: 0,
+        what,
+    })?;
+    let u32_at = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().expect("4 bytes"));
+    let u64_at = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().expect("8 bytes"));
+    let placement = match p[44] {
+        0x80 => crate::Placement::OneZone,
+        c => crate::Placement::Guided {
+            separate_streams: c & 1 != 0,
+            chunk_limit: c & 2 != 0,
+            round_robin: c & 4 != 0,
+        },
+    };
+    let config = StoreConfig {
+        nr_metazones: u32_at(12),
+        pool_gc: u32_at(32),
+        pool_data: u32_at(36),
+        pool_metadata: u32_at(40),
+        placement,
+        metadata_chunk_limit: u64_at(45),
+        max_record: u32_at(53) as usize,
+        ..StoreConfig::default()
+    };
+    Ok(StoredFormat { version: u32_at(0), time: u64_at(4), config })
+}
+
 impl<D: ZonedDevice> StoreFront<D> {
     /// Formats every device as an empty store with `cfg`.
     pub fn format(devs: Vec<D>, cfg: StoreConfig) -> FrontResult<Self> {
@@ -571,6 +633,32 @@ mod tests {
         assert_eq!((s.total.store.gc_bytes_migrated, s.total.store.gc_zones_reclaimed), (10_000, 1));
         assert_eq!(f.read(id(1), 0, 10_000).unwrap(), pattern(1, 10_000));
         assert_eq!(f.read(id(4), 0, 50_000).unwrap(), pattern(4, 50_000));
+    }
+
+    #[test]
+    fn read_format_returns_what_format_stored() {
+        let cfg = StoreConfig {
+            nr_metazones: 3,
+            pool_gc: 1,
+            pool_data: 3,
+            pool_metadata: 2,
+            placement: crate::Placement::Guided {
+                separate_streams: false,
+                chunk_limit: true,
+                round_robin: false,
+            },
+            metadata_chunk_limit: 1 << 20,
+            max_record: 8192,
+            durability: crate::Durability::Batched,
+            ..StoreConfig::default()
+        };
+        let st = Store::format(devs(1).remove(0), cfg.clone()).unwrap();
+        let mut dev = st.into_device();
+        let f = read_format(&mut dev).unwrap();
+        assert_eq!(f.version, crate::store::FORMAT_VERSION);
+        assert!(f.time > 1_600_000_000);
+        assert_eq!(f.config, StoreConfig { durability: crate::Durability::EveryAppend, ..cfg });
+        assert!(matches!(read_format(&mut devs(1).remove(0)), Err(StoreError::NotFormatted(_))));
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub mod front;
 mod store;
 
 pub use error::{Result, StoreError};
-pub use front::{DriveStats, FrontError, FrontResult, FrontStats, StoreFront};
+pub use front::{read_format, DriveStats, FrontError, FrontResult, FrontStats, StoreFront, StoredFormat};
 pub use store::{
     ChunkInfo, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store, StoreStats, ZoneState,
 };

@@ -85,7 +85,8 @@ class ChunkStore:
 
     @classmethod
     def open(cls, path: PathLike, **config: Any) -> "ChunkStore":
-        """Opens the store on device file ``path`` (recovery included)."""
+        """Opens the store on device file ``path`` (recovery included) with the pools and
+        placement it was formatted with, unless ``config`` overrides them."""
         p = os.fspath(path)
         return cls(_core.ChunkStore.open_file(p, _config(**config)), p)
 
@@ -156,6 +157,10 @@ class ChunkStore:
     def gc(self) -> Optional[int]:
         """One GC round: the zone reclaimed, or None."""
         return self._inner.gc()
+
+    def config(self) -> dict:
+        """The configuration in force (format fields from the superzone when opened)."""
+        return json.loads(self._inner.config())
 
     def stats(self) -> dict:
         """Counters, zone census (``zones_by_state``) and index memory (``memory``)."""
