@@ -768,8 +768,17 @@ fn info(a: InfoArgs) -> Result<()> {
             })),
         }));
     }
+    let t = &stats.total;
+    let total = serde_json::json!({
+        "drives": paths.len(), "datazones": t.store.datazones, "free_zones": t.free_zones,
+        "chunks": t.store.chunks, "sealed_chunks": t.store.sealed_chunks, "records": t.store.records,
+        "live_bytes": t.store.live_bytes,
+    });
     if a.output == OutputArg::Json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "drives": drives }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "drives": drives, "total": total }))?
+        );
         return Ok(());
     }
     for v in &drives {
@@ -823,6 +832,18 @@ fn info(a: InfoArgs) -> Result<()> {
                 r["damaged_records"]
             );
         }
+    }
+    if paths.len() > 1 {
+        println!(
+            "total: {} drives, {} datazones ({} free), {} chunks ({} sealed), {} records, {} live bytes",
+            total["drives"],
+            total["datazones"],
+            total["free_zones"],
+            total["chunks"],
+            total["sealed_chunks"],
+            total["records"],
+            total["live_bytes"]
+        );
     }
     Ok(())
 }

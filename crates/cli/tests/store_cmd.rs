@@ -160,6 +160,11 @@ fn three_drive_front_round_trip_in_any_device_order() {
         serde_json::from_str(&ok(&["store", "info", b, "-d", c, "-d", a, "-O", "json"])).unwrap();
     let chunks: u64 = v["drives"].as_array().unwrap().iter().map(|d| d["chunks"].as_u64().unwrap()).sum();
     assert_eq!(chunks, 9);
+    assert_eq!((v["total"]["chunks"].as_u64(), v["total"]["drives"].as_u64()), (Some(9), Some(3)));
+    let live: u64 = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
+    assert_eq!(v["total"]["live_bytes"].as_u64(), Some(live));
+    let text = ok(&["store", "info", a, "-d", b, "-d", c]);
+    assert!(text.contains("total: 3 drives") && text.contains("9 chunks (9 sealed)"), "{text}");
     // one drive alone shows only its own chunks
     let alone = ok(&["store", "ls", a]).lines().count() - 1;
     assert_eq!(alone as u64, rows.iter().filter(|r| r["device"] == a).count() as u64);
