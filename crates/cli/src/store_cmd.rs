@@ -169,7 +169,7 @@ pub struct InfoArgs {
 pub struct PutArgs {
     #[command(flatten)]
     pub devices: Devices,
-    /// Files to store, one chunk each.
+    /// Files to store, one chunk each (`-`: standard input).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Stream type of the new chunks.
@@ -464,8 +464,18 @@ fn put(a: PutArgs) -> Result<()> {
     if a.id.is_some() && a.files.len() != 1 {
         bail!("--id names one chunk; {} files were given", a.files.len());
     }
+    let stdin = |f: &PathBuf| f.as_os_str() == "-";
+    if a.files.iter().filter(|f| stdin(f)).count() > 1 {
+        bail!("standard input (-) can be stored once per put");
+    }
+    if a.name && a.files.iter().any(stdin) {
+        bail!("--name takes the chunk name from the file name; standard input (-) has none (give --id)");
+    }
     let mut sizes = Vec::new();
     for f in &a.files {
+        if stdin(f) {
+            continue;
+        }
         let m = std::fs::metadata(f).with_context(|| format!("reading {}", f.display()))?;
         if !m.is_file() {
             bail!("{} is not a regular file", f.display());
@@ -488,6 +498,11 @@ fn put(a: PutArgs) -> Result<()> {
             (None, false) => Ok(fresh_id(f, i as u64)),
         })
         .collect::<Result<Vec<_>>>()?;
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(j) = ids[..i].iter().position(|x| x == id) {
+            bail!("{} and {} would both be chunk {id}", a.files[j].display(), a.files[i].display());
+        }
+    }
     let paths = a.devices.all();
     let (mut front, _) = open_front(&a.devices)?;
     for id in &ids {
@@ -500,7 +515,11 @@ fn put(a: PutArgs) -> Result<()> {
     let mut result = Ok(());
     for (f, id) in a.files.iter().zip(&ids) {
         result = (|| -> Result<()> {
-            let mut file = std::fs::File::open(f).with_context(|| format!("reading {}", f.display()))?;
+            let mut file: Box<dyn Read> = if stdin(f) {
+                Box::new(std::io::stdin().lock())
+            } else {
+                Box::new(std::fs::File::open(f).with_context(|| format!("reading {}", f.display()))?)
+            };
             front.create(*id, a.stream.stream()).map_err(|e| with_paths(e, &paths))?;
             loop {
                 let n = read_full(&mut file, &mut buf).with_context(|| format!("reading {}", f.display()))?;

@@ -88,6 +88,19 @@ fn format_put_ls_get_rm_round_trip() {
     let v: serde_json::Value = serde_json::from_str(&ok(&["store", "ls", dev, "--output", "json"])).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 3);
 
+    // put from standard input
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shingled"))
+        .args(["store", "put", dev, "--id", &"ee".repeat(24), "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &bytes(5, 1_500_000)[..]).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("1500000 bytes"));
+    assert_eq!(shingled(&["store", "get", dev, &"ee".repeat(24)]).stdout, bytes(5, 1_500_000));
+    ok(&["store", "rm", dev, &"ee".repeat(24)]);
+
     // get: byte-exact, to a file and to stdout; by name
     let back = dir.path().join("back.bin");
     ok(&["store", "get", dev, &ids[0], "-o", s(&back)]);
@@ -205,6 +218,15 @@ fn user_errors_name_what_and_where() {
     ok(&["store", "put", dev, "--id", &id, s(&f)]);
     let e = fails(&["store", "put", dev, "--id", &id, s(&f)]);
     assert!(e.contains(&format!("chunk {id} already exists")), "{e}");
+    // two files of the same name under --name: refused before anything is stored
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("x"), b"other").unwrap();
+    let e = fails(&["store", "put", dev, "--name", s(&f), s(&sub.join("x"))]);
+    assert!(e.contains("would both be chunk 78000000"), "{e}");
+    assert_eq!(ok(&["store", "ls", dev]).lines().count(), 2);
+    let e = fails(&["store", "put", dev, "--name", "-"]);
+    assert!(e.contains("standard input (-) has none"), "{e}");
     // a file larger than a zone (data chunks are at most one zone): nothing is left behind
     let big = dir.path().join("big");
     std::fs::write(&big, bytes(3, 1536 * 1024)).unwrap();
