@@ -4,6 +4,7 @@ corruption, and the typed exceptions of bad arguments."""
 import json
 import random
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import given, settings
@@ -260,3 +261,19 @@ def test_gc_reclaims_a_zone_and_counts_the_bytes_it_moved():
     assert (s["gc_bytes_migrated"], s["gc_zones_reclaimed"], s["zones_by_state"]["full"]) == (10_000, 1, 0)
     assert st.read(bytes(23) + b"\x01") == pattern(1, 10_000)
     assert st.gc() is None
+
+
+def test_threads_share_one_store():
+    st = ChunkStore.in_memory(zones=32, durability="batched")
+    ids = [st.create(bytes(23) + bytes([k])) for k in range(8)]
+
+    def work(k: int) -> None:
+        for j in range(20):
+            st.append(ids[k], pattern(k * 100 + j, 500))
+
+    with ThreadPoolExecutor(4) as ex:
+        list(ex.map(work, range(8)))
+    st.sync()
+    st.reopen()
+    for k in range(8):
+        assert st.read(ids[k]) == b"".join(pattern(k * 100 + j, 500) for j in range(20))

@@ -172,7 +172,9 @@ class ChunkStore:
         return json.loads(self._inner.fsck())
 
     def reopen(self) -> None:
-        """Drops the store without syncing (a crash) and recovers it from the device."""
+        """Drops the store without syncing or checkpointing (the engine's crash) and recovers
+        it from the device. The device keeps what it holds, unflushed writes included: a
+        power cut that loses them is the Rust crash tests' job (``SimStorage``)."""
         self._inner.reopen()
 
     def close(self) -> None:
