@@ -20,7 +20,9 @@ use shingled_core::BandConfig;
 use shingled_core::ByteSize;
 use shingled_sim::experiments::{self, Experiment, ExperimentOptions, ExperimentReport};
 use shingled_sim::{CompareReport, Mode, RunReport, SimConfig, SimError, TraceSpec};
-use shingled_store::{read_format, ChunkId, Durability, Placement, Store, StoreConfig, StreamType};
+use shingled_store::{
+    read_format, ChunkId, Durability, FrontError, Placement, Store, StoreConfig, StoreFront, StreamType,
+};
 use shingled_trace::{TraceReader, TraceStats};
 use shingled_zoned::{Dialect, FileOptions, FileZoned, IoMode, MemZoned, ZonedConfig};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -456,15 +458,19 @@ create_exception!(
     "Stored data or metadata failed its checks (CRC, chunk id, offset); never wrong bytes."
 );
 
-fn store_err(e: shingled_store::StoreError) -> PyErr {
+/// The Python exception of a store error, carrying `msg`.
+fn store_exc(e: &shingled_store::StoreError, msg: String) -> PyErr {
     use shingled_store::StoreError as E;
-    let msg = e.to_string();
     match e {
         E::NoSuchChunk(_) => NoSuchChunk::new_err(msg),
         E::CorruptData { .. } | E::CorruptMeta { .. } => CorruptionError::new_err(msg),
         E::Config(_) => ConfigError::new_err(msg),
         _ => StoreError::new_err(msg),
     }
+}
+
+fn store_err(e: shingled_store::StoreError) -> PyErr {
+    store_exc(&e, e.to_string())
 }
 
 fn zoned_err(e: shingled_zoned::ZonedError) -> PyErr {
@@ -861,6 +867,231 @@ impl ChunkStore {
     }
 }
 
+// ----- multi-drive front ------------------------------------------------------------------
+
+/// A front error as the exception of the store error inside (message naming the drive).
+fn front_err(e: FrontError) -> PyErr {
+    let msg = e.to_string();
+    match &e {
+        FrontError::Drive { source, .. } => store_exc(source, msg),
+        FrontError::NoSuchChunk(_) => NoSuchChunk::new_err(msg),
+        _ => StoreError::new_err(msg),
+    }
+}
+
+enum AnyFront {
+    File(StoreFront<FileZoned>),
+    Mem(StoreFront<MemZoned>),
+}
+
+/// Runs `$body` with `$f` bound to the open front (either device type), GIL released.
+macro_rules! with_front {
+    ($self:ident, $py:ident, |$f:ident| $body:expr) => {
+        $py.detach(|| {
+            let mut g = $self.inner.lock().unwrap();
+            match g.as_mut() {
+                None => Err(StoreError::new_err("the store front is closed")),
+                Some(AnyFront::File($f)) => $body,
+                Some(AnyFront::Mem($f)) => $body,
+            }
+        })
+    };
+}
+
+fn drive_stats_json(d: &shingled_store::DriveStats) -> serde_json::Value {
+    let s = &d.store;
+    serde_json::json!({
+        "bytes_appended": d.bytes_appended, "bytes_read": d.bytes_read, "free_zones": d.free_zones,
+        "chunks": s.chunks, "sealed_chunks": s.sealed_chunks, "live_bytes": s.live_bytes, "records": s.records,
+        "datazones": s.datazones, "device_bytes_written": s.device_bytes_written, "flushes": s.flushes,
+        "gc_bytes_migrated": s.gc_bytes_migrated, "gc_zones_reclaimed": s.gc_zones_reclaimed,
+    })
+}
+
+/// Several chunk stores, one per drive, behind one chunk API (`shingled_store::StoreFront`).
+#[pyclass(module = "shingled._core")]
+struct ChunkFront {
+    inner: Mutex<Option<AnyFront>>,
+    cfg: StoreConfig,
+}
+
+#[pymethods]
+impl ChunkFront {
+    /// Opens (and recovers) the stores on device files `paths` (any order), each with the
+    /// configuration it was formatted with unless `config` overrides it.
+    #[staticmethod]
+    #[pyo3(signature = (paths, config=None))]
+    fn open_files(
+        py: Python<'_>,
+        paths: Vec<std::path::PathBuf>,
+        config: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<ChunkFront> {
+        let mut stores = Vec::new();
+        let mut cfg0 = None;
+        for p in &paths {
+            let mut dev = py.detach(|| FileZoned::open(p, file_opts())).map_err(zoned_err)?;
+            let stored = py.detach(|| read_format(&mut dev)).map_err(store_err)?;
+            let cfg = store_config(stored.config, config.as_ref())?;
+            let c = cfg.clone();
+            stores.push(py.detach(move || Store::open(dev, c)).map_err(store_err)?);
+            cfg0.get_or_insert(cfg);
+        }
+        let f = StoreFront::from_stores(stores).map_err(front_err)?;
+        Ok(ChunkFront { inner: Mutex::new(Some(AnyFront::File(f))), cfg: cfg0.unwrap_or_default() })
+    }
+
+    /// `drives` formatted in-memory devices of `zones` zones of `zone_size` bytes.
+    #[staticmethod]
+    #[pyo3(signature = (drives, zones, zone_size, config=None))]
+    fn in_memory(
+        drives: usize,
+        zones: u64,
+        zone_size: u64,
+        config: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<ChunkFront> {
+        let cfg = store_config(StoreConfig::default(), config.as_ref())?;
+        if zone_size == 0 || !zone_size.is_multiple_of(1024) {
+            return Err(PyValueError::new_err(format!("zone_size {zone_size}: a positive multiple of 1024")));
+        }
+        let devs = (0..drives)
+            .map(|_| MemZoned::new(&ZonedConfig::small(zones, zone_size / 1024, Dialect::Zbc)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| PyValueError::new_err(format!("device geometry: {e}")))?;
+        let f = StoreFront::format(devs, cfg.clone()).map_err(front_err)?;
+        Ok(ChunkFront { inner: Mutex::new(Some(AnyFront::Mem(f))), cfg })
+    }
+
+    /// Creates chunk `id` on the drive placement picks; returns the drive.
+    fn create(&self, py: Python<'_>, id: &Bound<'_, PyAny>, stream: u8) -> PyResult<usize> {
+        let id = chunk_id(id)?;
+        with_front!(self, py, |f| f.create(id, StreamType(stream)).map_err(front_err))
+    }
+
+    fn append(&self, py: Python<'_>, id: &Bound<'_, PyAny>, data: &[u8]) -> PyResult<()> {
+        let id = chunk_id(id)?;
+        with_front!(self, py, |f| f.append(id, data).map_err(front_err))
+    }
+
+    #[pyo3(signature = (id, offset=0, length=None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+        offset: u64,
+        length: Option<u64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let id = chunk_id(id)?;
+        let v = with_front!(self, py, |f| {
+            let len = match length {
+                Some(l) => l,
+                None => f
+                    .chunk(id)
+                    .ok_or_else(|| front_err(FrontError::NoSuchChunk(id)))?
+                    .1
+                    .len
+                    .saturating_sub(offset),
+            };
+            f.read(id, offset, len).map_err(front_err)
+        })?;
+        Ok(PyBytes::new(py, &v))
+    }
+
+    fn seal(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<()> {
+        let id = chunk_id(id)?;
+        with_front!(self, py, |f| f.seal(id).map_err(front_err))
+    }
+
+    fn delete(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<()> {
+        let id = chunk_id(id)?;
+        with_front!(self, py, |f| f.delete(id).map_err(front_err))
+    }
+
+    /// The drive holding chunk `id`, or None.
+    fn drive_of(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        let id = chunk_id(id)?;
+        with_front!(self, py, |f| Ok(f.drive_of(id)))
+    }
+
+    /// Syncs every drive, one thread per drive.
+    fn sync(&self, py: Python<'_>) -> PyResult<()> {
+        with_front!(self, py, |f| f.sync_parallel().map_err(front_err))
+    }
+
+    /// One GC round per drive: the zone each reclaimed.
+    fn gc(&self, py: Python<'_>) -> PyResult<Vec<Option<u64>>> {
+        with_front!(self, py, |f| f.gc().map_err(front_err))
+    }
+
+    /// Every chunk with its drive (id order), as JSON.
+    fn list(&self, py: Python<'_>) -> PyResult<String> {
+        with_front!(self, py, |f| {
+            let v: Vec<serde_json::Value> = f
+                .list()
+                .iter()
+                .map(|(d, c)| {
+                    let mut j = info_json(c);
+                    j["drive"] = (*d).into();
+                    j
+                })
+                .collect();
+            Ok(serde_json::Value::from(v).to_string())
+        })
+    }
+
+    /// Per-drive statistics and totals, as JSON.
+    fn stats(&self, py: Python<'_>) -> PyResult<String> {
+        with_front!(self, py, |f| {
+            let s = f.stats();
+            let drives: Vec<_> = s.drives.iter().map(drive_stats_json).collect();
+            Ok(serde_json::json!({ "drives": drives, "total": drive_stats_json(&s.total) }).to_string())
+        })
+    }
+
+    /// `Store::fsck` of every drive, as a JSON list.
+    fn fsck(&self, py: Python<'_>) -> PyResult<String> {
+        with_front!(self, py, |f| {
+            let reps = f.fsck().map_err(front_err)?;
+            let v: Vec<serde_json::Value> =
+                reps.iter().map(|r| serde_json::from_str(&fsck_json(r)).expect("valid JSON")).collect();
+            Ok(serde_json::Value::from(v).to_string())
+        })
+    }
+
+    /// Drops every store without syncing and recovers them (the map is rebuilt by listing).
+    fn reopen(&self, py: Python<'_>) -> PyResult<()> {
+        let cfg = self.cfg.clone();
+        py.detach(|| {
+            let mut g = self.inner.lock().unwrap();
+            let f = g.take().ok_or_else(|| StoreError::new_err("the store front is closed"))?;
+            let r = match f {
+                AnyFront::File(f) => StoreFront::open(f.into_devices(), cfg).map(AnyFront::File),
+                AnyFront::Mem(f) => StoreFront::open(f.into_devices(), cfg).map(AnyFront::Mem),
+            };
+            *g = Some(r.map_err(front_err)?);
+            Ok(())
+        })
+    }
+
+    /// Syncs, checkpoints and releases the devices.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| {
+            let mut g = self.inner.lock().unwrap();
+            let r = match g.as_mut() {
+                None => return Ok(()),
+                Some(AnyFront::File(f)) => f.sync().and_then(|()| f.checkpoint()),
+                Some(AnyFront::Mem(f)) => f.sync().and_then(|()| f.checkpoint()),
+            };
+            *g = None;
+            r.map_err(front_err)
+        })
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.lock().unwrap().is_none()
+    }
+}
+
 /// The `shingled._core` extension module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -878,6 +1109,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RECORD_BYTES", RECORD)?;
     m.add_class::<Reader>()?;
     m.add_class::<ChunkStore>()?;
+    m.add_class::<ChunkFront>()?;
     m.add_function(wrap_pyfunction!(config_default, m)?)?;
     m.add_function(wrap_pyfunction!(config_from_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_normalize, m)?)?;

@@ -30,7 +30,7 @@ from ._core import (
     TraceError,
 )
 from ._result import Result, flatten_metrics
-from .store import ChunkStore
+from .store import ChunkStore, StoreFront
 from .sweep import sweep
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "PolicyError",
     "Cancelled",
     "ChunkStore",
+    "StoreFront",
     "StoreError",
     "NoSuchChunk",
     "CorruptionError",

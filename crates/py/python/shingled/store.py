@@ -199,4 +199,95 @@ class ChunkStore:
         return f"ChunkStore({where!r}, {s['chunks']} chunks, {s['live_bytes']} live bytes)"
 
 
-__all__: List[str] = ["ChunkStore", "STREAMS"]
+class StoreFront:
+    """Several drives, one chunk store each, behind the chunk API of :class:`ChunkStore`
+    (``shingled_store::StoreFront``). A new chunk goes to the freer of two drives its id
+    hashes to; the chunk → drive map is rebuilt at open by listing the drives, so device files
+    may be given in any order. Use :meth:`open` (files formatted by
+    ``shingled store format DEV -d DEV2 …``) or :meth:`in_memory`.
+    """
+
+    def __init__(self, inner: "_core.ChunkFront", paths: Optional[List[str]] = None):
+        self._inner = inner
+        self.paths = paths
+
+    @classmethod
+    def open(cls, paths: "List[PathLike]", **config: Any) -> "StoreFront":
+        ps = [os.fspath(p) for p in paths]
+        return cls(_core.ChunkFront.open_files(ps, _config(**config)), ps)
+
+    @classmethod
+    def in_memory(cls, drives: int = 3, zones: int = 16, zone_size: int = 256 << 10, **config: Any) -> "StoreFront":
+        return cls(_core.ChunkFront.in_memory(drives, zones, zone_size, _config(**config)))
+
+    def create(self, id: Optional[ChunkIdLike] = None, stream: Union[int, str] = "data") -> str:
+        """Creates a chunk (a fresh random id when ``id`` is None); returns its hex id."""
+        if id is None:
+            id = secrets.token_bytes(24)
+        self._inner.create(id, _stream(stream))
+        return id.hex() if isinstance(id, bytes) else id.lower()
+
+    def append(self, id: ChunkIdLike, data: Union[bytes, bytearray, memoryview]) -> None:
+        if not isinstance(data, bytes):
+            if not isinstance(data, (bytearray, memoryview)):
+                raise TypeError(f"data must be bytes-like, not {type(data).__name__}")
+            data = bytes(data)
+        self._inner.append(id, data)
+
+    def read(self, id: ChunkIdLike, offset: int = 0, length: Optional[int] = None) -> bytes:
+        if offset < 0 or (length is not None and length < 0):
+            raise ValueError(f"offset {offset} and length {length} must not be negative")
+        return self._inner.read(id, offset, length)
+
+    def seal(self, id: ChunkIdLike) -> None:
+        self._inner.seal(id)
+
+    def delete(self, id: ChunkIdLike) -> None:
+        self._inner.delete(id)
+
+    def drive_of(self, id: ChunkIdLike) -> Optional[int]:
+        return self._inner.drive_of(id)
+
+    def list(self, as_frame: bool = False):
+        """Every chunk in id order with its ``drive`` (dicts, or a DataFrame indexed by id)."""
+        rows = json.loads(self._inner.list())
+        if not as_frame:
+            return rows
+        import pandas as pd
+
+        cols = ["id", "drive", "stream", "length", "sealed", "records", "groups"]
+        return pd.DataFrame(rows, columns=cols).set_index("id")
+
+    def sync(self) -> None:
+        """Syncs every drive (one thread per drive)."""
+        self._inner.sync()
+
+    def gc(self) -> List[Optional[int]]:
+        return self._inner.gc()
+
+    def stats(self) -> dict:
+        """``{"drives": [per-drive counters], "total": sums}``."""
+        return json.loads(self._inner.stats())
+
+    def fsck(self) -> List[dict]:
+        """One :meth:`ChunkStore.fsck` report per drive."""
+        return json.loads(self._inner.fsck())
+
+    def reopen(self) -> None:
+        self._inner.reopen()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._inner.closed
+
+    def __enter__(self) -> "StoreFront":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+__all__: List[str] = ["ChunkStore", "StoreFront", "STREAMS"]
