@@ -188,6 +188,23 @@ pub fn data_fits(room: u64) -> usize {
     full * SLICE + rest.min(SLICE - 1)
 }
 
+/// Payload of a CkptStart record: metazone generation, checkpoint number in the metazone.
+pub fn ckpt_start_payload(gen: u64, sub: u32) -> Vec<u8> {
+    let mut p = gen.to_le_bytes().to_vec();
+    p.extend_from_slice(&sub.to_le_bytes());
+    p
+}
+
+/// Payload of a CkptEnd record: generation, checkpoint number, body pieces (CkptBody records),
+/// body bytes and CRC32C of the whole body (the pieces concatenated).
+pub fn ckpt_end_payload(gen: u64, sub: u32, pieces: u32, body: &[u8]) -> Vec<u8> {
+    let mut p = ckpt_start_payload(gen, sub);
+    p.extend_from_slice(&pieces.to_le_bytes());
+    p.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    p.extend_from_slice(&crc32c::crc32c(body).to_le_bytes());
+    p
+}
+
 /// Header CRC of an encoded record (what the next data record of its zone links to).
 pub fn header_crc(rec: &[u8]) -> u32 {
     u32_at(rec, 28)

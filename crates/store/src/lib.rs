@@ -168,6 +168,14 @@ pub struct StoreConfig {
     /// Most user bytes in one data record (larger appends are split). Default 1 MiB; at least
     /// 4096.
     pub max_record: usize,
+    /// A periodic checkpoint starts once this many bytes (user bytes appended plus journal
+    /// bytes) were written since the last one, bounding recovery's journal replay and
+    /// datazone scan. Default 0: sixteen zones' worth of the device.
+    pub checkpoint_every_bytes: u64,
+    /// Periodic checkpoints are incremental: after each foreground operation (create, append,
+    /// seal, delete) at most this many bytes of the checkpoint's table are written. Default
+    /// 64 KiB; at least 64.
+    pub ckpt_step_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -185,6 +193,8 @@ impl Default for StoreConfig {
             gc_step_bytes: 4 << 20,
             gc_max_bandwidth: 100,
             max_record: 1 << 20,
+            checkpoint_every_bytes: 0,
+            ckpt_step_bytes: 64 << 10,
         }
     }
 }
@@ -205,6 +215,9 @@ impl StoreConfig {
         }
         if self.max_record < 4096 {
             return Err(StoreError::Config(format!("max_record {} < 4096", self.max_record)));
+        }
+        if self.ckpt_step_bytes < 64 {
+            return Err(StoreError::Config(format!("ckpt_step_bytes {} < 64", self.ckpt_step_bytes)));
         }
         Ok(())
     }

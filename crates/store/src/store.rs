@@ -24,6 +24,16 @@ const GC_POOL: u8 = 3;
 /// GC unthrottled (one zone stays for the GC zone to migrate into).
 pub const GC_HARD_MIN_FREE: usize = 1;
 
+/// A periodic checkpoint being written piece by piece into the current metazone: the table
+/// as it was at its start (a copy), and how much of it is written.
+#[derive(Clone, Debug)]
+struct IncCkpt {
+    sub: u32,
+    body: Vec<u8>,
+    pos: usize,
+    pieces: u32,
+}
+
 /// A victim being migrated step by step: its zone and the (chunk, record start) spans left.
 #[derive(Clone, Debug)]
 struct GcJob {
@@ -188,6 +198,10 @@ pub struct StoreStats {
     pub gc_throttled_steps: u64,
     /// Unthrottled GC rounds run by the emergency path (at most one free datazone).
     pub gc_emergency_rounds: u64,
+    /// Periodic checkpoints completed piece by piece (also counted in `checkpoints`).
+    pub incremental_checkpoints: u64,
+    /// CkptBody pieces written by periodic checkpoints.
+    pub checkpoint_pieces: u64,
 }
 
 /// Memory the index uses (SMRSTORE §4.2 states ~200 B per chunk and 8 B per record index).
@@ -288,6 +302,10 @@ pub struct Store<D: ZonedDevice> {
     since_ckpt: u64,
     gc_zone: Option<usize>,
     gc_job: Option<GcJob>,
+    /// The periodic checkpoint in progress, and the number of the last checkpoint started in
+    /// the current metazone (0: the one that opened it).
+    inc_ckpt: Option<IncCkpt>,
+    ckpt_sub: u32,
     gc_active: bool,
     gc_credit: u64,
     poisoned: bool,
@@ -359,6 +377,8 @@ impl<D: ZonedDevice> Store<D> {
             since_ckpt: 0,
             gc_zone: None,
             gc_job: None,
+            inc_ckpt: None,
+            ckpt_sub: 0,
             gc_active: false,
             gc_credit: 0,
             poisoned: false,
@@ -511,7 +531,7 @@ impl<D: ZonedDevice> Store<D> {
             id,
             Chunk { stream, sealed: false, create_seq: seq, len: 0, groups: Vec::new(), cur_zone: None },
         );
-        Ok(())
+        self.after_op()
     }
 
     /// Appends `data` to chunk `id`. With [`Durability::EveryAppend`] the data is on the device
@@ -538,16 +558,27 @@ impl<D: ZonedDevice> Store<D> {
             let r = self.flush();
             self.guard(r)?;
         }
-        if self.since_ckpt >= self.cfg_checkpoint_bytes() {
-            let r = self.write_checkpoint();
-            self.guard(r)?;
-        }
+        self.after_op()?;
         self.gc_background(data.len() as u64, false)
     }
 
     fn cfg_checkpoint_bytes(&self) -> u64 {
-        // A checkpoint per 16 zones' worth of appends bounds the recovery scan.
-        16 * self.info.zone_capacity_sectors * SECTOR_SIZE
+        match self.cfg.checkpoint_every_bytes {
+            // A checkpoint per 16 zones' worth of appends bounds the recovery scan.
+            0 => 16 * self.info.zone_capacity_sectors * SECTOR_SIZE,
+            n => n,
+        }
+    }
+
+    /// After a foreground operation: start a periodic checkpoint when due, and write the next
+    /// piece of the one in progress.
+    fn after_op(&mut self) -> Result<()> {
+        if self.inc_ckpt.is_none() && self.since_ckpt >= self.cfg_checkpoint_bytes() {
+            let r = self.start_inc_checkpoint();
+            self.guard(r)?;
+        }
+        let r = self.inc_checkpoint_step();
+        self.guard(r)
     }
 
     fn chunk_limit(&self, stream: StreamType) -> u64 {
@@ -957,7 +988,8 @@ impl<D: ZonedDevice> Store<D> {
         let c = self.chunks.get(&id).ok_or(StoreError::NoSuchChunk(id))?;
         let end = offset.checked_add(len).filter(|&e| e <= c.len);
         let end = end.ok_or(StoreError::OutOfRange { chunk: id, offset, len, chunk_len: c.len })?;
-        let mut out = Vec::with_capacity(len as usize);
+        // Bounded: `len` is the caller's, checked only against the chunk length.
+        let mut out = Vec::with_capacity(len.min(1 << 24) as usize);
         let mut pos = offset;
         while pos < end {
             let (zone, block, rs, re) = locate(c, pos);
@@ -1016,7 +1048,7 @@ impl<D: ZonedDevice> Store<D> {
         let c = self.chunks.get_mut(&id).expect("checked");
         c.sealed = true;
         c.cur_zone = None;
-        Ok(())
+        self.after_op()
     }
 
     /// Deletes chunk `id`; its records become garbage. Durable when it returns.
@@ -1035,7 +1067,7 @@ impl<D: ZonedDevice> Store<D> {
                 zs.state = ZoneState::Garbage;
             }
         }
-        Ok(())
+        self.after_op()
     }
 
     /// Makes every acknowledged-so-far append durable (a device flush).
@@ -1142,21 +1174,81 @@ impl<D: ZonedDevice> Store<D> {
     /// Writes a journal record into the current metazone and flushes; returns its sequence
     /// number. A full metazone is first replaced by a checkpoint in the next one.
     fn journal(&mut self, rtype: RecordType, payload: &[u8]) -> Result<u64> {
+        let seq = self.meta_append(rtype, payload)?;
+        self.stats.journal_records += 1;
+        self.since_ckpt += format::record_len(payload.len());
+        self.flush()?;
+        Ok(seq)
+    }
+
+    /// Appends a record to the current metazone (not flushed); returns its sequence number.
+    /// A full metazone is first replaced by a (blocking) checkpoint in the next one.
+    fn meta_append(&mut self, rtype: RecordType, payload: &[u8]) -> Result<u64> {
         let len = format::record_len(payload.len());
         if self.meta_wp + len > self.cap_bytes(self.meta_zone(self.meta)) {
             self.write_checkpoint()?;
+            if rtype == RecordType::CkptBody || rtype == RecordType::CkptEnd {
+                // The checkpoint just written supersedes the periodic one in progress.
+                return Ok(0);
+            }
         }
         let seq = self.next_seq();
         let rec = encode_record(rtype, seq, payload);
         let z = self.meta_zone(self.meta);
-        self.dev
-            .write(self.info.zone_start(z) + self.meta_wp / SECTOR_SIZE, &rec)
-            .map_err(StoreError::dev(format!("journaling in metazone {z} at byte {}", self.meta_wp)))?;
+        self.dev.write(self.info.zone_start(z) + self.meta_wp / SECTOR_SIZE, &rec).map_err(
+            StoreError::dev(format!("writing {rtype:?} in metazone {z} at byte {}", self.meta_wp)),
+        )?;
         self.meta_wp += len;
         self.stats.device_bytes_written += len;
-        self.stats.journal_records += 1;
-        self.flush()?;
         Ok(seq)
+    }
+
+    /// Starts a periodic checkpoint in the current metazone: flushes, copies the tables (the
+    /// snapshot) and writes CkptStart; the pieces follow after foreground operations. When
+    /// the checkpoint and some room for the journal do not fit in the metazone, writes a
+    /// blocking checkpoint into the next metazone instead.
+    fn start_inc_checkpoint(&mut self) -> Result<()> {
+        self.flush()?;
+        let body = self.encode_tables();
+        let step = self.cfg.ckpt_step_bytes as usize;
+        let pieces = body.len().div_ceil(step).max(1) as u64;
+        let need = pieces * format::record_len(step) + 2 * BLOCK;
+        let cap = self.cap_bytes(self.meta_zone(self.meta));
+        if self.meta_wp + need + cap / 8 > cap {
+            return self.write_checkpoint();
+        }
+        self.ckpt_sub += 1;
+        let sub = self.ckpt_sub;
+        self.meta_append(RecordType::CkptStart, &format::ckpt_start_payload(self.meta_gen, sub))?;
+        self.inc_ckpt = Some(IncCkpt { sub, body, pos: 0, pieces: 0 });
+        self.since_ckpt = 0;
+        Ok(())
+    }
+
+    /// Writes the next piece (at most `ckpt_step_bytes`) of the periodic checkpoint in
+    /// progress; after the last piece, flushes and writes CkptEnd.
+    fn inc_checkpoint_step(&mut self) -> Result<()> {
+        let Some(inc) = self.inc_ckpt.as_mut() else { return Ok(()) };
+        let end = (inc.pos + self.cfg.ckpt_step_bytes as usize).min(inc.body.len());
+        let piece = inc.body[inc.pos..end].to_vec();
+        inc.pos = end;
+        inc.pieces += 1;
+        let done = end == inc.body.len();
+        self.meta_append(RecordType::CkptBody, &piece)?;
+        if self.inc_ckpt.is_none() {
+            return Ok(());
+        }
+        self.stats.checkpoint_pieces += 1;
+        if done {
+            let inc = self.inc_ckpt.take().expect("checked");
+            self.flush()?;
+            let p = format::ckpt_end_payload(self.meta_gen, inc.sub, inc.pieces, &inc.body);
+            self.meta_append(RecordType::CkptEnd, &p)?;
+            self.flush()?;
+            self.stats.checkpoints += 1;
+            self.stats.incremental_checkpoints += 1;
+        }
+        Ok(())
     }
 
     /// Writes a checkpoint of the chunk and zone tables into the next metazone (after
@@ -1186,12 +1278,12 @@ impl<D: ZonedDevice> Store<D> {
         let s1 = self.next_seq();
         buf.extend(encode_record(RecordType::MetaHeader, s1, &h));
         let s2 = self.next_seq();
-        buf.extend(encode_record(RecordType::CkptStart, s2, &gen.to_le_bytes()));
+        buf.extend(encode_record(RecordType::CkptStart, s2, &format::ckpt_start_payload(gen, 0)));
         let body = self.encode_tables();
         let s3 = self.next_seq();
         buf.extend(encode_record(RecordType::CkptBody, s3, &body));
         let s4 = self.next_seq();
-        buf.extend(encode_record(RecordType::CkptEnd, s4, &gen.to_le_bytes()));
+        buf.extend(encode_record(RecordType::CkptEnd, s4, &format::ckpt_end_payload(gen, 0, 1, &body)));
         if buf.len() as u64 > self.cap_bytes(z) / 2 {
             return Err(StoreError::NoSpace(format!(
                 "checkpoint of {} bytes does not fit half of metazone {z}",
@@ -1215,6 +1307,8 @@ impl<D: ZonedDevice> Store<D> {
         self.meta_gen = gen;
         self.meta_wp = buf.len() as u64;
         self.since_ckpt = 0;
+        self.inc_ckpt = None;
+        self.ckpt_sub = 0;
         self.stats.device_bytes_written += buf.len() as u64;
         self.stats.checkpoints += 1;
         Ok(())
@@ -1319,12 +1413,20 @@ impl<D: ZonedDevice> Store<D> {
         if !r.done() {
             return Err(bad("trailing bytes after the zone table".into()));
         }
-        // Every record must lie in the written part of its zone.
+        // Every record must lie in the written part of its zone and hold no more than a zone
+        // can (so no read sizes a buffer from a forged length).
         for (id, c) in &chunks {
-            for (zone, block, _, _) in record_spans(c) {
-                if (block as u64 + 1) * BLOCK > self.zones[zone as usize].written {
+            if c.len > MAX_CHUNK_LEN {
+                return Err(bad(format!("chunk {id}: length {} beyond the limit {MAX_CHUNK_LEN}", c.len)));
+            }
+            for (zone, block, rs, re) in record_spans(c) {
+                let written = self.zones[zone as usize].written;
+                let room = written.saturating_sub(block as u64 * BLOCK);
+                if room < BLOCK || re - rs > data_fits(room) as u64 {
                     return Err(bad(format!(
-                        "chunk {id}: record at block {block} of datazone {zone} beyond its data"
+                        "chunk {id}: record of {} bytes at block {block} of datazone {zone} beyond its \
+                         {written} written bytes",
+                        re - rs
                     )));
                 }
             }
@@ -1377,36 +1479,37 @@ impl<D: ZonedDevice> Store<D> {
             let z = self.meta_zone(m);
             let w = self.wp_bytes(z)?;
             let (recs, _, tail) = self.parse_zone(z, 0, w, false)?;
-            let types: Vec<RecordType> = recs.iter().take(4).map(|r| r.h.rtype).collect();
-            let complete = types
-                == [RecordType::MetaHeader, RecordType::CkptStart, RecordType::CkptBody, RecordType::CkptEnd]
-                && recs[1].payload == gen.to_le_bytes()
-                && recs[3].payload == gen.to_le_bytes();
+            let ck = find_checkpoints(&recs, gen);
             if let Tail::Corrupt { offset, what } = tail {
-                let structure = if complete { "journal" } else { "checkpoint" };
+                let structure = if ck.first_complete { "journal" } else { "checkpoint" };
                 return Err(StoreError::CorruptMeta { structure, zone: z, offset, what });
             }
-            if complete {
-                chosen = Some((gen, m, recs));
+            if ck.first_complete {
+                chosen = Some((gen, m, recs, ck));
                 break;
             }
             // A checkpoint torn by a crash: the previous metazone is still the recovery point.
         }
-        let (gen, m, recs) = chosen.ok_or_else(|| StoreError::CorruptMeta {
+        let (gen, m, recs, ck) = chosen.ok_or_else(|| StoreError::CorruptMeta {
             structure: "checkpoint",
             zone: self.meta_zone(0),
             offset: 0,
             what: "no complete checkpoint in any metazone".into(),
         })?;
         let z = self.meta_zone(m);
-        self.decode_tables(&recs[2].payload, z, recs[2].off)?;
-        rep.checkpoint_bytes = recs[2].payload.len() as u64;
+        let (start, body, body_off) = ck.last.expect("the first checkpoint is complete");
+        self.decode_tables(&body, z, body_off)?;
+        rep.checkpoint_bytes = body.len() as u64;
         rep.checkpoint_generation = gen;
         rep.checkpoint_load = lap(&mut t);
-        rep.journal_records = recs.len().saturating_sub(4) as u64;
-        let mut last_seq = recs[3].h.seq;
-        // 2. Replay the journal.
-        for r in &recs[4..] {
+        let mut last_seq = recs[start].h.seq;
+        // 2. Replay the journal: every journal record after the loaded checkpoint's start
+        // (also those written while its pieces were, which its snapshot does not hold).
+        for r in &recs[start + 1..] {
+            if matches!(r.h.rtype, RecordType::CkptStart | RecordType::CkptBody | RecordType::CkptEnd) {
+                continue;
+            }
+            rep.journal_records += 1;
             let bad =
                 |what: String| StoreError::CorruptMeta { structure: "journal", zone: z, offset: r.off, what };
             if r.h.seq <= last_seq {
@@ -1459,6 +1562,7 @@ impl<D: ZonedDevice> Store<D> {
         }
         self.meta = m;
         self.meta_gen = gen;
+        last_seq = recs.iter().map(|r| r.h.seq).max().unwrap_or(0).max(last_seq);
         rep.journal_replay = lap(&mut t);
         // 3. Scan the datazones written since the checkpoint.
         let mut found: Vec<(u64, u32, u32, DataPrefix)> = Vec::new();
@@ -1703,6 +1807,54 @@ impl<D: ZonedDevice> Store<D> {
         }
         Ok((out, stop, Tail::Clean))
     }
+}
+
+/// The checkpoints found in a metazone's records.
+struct Checkpoints {
+    /// The metazone's first checkpoint (records 1.., written in one go) is complete.
+    first_complete: bool,
+    /// The last complete checkpoint: index of its CkptStart in the records, its body, and the
+    /// byte offset of its first piece.
+    last: Option<(usize, Vec<u8>, u64)>,
+}
+
+/// Finds the complete checkpoints of metazone generation `gen` in `recs`: a CkptStart, then
+/// CkptBody pieces (journal records may come between them), then a CkptEnd naming the same
+/// checkpoint whose piece count, body length and body CRC match the pieces.
+fn find_checkpoints(recs: &[Parsed], gen: u64) -> Checkpoints {
+    let mut out = Checkpoints { first_complete: false, last: None };
+    let mut cur: Option<(u32, usize, Vec<usize>)> = None;
+    if recs.first().map(|r| r.h.rtype) != Some(RecordType::MetaHeader) {
+        return out;
+    }
+    for (i, r) in recs.iter().enumerate().skip(1) {
+        match r.h.rtype {
+            RecordType::CkptStart => {
+                cur = (r.payload.len() == 12 && format::u64_at(&r.payload, 0) == gen)
+                    .then(|| (format::u32_at(&r.payload, 8), i, Vec::new()));
+            }
+            RecordType::CkptBody => {
+                if let Some(c) = cur.as_mut() {
+                    c.2.push(i);
+                }
+            }
+            RecordType::CkptEnd => {
+                let Some((sub, start, pieces)) = cur.take() else { continue };
+                let body: Vec<u8> = pieces.iter().flat_map(|&k| recs[k].payload.iter().copied()).collect();
+                let want = format::ckpt_end_payload(gen, sub, pieces.len() as u32, &body);
+                if r.payload == want && !pieces.is_empty() {
+                    if start == 1 && sub == 0 {
+                        out.first_complete = true;
+                    }
+                    if out.first_complete {
+                        out.last = Some((start, body, recs[pieces[0]].off));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Whether the prefix of data record `rec` (valid header `h`, payload failing its CRC) can be

@@ -85,6 +85,27 @@ fn crash_every_nth_op_batched() {
     assert!(points >= 80, "{points} crash points over {total} ops");
 }
 
+/// Periodic checkpoints every ~20 KB written, each in pieces of 256 bytes spread over the
+/// following operations (journal records in between): crashes land before, inside and after
+/// checkpoints, including between their pieces.
+#[test]
+fn crash_every_nth_op_during_incremental_checkpoints() {
+    for (seed, d) in [(3, Durability::EveryAppend), (4, Durability::Batched)] {
+        let cfg = StoreConfig { checkpoint_every_bytes: 20_000, ckpt_step_bytes: 256, ..small_cfg(d) };
+        let mut st = fresh(&cfg);
+        assert!(Oracle::new().run(&mut st, seed, STEPS));
+        let s = st.stats();
+        assert!(
+            s.incremental_checkpoints >= 3 && s.checkpoint_pieces >= 4 * s.incremental_checkpoints,
+            "{s:?}"
+        );
+        let total = total_ops(&cfg, seed);
+        let points = sweep(&cfg, seed, (total / 120).max(1));
+        eprintln!("incremental checkpoints {d:?}: {points} crash points over {total} storage ops, {s:?}");
+        assert!(points >= 100, "{points} crash points");
+    }
+}
+
 /// Every operation of several workloads, both durability modes.
 #[test]
 #[ignore = "long: every crash point of 12 workloads (run with --ignored)"]

@@ -1,5 +1,6 @@
 //! Integration tests of `shingled-store`, compiled as one binary.
 
+mod arbitrary;
 mod basic;
 mod common;
 mod corruption;
