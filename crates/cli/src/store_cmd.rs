@@ -61,8 +61,17 @@ pub struct Devices {
 }
 
 impl Devices {
-    fn all(&self) -> Vec<PathBuf> {
-        std::iter::once(self.dev.clone()).chain(self.more.iter().cloned()).collect()
+    /// Every device path, drive 0 first. A file given twice would be two stores writing one
+    /// device: refused.
+    fn all(&self) -> Result<Vec<PathBuf>> {
+        let v: Vec<PathBuf> = std::iter::once(self.dev.clone()).chain(self.more.iter().cloned()).collect();
+        let key = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        for (i, p) in v.iter().enumerate() {
+            if let Some(q) = v[..i].iter().find(|q| key(q) == key(p)) {
+                bail!("device {} is given twice (as {} and {})", key(p).display(), q.display(), p.display());
+            }
+        }
+        Ok(v)
     }
 }
 
@@ -270,7 +279,7 @@ fn read_super(p: &Path, dev: &mut FileZoned) -> Result<StoredFormat> {
 
 /// Opens the store on `devices` with each device's format configuration.
 fn open_front(devices: &Devices) -> Result<(Front, Vec<StoredFormat>)> {
-    let paths = devices.all();
+    let paths = devices.all()?;
     let mut devs = Vec::new();
     let mut supers = Vec::new();
     for p in &paths {
@@ -331,7 +340,7 @@ fn format(a: FormatArgs) -> Result<()> {
         ..StoreConfig::default()
     };
     cfg.sanitize().context("store configuration")?;
-    let paths = a.devices.all();
+    let paths = a.devices.all()?;
     let mut devs = Vec::new();
     for p in &paths {
         if a.create {
@@ -503,7 +512,7 @@ fn put(a: PutArgs) -> Result<()> {
             bail!("{} and {} would both be chunk {id}", a.files[j].display(), a.files[i].display());
         }
     }
-    let paths = a.devices.all();
+    let paths = a.devices.all()?;
     let (mut front, _) = open_front(&a.devices)?;
     for id in &ids {
         if let Some((d, _)) = front.chunk(*id) {
@@ -575,7 +584,7 @@ fn read_full(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 fn get(a: GetArgs) -> Result<()> {
     let id = parse_id(&a.id)?;
-    let paths = a.devices.all();
+    let paths = a.devices.all()?;
     let (mut front, _) = open_front(&a.devices)?;
     let (_, c) = front.chunk(id).ok_or_else(|| anyhow!("no chunk {id} in {}", list_paths(&paths)))?;
     let mut out: Box<dyn Write> = match &a.out {
@@ -600,7 +609,7 @@ fn list_paths(p: &[PathBuf]) -> String {
 }
 
 fn ls(a: LsArgs) -> Result<()> {
-    let paths = a.devices.all();
+    let paths = a.devices.all()?;
     let (front, _) = open_front(&a.devices)?;
     let l = front.list();
     if a.output == OutputArg::Json {
@@ -642,7 +651,7 @@ fn ls(a: LsArgs) -> Result<()> {
 
 fn rm(a: RmArgs) -> Result<()> {
     let ids = a.ids.iter().map(|s| parse_id(s)).collect::<Result<Vec<_>>>()?;
-    let paths = a.devices.all();
+    let paths = a.devices.all()?;
     let (mut front, _) = open_front(&a.devices)?;
     for id in &ids {
         if front.chunk(*id).is_none() {
@@ -659,7 +668,7 @@ fn rm(a: RmArgs) -> Result<()> {
 /// Opening recovers the store (and writes a checkpoint); damage recovery cannot pass is an
 /// error naming zone and offset. Then every drive is checked read-only.
 fn fsck(a: FsckArgs) -> Result<()> {
-    let paths = a.devices.all();
+    let paths = a.devices.all()?;
     let (mut front, _) = open_front(&a.devices)?;
     let reps = front.fsck().map_err(|e| with_paths(e, &paths))?;
     let problems: usize = reps.iter().map(|r| r.problems.len()).sum();
@@ -710,7 +719,7 @@ fn fsck(a: FsckArgs) -> Result<()> {
 }
 
 fn gc(a: GcArgs) -> Result<()> {
-    let paths = a.devices.all();
+    let paths = a.devices.all()?;
     let (mut front, _) = open_front(&a.devices)?;
     for (d, path) in paths.iter().enumerate() {
         let mut rounds = 0;
@@ -733,7 +742,7 @@ fn gc(a: GcArgs) -> Result<()> {
 }
 
 fn info(a: InfoArgs) -> Result<()> {
-    let paths = a.devices.all();
+    let paths = a.devices.all()?;
     let (front, supers) = open_front(&a.devices)?;
     let stats = front.stats();
     let mut drives = Vec::new();

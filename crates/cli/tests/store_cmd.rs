@@ -202,6 +202,14 @@ fn user_errors_name_what_and_where() {
     let e = fails(&["store", "format", dev]);
     assert!(e.contains("already holds a store") && e.contains("--force"), "{e}");
     ok(&["store", "format", dev, "--force"]);
+    let e = fails(&[
+        "store",
+        "ls",
+        dev,
+        "-d",
+        &format!("{}/../{}/dev.zbd", dir.path().display(), dir.path().file_name().unwrap().to_str().unwrap()),
+    ]);
+    assert!(e.contains("is given twice"), "{e}");
     let e = fails(&["store", "get", dev, "0123"]);
     assert!(e.contains("\"0123\"") && e.contains("48 hex digits"), "{e}");
     let e = fails(&["store", "get", dev, &"ab".repeat(24)]);

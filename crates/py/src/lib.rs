@@ -926,6 +926,12 @@ impl ChunkFront {
         paths: Vec<std::path::PathBuf>,
         config: Option<Bound<'_, PyDict>>,
     ) -> PyResult<ChunkFront> {
+        let key = |p: &std::path::PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        for (i, p) in paths.iter().enumerate() {
+            if paths[..i].iter().any(|q| key(q) == key(p)) {
+                return Err(PyValueError::new_err(format!("device {} is given twice", p.display())));
+            }
+        }
         let mut stores = Vec::new();
         let mut cfg0 = None;
         for p in &paths {

@@ -319,6 +319,8 @@ def test_store_front_opens_cli_formatted_drives_in_any_order(tmp_path, cli):
     with StoreFront.open(devs[::-1]) as f:  # reversed: drive i is now 2 - i
         assert {cid: f.drive_of(cid) for cid in ids} == {c: 2 - d for c, d in where.items()}
         assert [f.read(cid) for cid in ids] == [pattern(k, 20_000) for k in range(6)]
+    with pytest.raises(ValueError, match="given twice"):
+        StoreFront.open([devs[0], devs[1], str(tmp_path / "." / "d0.zbd")])
     out = subprocess.run(
         [cli, "store", "ls", devs[0], "-d", devs[1], "-d", devs[2], "-O", "json"], check=True, capture_output=True, text=True
     ).stdout
