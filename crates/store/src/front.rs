@@ -1,5 +1,5 @@
-//! Several drives behind one chunk API (SMRSTORE §2.2: a server runs one engine per drive,
-//! ~60 drives, and the object store spreads chunks over them).
+//! Several drives behind one chunk API (SMRSTORE §2.1: a chunkserver owns a storage server of
+//! 60 HDDs, §6.3 runs SMRSTORE on all of them; here one [`Store`] per drive).
 //!
 //! [`StoreFront`] owns one [`Store`] per drive and keeps a chunk → drive map in memory. It
 //! stores nothing of its own on the devices: each drive is a complete store, and the map is
