@@ -52,6 +52,10 @@ pub struct GcStep {
     pub reclaimed: Option<u64>,
 }
 
+/// Largest sequence number recovery accepts (a store writing a billion records a second
+/// needs 146 years to reach it); beyond it, a record is damage, so counting on never wraps.
+const MAX_SEQ: u64 = 1 << 62;
+
 /// Longest chunk: slice footers carry a 32-bit chunk offset.
 const MAX_CHUNK_LEN: u64 = u32::MAX as u64;
 
@@ -1243,10 +1247,11 @@ impl<D: ZonedDevice> Store<D> {
             let inc = self.inc_ckpt.take().expect("checked");
             self.flush()?;
             let p = format::ckpt_end_payload(self.meta_gen, inc.sub, inc.pieces, &inc.body);
-            self.meta_append(RecordType::CkptEnd, &p)?;
-            self.flush()?;
-            self.stats.checkpoints += 1;
-            self.stats.incremental_checkpoints += 1;
+            if self.meta_append(RecordType::CkptEnd, &p)? != 0 {
+                self.flush()?;
+                self.stats.checkpoints += 1;
+                self.stats.incremental_checkpoints += 1;
+            }
         }
         Ok(())
     }
@@ -1562,6 +1567,10 @@ impl<D: ZonedDevice> Store<D> {
         }
         self.meta = m;
         self.meta_gen = gen;
+        if let Some(r) = recs.iter().find(|r| r.h.seq > MAX_SEQ) {
+            let what = format!("sequence number {} beyond the bound {MAX_SEQ}", r.h.seq);
+            return Err(StoreError::CorruptMeta { structure: "journal", zone: z, offset: r.off, what });
+        }
         last_seq = recs.iter().map(|r| r.h.seq).max().unwrap_or(0).max(last_seq);
         rep.journal_replay = lap(&mut t);
         // 3. Scan the datazones written since the checkpoint.
@@ -1611,6 +1620,9 @@ impl<D: ZonedDevice> Store<D> {
                     offset: r.off,
                     what,
                 };
+                if r.h.seq > MAX_SEQ {
+                    return Err(bad(format!("sequence number {} beyond the bound {MAX_SEQ}", r.h.seq)));
+                }
                 if r.h.rtype != RecordType::Data || r.h.seq <= last {
                     return Err(bad(format!(
                         "{:?} record with sequence {} after {last}",

@@ -125,6 +125,38 @@ pub fn check(dev: MemZoned, acked: &BTreeMap<ChunkId, Vec<u8>>) -> bool {
     true
 }
 
+/// The real checkpoint body of `base()`'s device (third record of metazone 1).
+fn real_body(dev: &mut MemZoned) -> Vec<u8> {
+    let mut b = vec![0u8; 4096 * 3];
+    dev.read(dev.info().zone_start(1) + 16, &mut b).unwrap();
+    let h = shingled_store::format::decode_header(&b).unwrap();
+    assert_eq!(h.rtype, RecordType::CkptBody);
+    b[32..32 + h.payload_len as usize].to_vec()
+}
+
+/// Regression (cargo-fuzz `store_recovery`): a forged, otherwise valid checkpoint whose
+/// records carry sequence numbers near `u64::MAX` overflowed the sequence counter in
+/// recovery (a panic). Now it is damage naming the metazone.
+#[test]
+fn sequence_numbers_near_u64_max_are_damage_not_an_overflow() {
+    let (mut dev, _) = base();
+    let body = real_body(&mut dev);
+    let info = dev.info();
+    let gen = 7u64;
+    let mut h = gen.to_le_bytes().to_vec();
+    h.extend_from_slice(&1u32.to_le_bytes());
+    let s = u64::MAX - 3;
+    let mut b = encode_record(RecordType::MetaHeader, s, &h);
+    b.extend(encode_record(RecordType::CkptStart, s + 1, &ckpt_start_payload(gen, 0)));
+    b.extend(encode_record(RecordType::CkptBody, s + 2, &body));
+    b.extend(encode_record(RecordType::CkptEnd, s + 3, &ckpt_end_payload(gen, 0, 1, &body)));
+    dev.write(info.zone_start(2), &b).unwrap();
+    match Store::open(dev, StoreConfig::small()) {
+        Err(shingled_store::StoreError::CorruptMeta { zone: 2, .. }) => {}
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
