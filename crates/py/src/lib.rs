@@ -521,6 +521,8 @@ fn store_config(base: StoreConfig, cfg: Option<&Bound<'_, PyDict>>) -> PyResult<
             "gc_stop_free_zones" => c.gc_stop_free_zones = v.extract().map_err(bad)?,
             "gc_step_bytes" => c.gc_step_bytes = v.extract().map_err(bad)?,
             "gc_max_bandwidth" => c.gc_max_bandwidth = v.extract().map_err(bad)?,
+            "checkpoint_every_bytes" => c.checkpoint_every_bytes = v.extract().map_err(bad)?,
+            "ckpt_step_bytes" => c.ckpt_step_bytes = v.extract().map_err(bad)?,
             "max_record" => c.max_record = v.extract().map_err(bad)?,
             "placement" => {
                 let s: String = v.extract().map_err(bad)?;
@@ -726,6 +728,7 @@ impl ChunkStore {
             "metadata_chunk_limit": c.metadata_chunk_limit, "gc_free_zones": c.gc_free_zones,
             "gc_stop_free_zones": c.gc_stop_free_zones, "gc_step_bytes": c.gc_step_bytes,
             "gc_max_bandwidth": c.gc_max_bandwidth, "max_record": c.max_record,
+            "checkpoint_every_bytes": c.checkpoint_every_bytes, "ckpt_step_bytes": c.ckpt_step_bytes,
         })
         .to_string()
     }

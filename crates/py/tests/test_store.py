@@ -59,7 +59,8 @@ def test_acknowledged_appends_survive_a_crash_and_reopen():
     assert st.read(ID) == b"".join(pattern(i, 3000) for i in range(5))
     assert st.stats()["recovered_records"] == 5
     # batched durability: appends are durable at sync
-    st2 = ChunkStore.in_memory(durability="batched")
+    st2 = ChunkStore.in_memory(durability="batched", checkpoint_every_bytes=64 << 10, ckpt_step_bytes=4096)
+    assert (st2.config()["checkpoint_every_bytes"], st2.config()["ckpt_step_bytes"]) == (64 << 10, 4096)
     st2.create(ID)
     st2.append(ID, b"a" * 5000)
     st2.sync()

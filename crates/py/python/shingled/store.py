@@ -63,7 +63,8 @@ class ChunkStore:
     ``(gc, data, metadata)`` open zones, ``placement`` (``guided``, ``one-zone``,
     ``no-separate-streams``, ``no-chunk-limit``, ``no-round-robin``), ``durability``
     (``every-append`` or ``batched``), ``metadata_chunk_limit``, ``gc_free_zones``,
-    ``gc_stop_free_zones``, ``gc_step_bytes``, ``gc_max_bandwidth``, ``max_record``.
+    ``gc_stop_free_zones``, ``gc_step_bytes``, ``gc_max_bandwidth``, ``max_record``,
+    ``checkpoint_every_bytes``, ``ckpt_step_bytes``.
     """
 
     def __init__(self, inner: "_core.ChunkStore", path: Optional[str] = None):
