@@ -364,13 +364,6 @@ pub fn thread_cpu_seconds() -> Option<f64> {
     Some(ticks as f64 / 100.0)
 }
 
-/// Resident set size of this process in bytes (`/proc/self/statm`), if known.
-pub fn rss_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
-}
-
 /// The geometry the wall-clock and modelled I/O benches share: 256 MiB zones (SMRSTORE's
 /// drive), `zones` of them, 1 conventional, ZBC, max_open 128.
 fn hm_smr_geometry(zones: u64) -> ZonedConfig {
@@ -579,8 +572,10 @@ fn io_store_config(durability: Durability) -> StoreConfig {
 }
 
 /// Zones for a device holding `bytes` of writes with room for the store's metadata.
+/// At least 256 zones (64 GiB, sparse) whatever the cell size, so that the store's pools
+/// keep their configured sizes (40/10/5 open zones fit) and every cell sees the same placement.
 fn zones_for(bytes: u64) -> u64 {
-    (bytes.div_ceil(256 * MIB) * 2 + 16).max(24)
+    (bytes.div_ceil(256 * MIB) * 2 + 16).max(256)
 }
 
 fn set_ratios(rows: &mut [IoRow]) {
@@ -676,9 +671,9 @@ fn io_plots(rows: &[IoRow], what: &str) -> Vec<Plot> {
 
 /// The write bench's sizes at `scale`: ops per I/O size and the chunk length.
 fn write_ops(opts: &BenchOptions, io: usize) -> u64 {
-    // 256 MiB per cell, at most 2048 I/Os (fsync-bound small writes), at least 8.
-    let by_bytes = opts.n(256.0 * MIB as f64, 1) / io as u64;
-    by_bytes.min(opts.n(2048.0, 8)).max(8)
+    // 1 GiB per cell, at most 8192 I/Os (fsync-bound small writes), at least 8.
+    let by_bytes = opts.n(1024.0 * MIB as f64, 1) / io as u64;
+    by_bytes.min(opts.n(8192.0, 8)).max(8)
 }
 
 /// Fig. 14: appends of each I/O size over `streams` concurrent chunks.
@@ -738,7 +733,7 @@ pub fn write_bench(opts: &BenchOptions) -> BResult<BenchReport> {
             size_label(chunk_len)
         ),
         format!(
-            "per I/O size: min(256 MiB, 2048 I/Os) x scale {}, at least 8 I/Os; devices: HM-SMR geometry (256 MiB zones, ZBC), fresh per cell",
+            "per I/O size: min(1 GiB, 8192 I/Os) x scale {}, at least 8 I/Os; devices: HM-SMR geometry (256 MiB zones, ZBC, at least 256 zones so the pools keep 40/10/5 open zones and each of the chunks gets a zone of its own), fresh per cell",
             opts.scale
         ),
         format!(
@@ -823,7 +818,7 @@ fn read_preload<D: ZonedDevice>(
 pub fn read_bench(opts: &BenchOptions) -> BResult<BenchReport> {
     let dir = opts.tempdir().map_err(ioe("creating the bench directory"))?;
     let n = opts.streams.max(1);
-    let chunk_len = (opts.n(32.0 * MIB as f64, 2 * MIB) / MIB).max(2) * MIB;
+    let chunk_len = (opts.n(64.0 * MIB as f64, 2 * MIB) / MIB).max(2) * MIB;
     let total = n as u64 * chunk_len;
     let geo = hm_smr_geometry(zones_for(total * 2));
     let batched = StoreConfig { durability: Durability::Batched, ..io_store_config(Durability::Batched) };
@@ -849,7 +844,7 @@ pub fn read_bench(opts: &BenchOptions) -> BResult<BenchReport> {
 
     let mut rows = Vec::new();
     for (k, &io) in IO_SIZES.iter().enumerate() {
-        let ops = (opts.n(64.0 * MIB as f64, 1) / io as u64).min(opts.n(4096.0, 16)).max(16);
+        let ops = (opts.n(256.0 * MIB as f64, 1) / io as u64).min(opts.n(16384.0, 16)).max(16);
         let spec = IoSpec { io_size: io, ops, streams: n, chunk_len, batch: 1 };
         let seed = opts.seed.wrapping_add(100 + k as u64);
         let t0 = Instant::now();
@@ -887,7 +882,7 @@ pub fn read_bench(opts: &BenchOptions) -> BResult<BenchReport> {
             "{n} OSS-data chunks of {} each written first (1 MiB appends, batched); reads at 4 KiB-aligned random offsets of random chunks, one at a time (queue depth 1)",
             size_label(chunk_len)
         ),
-        format!("per I/O size: min(64 MiB, 4096 reads) x scale {}, at least 16 reads", opts.scale),
+        format!("per I/O size: min(256 MiB, 16384 reads) x scale {}, at least 16 reads", opts.scale),
         format!(
             "wall = elapsed time on this machine (device file and chunk files both written with O_DIRECT: {direct}, so neither starts in the page cache; both are then read with buffered reads, so repeated reads of the same blocks hit the page cache alike); modelled = Timed over MemZoned (20 TB HM-SMR mechanics)"
         ),
@@ -1576,9 +1571,6 @@ pub struct MemoryRow {
     pub total: usize,
     /// `total / chunks`.
     pub total_per_chunk: f64,
-    /// Process RSS growth during the fill minus the device bytes the in-memory device holds,
-    /// per chunk (rough: allocator slack and the device's vectors are in it).
-    pub rss_per_chunk: Option<f64>,
 }
 
 /// Index bytes per chunk and per record index at several sizes.
@@ -1603,7 +1595,6 @@ pub fn memory_bench(opts: &BenchOptions) -> BResult<BenchReport> {
             zone_size: shingled_zoned_bytes(zone),
             ..hm_smr_geometry(nr)
         };
-        let rss0 = rss_bytes();
         let dev = MemZoned::new(&geo).map_err(de("building the device"))?;
         let cfg = StoreConfig {
             durability: Durability::Batched,
@@ -1622,13 +1613,6 @@ pub fn memory_bench(opts: &BenchOptions) -> BResult<BenchReport> {
         }
         st.sync().map_err(se("syncing"))?;
         let m = st.memory();
-        let rss = match (rss0, rss_bytes()) {
-            (Some(a), Some(b)) => {
-                let dev = st.stats().device_bytes_written;
-                Some((b.saturating_sub(a).saturating_sub(dev)) as f64 / chunks as f64)
-            }
-            _ => None,
-        };
         rows.push(MemoryRow {
             chunks,
             records_per_chunk: recs,
@@ -1637,7 +1621,6 @@ pub fn memory_bench(opts: &BenchOptions) -> BResult<BenchReport> {
             per_record: m.per_record,
             total: m.total,
             total_per_chunk: m.total as f64 / chunks as f64,
-            rss_per_chunk: rss,
         });
     }
     let mut t = Table::new(&[
@@ -1648,7 +1631,6 @@ pub fn memory_bench(opts: &BenchOptions) -> BResult<BenchReport> {
         "B/record index",
         "total",
         "total/chunk",
-        "RSS-device /chunk",
     ]);
     for r in &rows {
         t.rows.push(vec![
@@ -1659,13 +1641,12 @@ pub fn memory_bench(opts: &BenchOptions) -> BResult<BenchReport> {
             r.per_record.to_string(),
             r.total.to_string(),
             f(r.total_per_chunk, 1),
-            r.rss_per_chunk.map(|v| f(v, 0)).unwrap_or_else(|| "-".into()),
         ]);
     }
     let notes = vec![
         "Store on MemZoned (64 MiB zones), OSS-data chunks, 4 KiB appends (one record each), pools 40/4/5".into(),
         "B/chunk, B/record index and total are Store::memory() (sizes of the index structures + 16 B B-tree overhead per entry, as the engine computes them; paper §6.5: ~200 B per chunk, 8 B per record index)".into(),
-        "RSS-device /chunk = growth of this process's resident set during the fill minus the bytes the in-memory device holds, per chunk: a rough cross-check (allocator slack, Vec growth of the device, earlier rows' freed memory reused)".into(),
+        "not measured: the process's heap (RSS deltas were tried and dropped: the in-memory device's buffers and reused freed memory swamp the index)".into(),
     ];
     Ok(BenchReport {
         bench: "memory".into(),
