@@ -115,3 +115,27 @@ fn fsck_does_not_write() {
     assert_eq!(st.device().report_zones(0, 0, ReportOption::All).unwrap(), zones);
     assert_eq!(st.device().storage().pending_writes(), pending);
 }
+
+/// fsck between operations while periodic checkpoints are in pieces and background GC is
+/// between steps: the live store always checks clean.
+#[test]
+fn fsck_is_clean_mid_checkpoint_and_mid_gc() {
+    let cfg = shingled_store::StoreConfig {
+        checkpoint_every_bytes: 20_000,
+        ckpt_step_bytes: 256,
+        gc_free_zones: 12,
+        gc_stop_free_zones: 14,
+        gc_step_bytes: 4096,
+        ..small_cfg(Durability::EveryAppend)
+    };
+    let dev = MemZoned::new(&ZonedConfig::small(24, 64, Dialect::Zbc)).unwrap();
+    let mut st = Store::format(dev, cfg).unwrap();
+    let mut o = Oracle::new();
+    for round in 0..60 {
+        assert!(o.run(&mut st, 100 + round, 5));
+        let rep = st.fsck().unwrap();
+        assert!(rep.is_clean(), "round {round}: {:?}", rep.problems);
+    }
+    let s = st.stats();
+    assert!(s.incremental_checkpoints > 0 && s.gc_steps > 0, "{s:?}");
+}
