@@ -1312,31 +1312,59 @@ pub fn macro_bench_with(opts: &BenchOptions, placements: &[(&str, Placement)]) -
             s.concurrent.to_string(),
         ]);
     }
-    let thr = Plot {
-        key: "macro-throughput".into(),
-        title: "macro: user throughput per window (modelled HM-SMR)".into(),
+    // Figs. 17 and 18 compare SMRSTORE with the one-zone layout, Figs. 19 and 20 the
+    // ablation: one plot each, at most four curves (the palette's distinct colours).
+    let one_zone = |r: &&MacroRun| r.name == "one-zone" || r.name.starts_with("guided");
+    let ablation = |r: &&MacroRun| r.name != "one-zone";
+    let throughput = |key: &str, title: &str, pick: &dyn Fn(&&MacroRun) -> bool| Plot {
+        key: key.into(),
+        title: title.into(),
         x_label: "modelled time (s)".into(),
         y_label: "MB/s".into(),
         categories: Vec::new(),
         curves: runs
             .iter()
+            .filter(pick)
             .map(|r| Curve {
                 name: r.name.clone(),
                 points: r.windows.iter().map(|w| (w.t, w.mb_s)).collect(),
             })
             .collect(),
     };
-    let cdf = Plot {
-        key: "macro-zone-cdf".into(),
-        title: "macro: valid data in full zones at the end (CDF, Fig. 20)".into(),
+    let cdf = |key: &str, title: &str, pick: &dyn Fn(&&MacroRun) -> bool| Plot {
+        key: key.into(),
+        title: title.into(),
         x_label: "zone utilisation (%)".into(),
         y_label: "fraction of full zones".into(),
         categories: Vec::new(),
         curves: runs
             .iter()
+            .filter(pick)
             .map(|r| Curve { name: r.name.clone(), points: cdf_points(&r.zone_utilisation) })
             .collect(),
     };
+    let plots = vec![
+        throughput(
+            "macro-throughput",
+            "macro: user throughput per window, guided vs one-zone (modelled)",
+            &one_zone,
+        ),
+        throughput(
+            "macro-ablation",
+            "macro: user throughput per window, placement rules (Fig. 19, modelled)",
+            &ablation,
+        ),
+        cdf(
+            "macro-zone-cdf",
+            "macro: valid data in full zones at the end, guided vs one-zone (CDF)",
+            &one_zone,
+        ),
+        cdf(
+            "macro-ablation-cdf",
+            "macro: valid data in full zones at the end, placement rules (Fig. 20)",
+            &ablation,
+        ),
+    ];
     let notes = vec![
         format!("device: MemZoned in Timed (20 TB HM-SMR mechanics), {nr} zones of {} (SMRSTORE's 256 MiB / {}), 1 conventional; all times modelled, deterministic for seed {}", size_label(zone), 256 * MIB / zone, opts.seed),
         format!("workload: Table 3's four streams with every size x zone/256 MiB (table below), stream chosen per append by its rate share, chunk slot uniformly among its concurrent chunks; fill to {:.0}% of datazone capacity (device bytes of the live chunks' data records), then keep it there by deleting uniformly random sealed chunks while writing {turnover}x the capacity more", util * 100.0),
@@ -1351,7 +1379,7 @@ pub fn macro_bench_with(opts: &BenchOptions, placements: &[(&str, Placement)]) -
         notes,
         table: t,
         extra: vec![("streams".into(), st)],
-        plots: vec![thr, cdf],
+        plots,
         result: BenchResult::Macro(runs),
     })
 }
