@@ -1101,6 +1101,54 @@ impl ChunkFront {
     }
 }
 
+// ----- store benchmarks -----------------------------------------------------------------------
+
+/// Names and one-line descriptions of the store benches (`shingled store bench list`).
+#[pyfunction]
+fn store_benches() -> Vec<(&'static str, &'static str)> {
+    shingled_store::bench::BENCHES.to_vec()
+}
+
+/// The Python exception of a store bench failure: an unknown name is a configuration error,
+/// the store's own errors keep their classes, device and file errors are `StoreError`s.
+fn bench_err(e: shingled_store::bench::BenchError) -> PyErr {
+    use shingled_store::bench::BenchError as B;
+    let msg = e.to_string();
+    match &e {
+        B::Unknown(_) => ConfigError::new_err(msg),
+        B::Store { source, .. } => store_exc(source, msg),
+        _ => StoreError::new_err(msg),
+    }
+}
+
+/// Runs store bench `name` (`shingled store bench NAME --output json`); returns the
+/// `BenchReport` JSON. The GIL is released for the whole run; the bench has no cancel point, so
+/// Ctrl-C takes effect when it returns.
+#[pyfunction]
+#[pyo3(signature = (name, scale=1.0, seed=1, streams=8, dir=None))]
+fn store_bench(
+    py: Python<'_>,
+    name: &str,
+    scale: f64,
+    seed: u64,
+    streams: usize,
+    dir: Option<std::path::PathBuf>,
+) -> PyResult<String> {
+    if !shingled_store::bench::BENCHES.iter().any(|(n, _)| *n == name) {
+        return Err(bench_err(shingled_store::bench::BenchError::Unknown(name.to_string())));
+    }
+    if !(scale > 0.0 && scale.is_finite()) {
+        return Err(ConfigError::new_err(format!(
+            "store bench {name}: scale {scale} must be a positive number"
+        )));
+    }
+    if streams == 0 {
+        return Err(ConfigError::new_err(format!("store bench {name}: streams 0 must be at least 1")));
+    }
+    let opts = shingled_store::bench::BenchOptions { scale, seed, streams, dir };
+    py.detach(|| shingled_store::bench::run(name, &opts)).map(|r| to_json(&r)).map_err(bench_err)
+}
+
 /// The `shingled._core` extension module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -1137,5 +1185,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(mix, m)?)?;
+    m.add_function(wrap_pyfunction!(store_benches, m)?)?;
+    m.add_function(wrap_pyfunction!(store_bench, m)?)?;
     Ok(())
 }

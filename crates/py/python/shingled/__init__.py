@@ -30,6 +30,7 @@ from ._core import (
     TraceError,
 )
 from ._result import Result, flatten_metrics
+from ._store_bench import StoreBenchResult, store_bench, store_benches
 from .store import ChunkStore, StoreFront
 from .sweep import sweep
 
@@ -57,6 +58,9 @@ __all__ = [
     "Cancelled",
     "ChunkStore",
     "StoreFront",
+    "store_bench",
+    "store_benches",
+    "StoreBenchResult",
     "StoreError",
     "NoSuchChunk",
     "CorruptionError",
