@@ -177,6 +177,11 @@ pub struct StoreConfig {
     /// seal, delete) at most this many bytes of the checkpoint's table are written. Default
     /// 64 KiB; at least 64.
     pub ckpt_step_bytes: u64,
+    /// Most bytes one device read of recovery's datazone scan and of [`Store::fsck`] covers:
+    /// zones are read sequentially in windows of this size (up to the write pointer) and the
+    /// records parsed out of them; a record longer than the window is read on its own. Default
+    /// 8 MiB; at least 4096.
+    pub scan_buffer_bytes: usize,
 }
 
 impl Default for StoreConfig {
@@ -196,6 +201,7 @@ impl Default for StoreConfig {
             max_record: 1 << 20,
             checkpoint_every_bytes: 0,
             ckpt_step_bytes: 64 << 10,
+            scan_buffer_bytes: 8 << 20,
         }
     }
 }
@@ -219,6 +225,9 @@ impl StoreConfig {
         }
         if self.ckpt_step_bytes < 64 {
             return Err(StoreError::Config(format!("ckpt_step_bytes {} < 64", self.ckpt_step_bytes)));
+        }
+        if self.scan_buffer_bytes < 4096 {
+            return Err(StoreError::Config(format!("scan_buffer_bytes {} < 4096", self.scan_buffer_bytes)));
         }
         Ok(())
     }

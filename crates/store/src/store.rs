@@ -12,7 +12,9 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 mod fsck;
+mod scan;
 pub use fsck::{FsckProblem, FsckReport};
+use scan::ZoneScan;
 
 /// On-disk format version written in the superzone.
 pub const FORMAT_VERSION: u32 = 2;
@@ -1748,15 +1750,14 @@ impl<D: ZonedDevice> Store<D> {
             == shingled_zoned::ZoneCond::Full;
         let mut out = Vec::new();
         let mut off = from;
-        let mut hb = vec![0u8; BLOCK as usize];
+        // One sequential pass up to the write pointer in windows of `scan_buffer_bytes`.
+        let mut scan = ZoneScan::new(z, zs, to, self.cfg.scan_buffer_bytes);
         let (stop, probe_from, what) = loop {
             if off >= to {
                 return Ok((out, off, Tail::Clean));
             }
-            self.dev
-                .read(zs + off / SECTOR_SIZE, &mut hb)
-                .map_err(StoreError::dev(format!("reading zone {z} at byte {off}")))?;
-            let h = match decode_header(&hb) {
+            let hb = scan.get(&mut self.dev, off, BLOCK as usize, "reading")?;
+            let h = match decode_header(hb) {
                 Ok(h) => h,
                 Err(_) if full && hb.iter().all(|&b| b == 0) => {
                     break (off, off + BLOCK, "zeros after the data of a finished zone".to_string())
@@ -1770,15 +1771,12 @@ impl<D: ZonedDevice> Store<D> {
             if off + len > to {
                 break (off, off + len, format!("record of {len} bytes runs past the write pointer at {to}"));
             }
-            let mut rec = vec![0u8; len as usize];
-            self.dev
-                .read(zs + off / SECTOR_SIZE, &mut rec)
-                .map_err(StoreError::dev(format!("reading zone {z} at byte {off}")))?;
+            let rec = scan.get(&mut self.dev, off, len as usize, "reading")?;
             let payload = &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
             let mut damaged = None;
             if let Err(e) = check_payload(&h, payload) {
                 let what = format!("{:?} record below the write pointer ({to}): {e}", h.rtype);
-                if !(salvage && h.rtype == RecordType::Data && prefix_confirmed(&rec, &h)) {
+                if !(salvage && h.rtype == RecordType::Data && prefix_confirmed(rec, &h)) {
                     return Ok((out, off, Tail::Corrupt { offset: off, what }));
                 }
                 damaged = Some(what);
@@ -1793,16 +1791,11 @@ impl<D: ZonedDevice> Store<D> {
         };
         let mut at = probe_from;
         while at < to {
-            self.dev
-                .read(zs + at / SECTOR_SIZE, &mut hb)
-                .map_err(StoreError::dev(format!("reading zone {z} at byte {at}")))?;
-            if let Ok(h) = decode_header(&hb) {
+            let hb = scan.get(&mut self.dev, at, BLOCK as usize, "reading")?;
+            if let Ok(h) = decode_header(hb) {
                 let len = h.record_len();
                 if at + len <= to {
-                    let mut rec = vec![0u8; len as usize];
-                    self.dev
-                        .read(zs + at / SECTOR_SIZE, &mut rec)
-                        .map_err(StoreError::dev(format!("reading zone {z} at byte {at}")))?;
+                    let rec = scan.get(&mut self.dev, at, len as usize, "reading")?;
                     if check_payload(&h, &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize]).is_ok() {
                         return Ok((
                             out,

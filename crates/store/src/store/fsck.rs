@@ -1,7 +1,7 @@
 //! `Store::fsck`: reads every written block of the store and checks it, and the index, against
 //! each other. Read-only: it never writes, resets or finishes a zone.
 
-use super::{record_spans, Store, ZoneState};
+use super::{record_spans, Store, ZoneScan, ZoneState};
 use crate::format::{
     check_payload, check_slice, decode_data_prefix, decode_header, RecordType, BLOCK, DATA_SLICES_AT,
     FOOTER_LEN, HEADER_LEN, SLICE, SLICE_STRIDE,
@@ -264,16 +264,14 @@ impl<D: ZonedDevice> Store<D> {
         let zs = self.info.zone_start(z);
         let mut out = Vec::new();
         let mut off = 0;
-        let mut hb = vec![0u8; BLOCK as usize];
+        let mut scan = ZoneScan::new(z, zs, end, self.cfg.scan_buffer_bytes);
         let mut in_bad = false;
         // Header CRC the next data record must link to (None after an unreadable header).
         let mut link = Some(0u32);
         while off < end {
-            self.dev
-                .read(zs + off / SECTOR_SIZE, &mut hb)
-                .map_err(StoreError::dev(format!("checking zone {z} at byte {off}")))?;
+            let hb = scan.get(&mut self.dev, off, BLOCK as usize, "checking")?;
             rep.bytes_checked += BLOCK;
-            let h = match decode_header(&hb) {
+            let h = match decode_header(hb) {
                 Ok(h) if off + h.record_len() <= end => h,
                 Ok(h) => {
                     link = None;
@@ -312,14 +310,8 @@ impl<D: ZonedDevice> Store<D> {
                 link = Some(h.hcrc);
             }
             let len = h.record_len();
-            let mut rec = vec![0u8; len as usize];
-            rec[..BLOCK as usize].copy_from_slice(&hb);
-            if len > BLOCK {
-                self.dev
-                    .read(zs + (off + BLOCK) / SECTOR_SIZE, &mut rec[BLOCK as usize..])
-                    .map_err(StoreError::dev(format!("checking zone {z} at byte {off}")))?;
-                rep.bytes_checked += len - BLOCK;
-            }
+            let rec = scan.get(&mut self.dev, off, len as usize, "checking")?;
+            rep.bytes_checked += len - BLOCK;
             let payload = &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
             let crc = check_payload(&h, payload);
             if h.rtype != RecordType::Data {

@@ -8,3 +8,4 @@ mod crash;
 mod fsck;
 mod gc;
 mod model;
+mod scan;
