@@ -22,7 +22,7 @@ use shingled_zoned::{
     DeviceInfo, FileOptions, FileZoned, MemZoned, Timed, TimingConfig, ZoneOp, ZonedConfig, ZonedDevice,
     SECTOR_SIZE,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -379,6 +379,89 @@ fn file_device(dir: &Path, name: &str, cfg: &ZonedConfig) -> BResult<FileZoned> 
 fn timed_device(cfg: &ZonedConfig) -> BResult<Timed<MemZoned>> {
     let mem = MemZoned::new(cfg).map_err(de("building the in-memory device"))?;
     Timed::new(mem, TimingConfig::default()).map_err(de("timing the in-memory device"))
+}
+
+/// A data record as [`Tap`] saw it written: owner, its stream's pool key, user bytes.
+#[derive(Clone, Copy, Debug)]
+struct TapRec {
+    chunk: ChunkId,
+    len: u32,
+    pool: u8,
+}
+
+/// A pass-through device under [`Timed`] that decodes the data records written to each zone
+/// (no reads, no modelled time) and, when a zone is reset, logs what it held. The macro bench
+/// uses it to see inside the zones GC picks without touching the store or the clock.
+#[derive(Debug)]
+struct Tap<D: ZonedDevice> {
+    inner: D,
+    info: DeviceInfo,
+    zones: Vec<Vec<TapRec>>,
+    resets: std::cell::RefCell<Vec<(u64, Vec<TapRec>)>>,
+}
+
+impl<D: ZonedDevice> Tap<D> {
+    fn new(inner: D) -> Tap<D> {
+        let info = inner.info();
+        Tap { inner, info, zones: vec![Vec::new(); info.nr_zones as usize], resets: Default::default() }
+    }
+
+    /// Takes the log of resets since the last call: `(zone, records it held)`.
+    fn take_resets(&self) -> Vec<(u64, Vec<TapRec>)> {
+        std::mem::take(&mut *self.resets.borrow_mut())
+    }
+}
+
+impl<D: ZonedDevice> ZonedDevice for Tap<D> {
+    fn info(&self) -> DeviceInfo {
+        self.inner.info()
+    }
+    fn report_zones(
+        &self,
+        sector: u64,
+        nr_sectors: u64,
+        opt: shingled_zoned::ReportOption,
+    ) -> shingled_zoned::Result<Vec<shingled_zoned::Zone>> {
+        self.inner.report_zones(sector, nr_sectors, opt)
+    }
+    fn read(&mut self, sector: u64, buf: &mut [u8]) -> shingled_zoned::Result<()> {
+        self.inner.read(sector, buf)
+    }
+    fn write(&mut self, sector: u64, data: &[u8]) -> shingled_zoned::Result<()> {
+        self.inner.write(sector, data)?;
+        // The engine writes one record per command (write_run), so the header is at the start.
+        if data.len() >= HEADER_LEN + DATA_PREFIX && sector < self.info.capacity_sectors {
+            if let Ok(h) = format::decode_header(&data[..HEADER_LEN]) {
+                if h.rtype == RecordType::Data {
+                    let p = &data[HEADER_LEN..HEADER_LEN + DATA_PREFIX];
+                    if let Ok(d) = format::decode_data_prefix(p, h.payload_len as usize) {
+                        let z = self.info.zone_of(sector) as usize;
+                        self.zones[z].push(TapRec { chunk: d.chunk, len: d.len, pool: d.pool });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+    fn zone_mgmt(&mut self, op: ZoneOp, sector: u64, nr_sectors: u64) -> shingled_zoned::Result<()> {
+        self.inner.zone_mgmt(op, sector, nr_sectors)?;
+        if op == ZoneOp::Reset && sector < self.info.capacity_sectors {
+            let first = self.info.zone_of(sector);
+            let last =
+                self.info.zone_of((sector + nr_sectors.max(1) - 1).min(self.info.capacity_sectors - 1));
+            for z in first..=last {
+                let recs = std::mem::take(&mut self.zones[z as usize]);
+                self.resets.borrow_mut().push((z, recs));
+            }
+        }
+        Ok(())
+    }
+    fn flush(&mut self) -> shingled_zoned::Result<()> {
+        self.inner.flush()
+    }
+    fn set_zone_cond(&mut self, zone: u64, cond: shingled_zoned::ZoneCond) -> shingled_zoned::Result<()> {
+        self.inner.set_zone_cond(zone, cond)
+    }
 }
 
 // ----- write / read (Figs. 14, 16) ------------------------------------------------------
@@ -972,6 +1055,27 @@ pub struct MacroRun {
     pub zone_utilisation: Vec<f64>,
 }
 
+/// One zone a macro run's GC reclaimed, as it was when GC picked it (seen through [`Tap`]).
+#[derive(Clone, Debug, PartialEq)]
+struct Victim {
+    /// Pool key of its records (store: 0 data, 1 metadata, 2 GC streams, 3 GC copies; 0 for
+    /// everything without rule 1).
+    pool: u8,
+    /// Bit `i` set: stream `i` of [`macro_streams`] has records in it.
+    streams: u8,
+    /// Chunks with records in it, and how many of those are live.
+    chunks: usize,
+    live_chunks: usize,
+    /// Chunks with records in it that also have bytes elsewhere.
+    split_chunks: usize,
+    /// Live user bytes in it at GC time.
+    live_bytes: u64,
+    /// User bytes written into it.
+    stored_bytes: u64,
+    /// Whether GC copied data out (false: it was garbage already and only reset).
+    migrated: bool,
+}
+
 /// The macro workload at `zone` bytes per zone: Table 3 with every size multiplied by
 /// `zone / 256 MiB` (at least 4 KiB).
 pub fn macro_streams(zone: u64) -> Vec<StreamSpec> {
@@ -1063,7 +1167,7 @@ fn macro_run(
     geo: &ZonedConfig,
     util: f64,
     turnover: f64,
-) -> BResult<MacroRun> {
+) -> BResult<(MacroRun, Vec<Victim>)> {
     let mut cfg = StoreConfig {
         placement,
         nr_metazones: 4,
@@ -1075,7 +1179,10 @@ fn macro_run(
     };
     let zone = geo.zone_size.0;
     cfg.metadata_chunk_limit = (64 * MIB * zone / (256 * MIB)).max(BLOCK);
-    let mut store = Store::format(timed_device(geo)?, cfg).map_err(se("formatting"))?;
+    let mem = MemZoned::new(geo).map_err(de("building the in-memory device"))?;
+    let dev =
+        Timed::new(Tap::new(mem), TimingConfig::default()).map_err(de("timing the in-memory device"))?;
+    let mut store = Store::format(dev, cfg).map_err(se("formatting"))?;
     let datazones = store.stats().datazones;
     let cap = datazones * zone;
     let target = (util * cap as f64) as u64;
@@ -1097,6 +1204,9 @@ fn macro_run(
     let mut windows = Vec::new();
     let mut deleting = false;
     let mut out_of_space = false;
+    // Every chunk ever created: stream index, bytes appended, live.
+    let mut registry: HashMap<ChunkId, (usize, u64, bool)> = HashMap::new();
+    let mut victims = Vec::new();
     while user < total {
         // Stream by its share of bytes.
         let mut x = rng.f64() * wsum;
@@ -1115,14 +1225,22 @@ fn macro_run(
             let id = ChunkId::from_u128(next_id);
             store.create(id, StreamType(s.stream)).map_err(se("creating a chunk"))?;
             chunks.push(Live { id, len: 0, footprint: 0, sealed: false });
+            registry.insert(id, (si, 0, true));
             open[si][slot] = Some((id, chunks.len() as u64 - 1));
         }
         let (id, _) = open[si][slot].expect("set above");
         // GC as the store's automatic round would (watermark 2 free zones), counted apart.
         while store.free_zones() < 2 {
             let (b0, t0) = (store.stats().device_bytes_written, modelled(store.device()));
+            let m0 = store.stats().gc_migrations;
+            store.device().inner().take_resets();
             match store.gc() {
-                Ok(Some(_)) => {
+                Ok(Some(z)) => {
+                    let resets = store.device().inner().take_resets();
+                    if let Some((_, recs)) = resets.iter().rev().find(|r| r.0 == z) {
+                        let migrated = store.stats().gc_migrations > m0;
+                        victims.push(victim(recs, &registry, migrated));
+                    }
                     gc_bytes += store.stats().device_bytes_written - b0;
                     w_gc += store.stats().device_bytes_written - b0;
                     gc_secs += modelled(store.device()) - t0;
@@ -1144,6 +1262,7 @@ fn macro_run(
         let rec = format::record_len(format::data_payload_len(n));
         chunks[k].len += n as u64;
         chunks[k].footprint += rec;
+        registry.get_mut(&id).expect("registered at create").1 += n as u64;
         live += rec;
         user += n as u64;
         if chunks[k].len >= chunk_len {
@@ -1176,6 +1295,7 @@ fn macro_run(
                 .expect("counted");
             let c = chunks.swap_remove(k);
             store.delete(c.id).map_err(se("deleting"))?;
+            registry.get_mut(&c.id).expect("registered at create").2 = false;
             live -= c.footprint;
             deletions += 1;
         }
@@ -1202,7 +1322,7 @@ fn macro_run(
     };
     let (mb_s_fill, mb_s_steady) = (mean(false), mean(true));
     let zone_utilisation = zone_utilisation(&mut store)?;
-    Ok(MacroRun {
+    let run = MacroRun {
         name: name.into(),
         user_bytes: user,
         device_bytes: st.device_bytes_written,
@@ -1219,7 +1339,58 @@ fn macro_run(
         out_of_space,
         windows,
         zone_utilisation,
-    })
+    };
+    Ok((run, victims))
+}
+
+/// What a reclaimed zone held when GC picked it: `recs` as [`Tap`] logged them at its reset,
+/// liveness from the bench's own registry (no deletions happen inside a GC round).
+fn victim(recs: &[TapRec], registry: &HashMap<ChunkId, (usize, u64, bool)>, migrated: bool) -> Victim {
+    let mut per: BTreeMap<ChunkId, u64> = BTreeMap::new();
+    let mut v = Victim {
+        pool: recs.first().map_or(0, |r| r.pool),
+        streams: 0,
+        chunks: 0,
+        live_chunks: 0,
+        split_chunks: 0,
+        live_bytes: 0,
+        stored_bytes: 0,
+        migrated,
+    };
+    for r in recs {
+        *per.entry(r.chunk).or_default() += r.len as u64;
+        v.stored_bytes += r.len as u64;
+    }
+    for (id, b) in &per {
+        let Some(&(si, len, live)) = registry.get(id) else { continue };
+        v.streams |= 1 << si;
+        v.chunks += 1;
+        if live {
+            v.live_chunks += 1;
+            v.live_bytes += b;
+        }
+        if *b < len {
+            v.split_chunks += 1;
+        }
+    }
+    v
+}
+
+/// The kind of a GC victim, for the breakdown table.
+fn victim_kind(v: &Victim, streams: &[StreamSpec]) -> String {
+    if !v.migrated {
+        return "garbage (reset only)".into();
+    }
+    if v.pool == 3 {
+        return "GC destination zone (copies)".into();
+    }
+    let names: Vec<&str> = streams
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| v.streams & (1 << i) != 0)
+        .map(|(_, s)| s.name.trim_start_matches("OSS "))
+        .collect();
+    names.join(" + ")
 }
 
 /// Table 3 / Figs. 19–20: the multi-stream workload on a timed in-memory HM-SMR device,
@@ -1245,8 +1416,44 @@ pub fn macro_bench_with(opts: &BenchOptions, placements: &[(&str, Placement)]) -
     // Twice the capacity of writes after the fill at scale >= 1/4, less below (tests).
     let (util, turnover) = (0.8, (8.0 * opts.scale).clamp(0.5, 2.0));
     let mut runs = Vec::new();
+    let mut vt = Table::new(&[
+        "placement",
+        "victim zones hold",
+        "zones",
+        "chunks/zone",
+        "live chunks/zone",
+        "zones with a split chunk",
+        "live at GC",
+        "MB copied",
+    ]);
+    let zone_cap = {
+        let info = MemZoned::new(&geo).map_err(de("building the in-memory device"))?.info();
+        info.zone_cap(info.nr_conv) * SECTOR_SIZE
+    };
     for (name, p) in placements {
-        runs.push(macro_run(name, *p, opts, &geo, util, turnover)?);
+        let (run, victims) = macro_run(name, *p, opts, &geo, util, turnover)?;
+        let streams = macro_streams(zone);
+        let mut kinds: BTreeMap<String, Vec<&Victim>> = BTreeMap::new();
+        for v in &victims {
+            kinds.entry(victim_kind(v, &streams)).or_default().push(v);
+        }
+        let mut rows: Vec<(String, Vec<&Victim>)> = kinds.into_iter().collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1.len()));
+        for (kind, vs) in rows {
+            let n = vs.len() as f64;
+            let mean = |g: &dyn Fn(&Victim) -> f64| vs.iter().map(|v| g(v)).sum::<f64>() / n;
+            vt.rows.push(vec![
+                name.to_string(),
+                kind,
+                vs.len().to_string(),
+                f(mean(&|v| v.chunks as f64), 1),
+                f(mean(&|v| v.live_chunks as f64), 1),
+                vs.iter().filter(|v| v.split_chunks > 0).count().to_string(),
+                f(mean(&|v| v.live_bytes as f64 / zone_cap as f64) * 100.0, 0) + "%",
+                f(mb(vs.iter().filter(|v| v.migrated).map(|v| v.live_bytes).sum()), 0),
+            ]);
+        }
+        runs.push(run);
     }
     let mut t = Table::new(&[
         "placement",
@@ -1378,7 +1585,7 @@ pub fn macro_bench_with(opts: &BenchOptions, placements: &[(&str, Placement)]) -
             .into(),
         notes,
         table: t,
-        extra: vec![("streams".into(), st)],
+        extra: vec![("streams".into(), st), ("gc victims".into(), vt)],
         plots,
         result: BenchResult::Macro(runs),
     })
@@ -1899,6 +2106,18 @@ mod tests {
         assert_eq!(g.user_bytes, o.user_bytes);
         assert!(o.gc_bytes >= g.gc_bytes, "one-zone GC {} < guided {}", o.gc_bytes, g.gc_bytes);
         table_is_rectangular(&r.table);
+        // The victim breakdown accounts for every zone GC migrated, per placement.
+        let (_, vt) = r.extra.iter().find(|(n, _)| n == "gc victims").expect("victim table");
+        table_is_rectangular(vt);
+        for run in runs {
+            let zones: u64 = vt
+                .rows
+                .iter()
+                .filter(|row| row[0] == run.name && row[1] != "garbage (reset only)")
+                .map(|row| row[2].parse::<u64>().unwrap())
+                .sum();
+            assert_eq!(zones, run.gc_migrations, "{}", run.name);
+        }
     }
 
     #[test]
