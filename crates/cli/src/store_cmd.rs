@@ -2,7 +2,9 @@
 //! files (`shingled zone create`, docs/zoned-file-format.md).
 //!
 //! Every command opens the store (recovery included), does its work, and leaves the store
-//! synced and checkpointed, so the next command's recovery has nothing to scan. Several
+//! synced and checkpointed, so the next command's recovery has nothing to scan — except the
+//! commands that only look (`get`, `ls`, `info`, `fsck`): they open the store read-only
+//! (`Store::open_read_only`: recovery into memory, nothing written to the device file). Several
 //! devices (`DEV --device MORE …`) make a multi-drive front (`shingled_store::StoreFront`):
 //! the drives may be listed in any order, new chunks are placed by hashing their id.
 //!
@@ -277,8 +279,9 @@ fn read_super(p: &Path, dev: &mut FileZoned) -> Result<StoredFormat> {
     }
 }
 
-/// Opens the store on `devices` with each device's format configuration.
-fn open_front(devices: &Devices) -> Result<(Front, Vec<StoredFormat>)> {
+/// Opens the store on `devices` with each device's format configuration; `read_only`: with
+/// `Store::open_read_only`, so that nothing is written to the files.
+fn open_front(devices: &Devices, read_only: bool) -> Result<(Front, Vec<StoredFormat>)> {
     let paths = devices.all()?;
     let mut devs = Vec::new();
     let mut supers = Vec::new();
@@ -289,10 +292,12 @@ fn open_front(devices: &Devices) -> Result<(Front, Vec<StoredFormat>)> {
     }
     let mut stores = Vec::new();
     for ((p, d), s) in paths.iter().zip(devs).zip(&supers) {
-        stores.push(
+        let st = if read_only {
+            shingled_store::Store::open_read_only(d, s.config.clone())
+        } else {
             shingled_store::Store::open(d, s.config.clone())
-                .with_context(|| format!("opening the store on {}", p.display()))?,
-        );
+        };
+        stores.push(st.with_context(|| format!("opening the store on {}", p.display()))?);
     }
     let front = StoreFront::from_stores(stores).map_err(|e| with_paths(e, &paths))?;
     Ok((front, supers))
@@ -513,7 +518,7 @@ fn put(a: PutArgs) -> Result<()> {
         }
     }
     let paths = a.devices.all()?;
-    let (mut front, _) = open_front(&a.devices)?;
+    let (mut front, _) = open_front(&a.devices, false)?;
     for id in &ids {
         if let Some((d, _)) = front.chunk(*id) {
             bail!("chunk {id} already exists (on {})", paths[d].display());
@@ -585,7 +590,7 @@ fn read_full(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 fn get(a: GetArgs) -> Result<()> {
     let id = parse_id(&a.id)?;
     let paths = a.devices.all()?;
-    let (mut front, _) = open_front(&a.devices)?;
+    let (mut front, _) = open_front(&a.devices, true)?;
     let (_, c) = front.chunk(id).ok_or_else(|| anyhow!("no chunk {id} in {}", list_paths(&paths)))?;
     let mut out: Box<dyn Write> = match &a.out {
         Some(p) => Box::new(std::io::BufWriter::new(
@@ -610,7 +615,7 @@ fn list_paths(p: &[PathBuf]) -> String {
 
 fn ls(a: LsArgs) -> Result<()> {
     let paths = a.devices.all()?;
-    let (front, _) = open_front(&a.devices)?;
+    let (front, _) = open_front(&a.devices, true)?;
     let l = front.list();
     if a.output == OutputArg::Json {
         let v: Vec<_> = l
@@ -652,7 +657,7 @@ fn ls(a: LsArgs) -> Result<()> {
 fn rm(a: RmArgs) -> Result<()> {
     let ids = a.ids.iter().map(|s| parse_id(s)).collect::<Result<Vec<_>>>()?;
     let paths = a.devices.all()?;
-    let (mut front, _) = open_front(&a.devices)?;
+    let (mut front, _) = open_front(&a.devices, false)?;
     for id in &ids {
         if front.chunk(*id).is_none() {
             bail!("no chunk {id} in {}", list_paths(&paths));
@@ -665,11 +670,12 @@ fn rm(a: RmArgs) -> Result<()> {
     close(&mut front, &paths)
 }
 
-/// Opening recovers the store (and writes a checkpoint); damage recovery cannot pass is an
-/// error naming zone and offset. Then every drive is checked read-only.
+/// Opening recovers the store read-only (nothing is written: a checker does not change what it
+/// checks); damage recovery cannot pass is an error naming zone and offset. Then every drive
+/// is checked.
 fn fsck(a: FsckArgs) -> Result<()> {
     let paths = a.devices.all()?;
-    let (mut front, _) = open_front(&a.devices)?;
+    let (mut front, _) = open_front(&a.devices, true)?;
     let reps = front.fsck().map_err(|e| with_paths(e, &paths))?;
     let problems: usize = reps.iter().map(|r| r.problems.len()).sum();
     if a.output == OutputArg::Json {
@@ -720,7 +726,7 @@ fn fsck(a: FsckArgs) -> Result<()> {
 
 fn gc(a: GcArgs) -> Result<()> {
     let paths = a.devices.all()?;
-    let (mut front, _) = open_front(&a.devices)?;
+    let (mut front, _) = open_front(&a.devices, false)?;
     for (d, path) in paths.iter().enumerate() {
         let mut rounds = 0;
         let st = front.drive_mut(d).expect("one store per path");
@@ -743,7 +749,7 @@ fn gc(a: GcArgs) -> Result<()> {
 
 fn info(a: InfoArgs) -> Result<()> {
     let paths = a.devices.all()?;
-    let (front, supers) = open_front(&a.devices)?;
+    let (front, supers) = open_front(&a.devices, true)?;
     let stats = front.stats();
     let mut drives = Vec::new();
     for (d, (p, s)) in paths.iter().zip(&supers).enumerate() {

@@ -334,3 +334,36 @@ fn gc_reclaims_the_zone_of_a_deleted_chunk_and_keeps_the_others() {
     assert!(ok(&["store", "fsck", devs]).contains("clean"));
     assert!(ok(&["store", "gc", devs]).contains("0 zones reclaimed"));
 }
+
+#[test]
+fn fsck_ls_info_get_leave_a_damaged_device_file_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let devs = s(&dev);
+    ok(&["store", "format", devs, "--create", "--zones", "10", "--zone-size", "1MiB"]);
+    let f = dir.path().join("data.bin");
+    let data = bytes(11, 150_000);
+    std::fs::write(&f, &data).unwrap();
+    let id = put_ids(&ok(&["store", "put", devs, s(&f)]))[0].clone();
+    let mut img = std::fs::read(&dev).unwrap();
+    let needle = &data[60_000..60_064];
+    let at = img.windows(needle.len()).position(|w| w == needle).expect("chunk data in the device file");
+    img[at + 3] ^= 0x40;
+    std::fs::write(&dev, &img).unwrap();
+    let modified = std::fs::metadata(&dev).unwrap().modified().unwrap();
+    let o = shingled(&["store", "fsck", devs]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("DAMAGED"));
+    assert!(shingled(&["store", "fsck", devs, "-O", "json"]).status.code() == Some(1));
+    assert!(ok(&["store", "ls", devs]).contains(&id));
+    ok(&["store", "info", devs]);
+    let e = fails(&["store", "get", devs, &id]);
+    assert!(e.contains("corrupt data"), "{e}");
+    assert!(std::fs::read(&dev).unwrap() == img, "a read-only command changed the device file");
+    assert_eq!(std::fs::metadata(&dev).unwrap().modified().unwrap(), modified);
+    // A command that writes does change it (the comparison above can see a change).
+    let g = dir.path().join("more.bin");
+    std::fs::write(&g, bytes(12, 5000)).unwrap();
+    ok(&["store", "put", devs, s(&g)]);
+    assert!(std::fs::read(&dev).unwrap() != img);
+}

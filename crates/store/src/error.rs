@@ -90,6 +90,10 @@ pub enum StoreError {
     /// An earlier device failure left the in-memory state uncertain; reopen the store.
     #[error("store is poisoned by an earlier device failure; reopen it to recover")]
     Poisoned,
+    /// A call that would change the store, on a store opened with
+    /// [`Store::open_read_only`](crate::Store::open_read_only).
+    #[error("store is open read-only")]
+    ReadOnly,
 }
 
 impl StoreError {

@@ -252,6 +252,18 @@ impl<D: ZonedDevice> StoreFront<D> {
         Self::from_stores(stores)
     }
 
+    /// Opens every device read-only ([`Store::open_read_only`]: recovery into memory, nothing
+    /// written), then rebuilds the chunk → drive map. Reads, listings and fsck work; the calls
+    /// that change a drive fail with [`StoreError::ReadOnly`] (as [`FrontError::Drive`]).
+    pub fn open_read_only(devs: Vec<D>, cfg: StoreConfig) -> FrontResult<Self> {
+        let stores = devs
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| Store::open_read_only(d, cfg.clone()).map_err(FrontError::on(i)))
+            .collect::<FrontResult<Vec<_>>>()?;
+        Self::from_stores(stores)
+    }
+
     /// A front over stores already open.
     pub fn from_stores(stores: Vec<Store<D>>) -> FrontResult<Self> {
         if stores.is_empty() {
@@ -673,6 +685,29 @@ mod tests {
             StoreFront::<MemZoned>::open(vec![], StoreConfig::small()),
             Err(FrontError::Drives(_))
         ));
+    }
+
+    #[test]
+    fn read_only_front_reads_and_refuses_changes_without_writing() {
+        let mut f = StoreFront::format(devs(2), StoreConfig::small()).unwrap();
+        for k in 0..4u128 {
+            f.create(id(k), StreamType::DATA).unwrap();
+            f.append(id(k), &pattern(k, 5000)).unwrap();
+        }
+        let devices = f.into_devices();
+        let before = format!("{devices:?}");
+        let mut ro = StoreFront::open_read_only(devices, StoreConfig::small()).unwrap();
+        assert_eq!(ro.list().len(), 4);
+        assert_eq!(ro.read(id(2), 0, 5000).unwrap(), pattern(2, 5000));
+        assert!(ro.fsck().unwrap().iter().all(|r| r.is_clean()));
+        let e = ro.create(id(9), StreamType::DATA).unwrap_err();
+        assert!(matches!(e, FrontError::Drive { source: StoreError::ReadOnly, .. }), "{e}");
+        assert!(matches!(
+            ro.append(id(1), b"x"),
+            Err(FrontError::Drive { source: StoreError::ReadOnly, .. })
+        ));
+        assert!(matches!(ro.checkpoint(), Err(FrontError::Drive { source: StoreError::ReadOnly, .. })));
+        assert_eq!(format!("{:?}", ro.into_devices()), before);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::format::{
 };
 use crate::{ChunkId, Durability, Placement, Result, StoreConfig, StoreError, StreamType};
 use shingled_zoned::{DeviceInfo, ZoneOp, ZonedDevice, SECTOR_SIZE};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 mod fsck;
@@ -317,6 +317,11 @@ pub struct Store<D: ZonedDevice> {
     poisoned: bool,
     stats: StoreStats,
     recovery: Option<RecoveryReport>,
+    /// Opened with [`Store::open_read_only`]: nothing is ever written to the device.
+    read_only: bool,
+    /// Read-only only: datazones whose reset was journaled but not carried out before a crash
+    /// (old contents below the write pointer, free in the tables); `open` would reset them.
+    unreset: BTreeSet<usize>,
 }
 
 impl<D: ZonedDevice> Store<D> {
@@ -390,6 +395,8 @@ impl<D: ZonedDevice> Store<D> {
             poisoned: false,
             stats: StoreStats { datazones: nr_data, ..Default::default() },
             recovery: None,
+            read_only: false,
+            unreset: BTreeSet::new(),
         };
         st.size_pools();
         st
@@ -403,7 +410,22 @@ impl<D: ZonedDevice> Store<D> {
     /// `cfg` supplies the run-time settings (pools, placement, durability); `nr_metazones`
     /// comes from the superzone. Damage that a crash cannot explain (a valid record after an
     /// invalid one, a broken checkpoint that was completed) is an error naming zone and offset.
-    pub fn open(mut dev: D, cfg: StoreConfig) -> Result<Self> {
+    pub fn open(dev: D, cfg: StoreConfig) -> Result<Self> {
+        Store::open_with(dev, cfg, false)
+    }
+
+    /// Opens a formatted device read-only: the same recovery as [`Store::open`] (checkpoint,
+    /// journal replay, datazone scan, with the same checks), into memory only. Nothing is
+    /// written to the device, ever: no closing checkpoint, no FINISH of a zone ending in a torn
+    /// record, no RESET of a zone whose journaled reset a crash interrupted, no flush. Reads,
+    /// listings, [`Store::fsck`] and the statistics work; the calls that change the store
+    /// (`create`, `append`, `seal`, `delete`, `sync`, `checkpoint`, `gc`, `gc_step`) return
+    /// [`StoreError::ReadOnly`]. For checkers and inspection tools.
+    pub fn open_read_only(dev: D, cfg: StoreConfig) -> Result<Self> {
+        Store::open_with(dev, cfg, true)
+    }
+
+    fn open_with(mut dev: D, cfg: StoreConfig, read_only: bool) -> Result<Self> {
         let t0 = Instant::now();
         let info = dev.info();
         if info.nr_zones <= info.nr_conv {
@@ -421,6 +443,7 @@ impl<D: ZonedDevice> Store<D> {
         cfg.sanitize()?;
         let (super_zone, data_first) = layout(&info, cfg.nr_metazones)?;
         let mut st = Store::empty(dev, info, cfg, super_zone, data_first);
+        st.read_only = read_only;
         let mut rep = RecoveryReport { superzone_read: t0.elapsed(), ..Default::default() };
         st.recover(&mut rep)?;
         rep.chunks_recovered = st.chunks.len() as u64;
@@ -502,6 +525,21 @@ impl<D: ZonedDevice> Store<D> {
         }
     }
 
+    /// For the calls that change the store: usable, and not opened read-only.
+    fn check_writable(&self) -> Result<()> {
+        self.check_usable()?;
+        if self.read_only {
+            Err(StoreError::ReadOnly)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Whether the store was opened with [`Store::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// Marks the store poisoned when `r` is a device error (the on-device state is uncertain).
     fn guard<T>(&mut self, r: Result<T>) -> Result<T> {
         if let Err(StoreError::Device { .. }) = &r {
@@ -525,7 +563,7 @@ impl<D: ZonedDevice> Store<D> {
 
     /// Creates an empty chunk of `stream`. Durable (journaled and flushed) when it returns.
     pub fn create(&mut self, id: ChunkId, stream: StreamType) -> Result<()> {
-        self.check_usable()?;
+        self.check_writable()?;
         if self.chunks.contains_key(&id) {
             return Err(StoreError::ChunkExists(id));
         }
@@ -545,7 +583,7 @@ impl<D: ZonedDevice> Store<D> {
     /// Large appends are split into records of at most `max_record` bytes; if the call fails,
     /// a prefix of the data (whole records) may survive a restart, never anything else.
     pub fn append(&mut self, id: ChunkId, data: &[u8]) -> Result<()> {
-        self.check_usable()?;
+        self.check_writable()?;
         let c = self.chunks.get(&id).ok_or(StoreError::NoSuchChunk(id))?;
         if c.sealed {
             return Err(StoreError::Sealed(id));
@@ -713,7 +751,7 @@ impl<D: ZonedDevice> Store<D> {
     /// point and recovery ignores the copies, which do not continue their chunks. Foreground
     /// operations between steps are journaled or scanned as usual.
     pub fn gc_step(&mut self, budget: u64) -> Result<GcStep> {
-        self.check_usable()?;
+        self.check_writable()?;
         let r = self.gc_step_inner(budget);
         self.guard(r)
     }
@@ -885,18 +923,22 @@ impl<D: ZonedDevice> Store<D> {
     }
 
     /// Stops writing datazone `d`: FINISH on the device, state Full.
+    /// Read-only (recovery only): the state changes, the device is not touched, and `written`
+    /// stays at the write pointer (nothing is above it to read).
     fn finish_zone(&mut self, d: usize) -> Result<()> {
         let z = self.zone_no(d);
-        let full = self.wp_bytes(z)? >= self.info.zone_cap(z) * SECTOR_SIZE;
-        if !full {
+        let wp = self.wp_bytes(z)?;
+        let full = wp >= self.info.zone_cap(z) * SECTOR_SIZE;
+        if !full && !self.read_only {
             self.dev
                 .zone_mgmt(ZoneOp::Finish, self.info.zone_start(z), self.info.zone_len(z))
                 .map_err(StoreError::dev(format!("finishing zone {z}")))?;
         }
         let cap = self.cap_bytes(z);
+        let written = if self.read_only { (wp / BLOCK * BLOCK).min(cap) } else { cap };
         let zs = &mut self.zones[d];
         zs.state = if zs.live == 0 { ZoneState::Garbage } else { ZoneState::Full };
-        zs.written = cap;
+        zs.written = written;
         let key = zs.pool;
         if let Some(p) = self.pools.get_mut(&key) {
             p.zones.retain(|&x| x as usize != d);
@@ -1037,7 +1079,7 @@ impl<D: ZonedDevice> Store<D> {
     /// Seals chunk `id`: no more appends. Durable when it returns, together with every append
     /// before it (also when the chunk was already sealed).
     pub fn seal(&mut self, id: ChunkId) -> Result<()> {
-        self.check_usable()?;
+        self.check_writable()?;
         let c = self.chunks.get(&id).ok_or(StoreError::NoSuchChunk(id))?;
         let sealed = c.sealed;
         if self.cfg.durability == Durability::Batched || sealed {
@@ -1059,7 +1101,7 @@ impl<D: ZonedDevice> Store<D> {
 
     /// Deletes chunk `id`; its records become garbage. Durable when it returns.
     pub fn delete(&mut self, id: ChunkId) -> Result<()> {
-        self.check_usable()?;
+        self.check_writable()?;
         if !self.chunks.contains_key(&id) {
             return Err(StoreError::NoSuchChunk(id));
         }
@@ -1078,7 +1120,7 @@ impl<D: ZonedDevice> Store<D> {
 
     /// Makes every acknowledged-so-far append durable (a device flush).
     pub fn sync(&mut self) -> Result<()> {
-        self.check_usable()?;
+        self.check_writable()?;
         let r = self.flush();
         self.guard(r)
     }
@@ -1265,7 +1307,7 @@ impl<D: ZonedDevice> Store<D> {
     /// after every 16 zones' worth of appends, after each GC migration); calling this bounds
     /// the next recovery's scan.
     pub fn checkpoint(&mut self) -> Result<()> {
-        self.check_usable()?;
+        self.check_writable()?;
         let r = self.write_checkpoint();
         self.guard(r)
     }
@@ -1604,9 +1646,13 @@ impl<D: ZonedDevice> Store<D> {
             rep.bytes_scanned += w - zs.written;
             if recs.first().is_some_and(|r| r.h.seq <= zs.min_seq) && zs.written == 0 {
                 // Old contents of a zone whose reset was journaled but not carried out.
-                self.dev
-                    .zone_mgmt(ZoneOp::Reset, self.info.zone_start(z), self.info.zone_len(z))
-                    .map_err(StoreError::dev(format!("resetting zone {z}")))?;
+                if self.read_only {
+                    self.unreset.insert(d);
+                } else {
+                    self.dev
+                        .zone_mgmt(ZoneOp::Reset, self.info.zone_start(z), self.info.zone_len(z))
+                        .map_err(StoreError::dev(format!("resetting zone {z}")))?;
+                }
                 continue;
             }
             if let Tail::Corrupt { offset, what } = tail {
@@ -1724,8 +1770,13 @@ impl<D: ZonedDevice> Store<D> {
                 }
             }
         }
-        // 5. A fresh recovery point: the old metazone may end in a torn record.
-        self.write_checkpoint()?;
+        // 5. A fresh recovery point: the old metazone may end in a torn record. Read-only: the
+        // loaded metazone stays the current one, written up to its write pointer.
+        if self.read_only {
+            self.meta_wp = self.wp_bytes(self.meta_zone(m))? / BLOCK * BLOCK;
+        } else {
+            self.write_checkpoint()?;
+        }
         rep.index_build = lap(&mut t);
         Ok(())
     }

@@ -127,6 +127,9 @@ impl<D: ZonedDevice> Store<D> {
         for d in 0..self.zones.len() {
             let z = self.zone_no(d);
             let end = self.fsck_end(z)?.max(self.zones[d].written).min(self.cap_bytes(z));
+            // Read-only open: a zone whose journaled reset a crash interrupted holds old records
+            // that `open` would have reset away; nothing of the store is there.
+            let end = if self.unreset.contains(&d) { 0 } else { end };
             if end == 0 {
                 continue;
             }

@@ -8,4 +8,5 @@ mod crash;
 mod fsck;
 mod gc;
 mod model;
+mod readonly;
 mod scan;
