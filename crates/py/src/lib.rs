@@ -453,6 +453,12 @@ create_exception!(
 create_exception!(_core, NoSuchChunk, StoreError, "No chunk with this id.");
 create_exception!(
     _core,
+    ReadOnlyError,
+    StoreError,
+    "A call that would change a store opened read-only (create, append, seal, delete, sync, checkpoint, gc)."
+);
+create_exception!(
+    _core,
     CorruptionError,
     StoreError,
     "Stored data or metadata failed its checks (CRC, chunk id, offset); never wrong bytes."
@@ -465,6 +471,7 @@ fn store_exc(e: &shingled_store::StoreError, msg: String) -> PyErr {
         E::NoSuchChunk(_) => NoSuchChunk::new_err(msg),
         E::CorruptData { .. } | E::CorruptMeta { .. } => CorruptionError::new_err(msg),
         E::Config(_) => ConfigError::new_err(msg),
+        E::ReadOnly => ReadOnlyError::new_err(msg),
         _ => StoreError::new_err(msg),
     }
 }
@@ -601,6 +608,8 @@ macro_rules! with_store {
 struct ChunkStore {
     inner: Mutex<Option<AnyStore>>,
     cfg: StoreConfig,
+    /// Opened with `Store::open_read_only` (reopen stays read-only; close writes nothing).
+    read_only: bool,
 }
 
 fn info_json(c: &shingled_store::ChunkInfo) -> serde_json::Value {
@@ -681,7 +690,7 @@ impl ChunkStore {
             let dev = FileZoned::create(&path, &zc, file_opts()).map_err(zoned_err)?;
             Store::format(dev, c).map_err(store_err)
         })?;
-        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg })
+        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg, read_only: false })
     }
 
     /// Formats the existing device file `path` (every chunk on it is lost).
@@ -698,24 +707,35 @@ impl ChunkStore {
             let dev = FileZoned::open(&path, file_opts()).map_err(zoned_err)?;
             Store::format(dev, c).map_err(store_err)
         })?;
-        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg })
+        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg, read_only: false })
     }
 
     /// Opens (and recovers) the store on device file `path`, with the pools and placement it
-    /// was formatted with (its superzone record) unless `config` overrides them.
+    /// was formatted with (its superzone record) unless `config` overrides them. `read_only`:
+    /// `Store::open_read_only` (recovery into memory, nothing ever written to the file; the
+    /// calls that change the store raise ReadOnlyError).
     #[staticmethod]
-    #[pyo3(signature = (path, config=None))]
+    #[pyo3(signature = (path, config=None, read_only=false))]
     fn open_file(
         py: Python<'_>,
         path: std::path::PathBuf,
         config: Option<Bound<'_, PyDict>>,
+        read_only: bool,
     ) -> PyResult<ChunkStore> {
         let mut dev = py.detach(|| FileZoned::open(&path, file_opts())).map_err(zoned_err)?;
         let stored = py.detach(|| read_format(&mut dev)).map_err(store_err)?;
         let cfg = store_config(stored.config, config.as_ref())?;
         let c = cfg.clone();
-        let st = py.detach(move || Store::open(dev, c)).map_err(store_err)?;
-        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg })
+        let st = py
+            .detach(move || if read_only { Store::open_read_only(dev, c) } else { Store::open(dev, c) })
+            .map_err(store_err)?;
+        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::File(st))), cfg, read_only })
+    }
+
+    /// Whether the store was opened read-only.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The configuration in force, as JSON.
@@ -744,7 +764,7 @@ impl ChunkStore {
         let dev = MemZoned::new(&ZonedConfig::small(zones, zone_size / 1024, Dialect::Zbc))
             .map_err(|e| PyValueError::new_err(format!("device geometry: {e}")))?;
         let st = Store::format(dev, cfg.clone()).map_err(store_err)?;
-        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::Mem(st))), cfg })
+        Ok(ChunkStore { inner: Mutex::new(Some(AnyStore::Mem(st))), cfg, read_only: false })
     }
 
     /// Creates an empty chunk of stream type `stream` (0 data, 1 metadata, 2 GC, …).
@@ -840,21 +860,25 @@ impl ChunkStore {
         py.detach(|| {
             let mut g = self.inner.lock().unwrap();
             let st = g.take().ok_or_else(|| StoreError::new_err("the chunk store is closed"))?;
-            let r = match st {
-                AnyStore::File(s) => Store::open(s.into_device(), cfg).map(AnyStore::File),
-                AnyStore::Mem(s) => Store::open(s.into_device(), cfg).map(AnyStore::Mem),
+            let r = match (st, self.read_only) {
+                (AnyStore::File(s), false) => Store::open(s.into_device(), cfg).map(AnyStore::File),
+                (AnyStore::File(s), true) => Store::open_read_only(s.into_device(), cfg).map(AnyStore::File),
+                (AnyStore::Mem(s), false) => Store::open(s.into_device(), cfg).map(AnyStore::Mem),
+                (AnyStore::Mem(s), true) => Store::open_read_only(s.into_device(), cfg).map(AnyStore::Mem),
             };
             *g = Some(r.map_err(store_err)?);
             Ok(())
         })
     }
 
-    /// Syncs, checkpoints and releases the device. Further calls raise StoreError.
+    /// Syncs, checkpoints and releases the device (read-only: only releases it). Further
+    /// calls raise StoreError.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| {
             let mut g = self.inner.lock().unwrap();
             let r = match g.as_mut() {
                 None => return Ok(()),
+                Some(_) if self.read_only => Ok(()),
                 Some(AnyStore::File(s)) => s.sync().and_then(|()| s.checkpoint()),
                 Some(AnyStore::Mem(s)) => s.sync().and_then(|()| s.checkpoint()),
             };
@@ -916,18 +940,22 @@ fn drive_stats_json(d: &shingled_store::DriveStats) -> serde_json::Value {
 struct ChunkFront {
     inner: Mutex<Option<AnyFront>>,
     cfg: StoreConfig,
+    /// Opened with `StoreFront::open_read_only`.
+    read_only: bool,
 }
 
 #[pymethods]
 impl ChunkFront {
     /// Opens (and recovers) the stores on device files `paths` (any order), each with the
     /// configuration it was formatted with unless `config` overrides it.
+    /// `read_only`: every drive with `Store::open_read_only` (nothing written to the files).
     #[staticmethod]
-    #[pyo3(signature = (paths, config=None))]
+    #[pyo3(signature = (paths, config=None, read_only=false))]
     fn open_files(
         py: Python<'_>,
         paths: Vec<std::path::PathBuf>,
         config: Option<Bound<'_, PyDict>>,
+        read_only: bool,
     ) -> PyResult<ChunkFront> {
         let key = |p: &std::path::PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
         for (i, p) in paths.iter().enumerate() {
@@ -942,11 +970,17 @@ impl ChunkFront {
             let stored = py.detach(|| read_format(&mut dev)).map_err(store_err)?;
             let cfg = store_config(stored.config, config.as_ref())?;
             let c = cfg.clone();
-            stores.push(py.detach(move || Store::open(dev, c)).map_err(store_err)?);
+            let st = py
+                .detach(move || if read_only { Store::open_read_only(dev, c) } else { Store::open(dev, c) });
+            stores.push(st.map_err(store_err)?);
             cfg0.get_or_insert(cfg);
         }
         let f = StoreFront::from_stores(stores).map_err(front_err)?;
-        Ok(ChunkFront { inner: Mutex::new(Some(AnyFront::File(f))), cfg: cfg0.unwrap_or_default() })
+        Ok(ChunkFront {
+            inner: Mutex::new(Some(AnyFront::File(f))),
+            cfg: cfg0.unwrap_or_default(),
+            read_only,
+        })
     }
 
     /// `drives` formatted in-memory devices of `zones` zones of `zone_size` bytes.
@@ -967,7 +1001,7 @@ impl ChunkFront {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| PyValueError::new_err(format!("device geometry: {e}")))?;
         let f = StoreFront::format(devs, cfg.clone()).map_err(front_err)?;
-        Ok(ChunkFront { inner: Mutex::new(Some(AnyFront::Mem(f))), cfg })
+        Ok(ChunkFront { inner: Mutex::new(Some(AnyFront::Mem(f))), cfg, read_only: false })
     }
 
     /// Creates chunk `id` on the drive placement picks; returns the drive.
@@ -1072,9 +1106,15 @@ impl ChunkFront {
         py.detach(|| {
             let mut g = self.inner.lock().unwrap();
             let f = g.take().ok_or_else(|| StoreError::new_err("the store front is closed"))?;
-            let r = match f {
-                AnyFront::File(f) => StoreFront::open(f.into_devices(), cfg).map(AnyFront::File),
-                AnyFront::Mem(f) => StoreFront::open(f.into_devices(), cfg).map(AnyFront::Mem),
+            let r = match (f, self.read_only) {
+                (AnyFront::File(f), false) => StoreFront::open(f.into_devices(), cfg).map(AnyFront::File),
+                (AnyFront::File(f), true) => {
+                    StoreFront::open_read_only(f.into_devices(), cfg).map(AnyFront::File)
+                }
+                (AnyFront::Mem(f), false) => StoreFront::open(f.into_devices(), cfg).map(AnyFront::Mem),
+                (AnyFront::Mem(f), true) => {
+                    StoreFront::open_read_only(f.into_devices(), cfg).map(AnyFront::Mem)
+                }
             };
             *g = Some(r.map_err(front_err)?);
             Ok(())
@@ -1087,6 +1127,7 @@ impl ChunkFront {
             let mut g = self.inner.lock().unwrap();
             let r = match g.as_mut() {
                 None => return Ok(()),
+                Some(_) if self.read_only => Ok(()),
                 Some(AnyFront::File(f)) => f.sync().and_then(|()| f.checkpoint()),
                 Some(AnyFront::Mem(f)) => f.sync().and_then(|()| f.checkpoint()),
             };
@@ -1161,6 +1202,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Cancelled", py.get_type::<Cancelled>())?;
     m.add("StoreError", py.get_type::<StoreError>())?;
     m.add("NoSuchChunk", py.get_type::<NoSuchChunk>())?;
+    m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
     m.add("CorruptionError", py.get_type::<CorruptionError>())?;
     m.add("PROGRESS_EVERY", shingled_sim::PROGRESS_EVERY)?;
     m.add("RECORD_BYTES", RECORD)?;

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 import shingled
-from shingled import ChunkStore, CorruptionError, NoSuchChunk, StoreError, StoreFront
+from shingled import ChunkStore, CorruptionError, NoSuchChunk, ReadOnlyError, StoreError, StoreFront
 
 ID = bytes(23) + b"\x07"
 
@@ -123,6 +123,50 @@ def test_corrupted_device_file_fsck_names_the_problem_and_read_raises(tmp_path):
             st.read(cid)
         assert issubclass(CorruptionError, StoreError) and issubclass(StoreError, shingled.ShingledError)
 
+
+
+def test_read_only_open_writes_nothing_and_refuses_changes(tmp_path):
+    import hashlib
+
+    dev = tmp_path / "dev.zbd"
+    data = pattern(5, 120_000)
+    with ChunkStore.create_file(dev, zones=10, zone_size=1 << 20) as st:
+        cid = st.create()
+        st.append(cid, data)
+    # An unclean end (no checkpoint after these appends): the open has to scan for them.
+    st = ChunkStore.open(dev, durability="batched")
+    st.append(cid, pattern(6, 30_000))
+    st.sync()
+    del st  # dropped without close: no checkpoint after the appends
+    img = bytearray(dev.read_bytes())
+    at = img.find(data[50_000:50_064])
+    img[at + 7] ^= 0x10  # and a damaged slice
+    dev.write_bytes(bytes(img))
+    digest = hashlib.sha256(dev.read_bytes()).hexdigest()
+    with ChunkStore.open(dev, read_only=True) as ro:
+        assert ro.read_only
+        assert ro.chunk(cid)["length"] == 150_000
+        rep = ro.fsck()
+        assert not rep["clean"] and any(p["chunk_offset"] == 49_152 for p in rep["problems"]), rep
+        assert ro.read(cid, 100_000, 50_000) == data[100_000:] + pattern(6, 30_000)
+        for call in (
+            lambda: ro.create(),
+            lambda: ro.append(cid, b"x"),
+            lambda: ro.seal(cid),
+            lambda: ro.delete(cid),
+            lambda: ro.sync(),
+            lambda: ro.checkpoint(),
+            lambda: ro.gc(),
+        ):
+            with pytest.raises(ReadOnlyError, match="read-only"):
+                call()
+        ro.reopen()
+        assert ro.read_only and len(ro) == 1
+    assert issubclass(ReadOnlyError, StoreError)
+    assert hashlib.sha256(dev.read_bytes()).hexdigest() == digest
+    # a read-write open does write (its closing checkpoint)
+    ChunkStore.open(dev).close()
+    assert hashlib.sha256(dev.read_bytes()).hexdigest() != digest
 
 def test_bad_arguments_raise_typed_exceptions(tmp_path, cli):
     st = ChunkStore.in_memory()

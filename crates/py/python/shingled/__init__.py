@@ -25,6 +25,7 @@ from ._core import (
     DeviceError,
     NoSuchChunk,
     PolicyError,
+    ReadOnlyError,
     ShingledError,
     StoreError,
     TraceError,
@@ -64,6 +65,7 @@ __all__ = [
     "StoreError",
     "NoSuchChunk",
     "CorruptionError",
+    "ReadOnlyError",
     "PROGRESS_EVERY",
 ]
 

@@ -11,7 +11,8 @@ A store lives on an emulated zoned device file (``shingled zone create`` or
 :meth:`ChunkStore.create_file`, the same files ``shingled store`` uses) or on an in-memory device.
 Chunk ids are 24 bytes; every method takes them as ``bytes`` or as a 48-digit hex ``str`` and
 returns them as hex ``str``. Errors raise :class:`StoreError` (a :class:`ShingledError`), or
-its subclasses :class:`NoSuchChunk` and :class:`CorruptionError`; malformed arguments raise
+its subclasses :class:`NoSuchChunk`, :class:`CorruptionError` and :class:`ReadOnlyError`
+(a change to a store opened with ``read_only=True``); malformed arguments raise
 ``ValueError`` / ``TypeError``; configuration mistakes raise :class:`ConfigError`.
 """
 
@@ -85,11 +86,16 @@ class ChunkStore:
         return cls(_core.ChunkStore.format_file(p, _config(**config)), p)
 
     @classmethod
-    def open(cls, path: PathLike, **config: Any) -> "ChunkStore":
+    def open(cls, path: PathLike, read_only: bool = False, **config: Any) -> "ChunkStore":
         """Opens the store on device file ``path`` (recovery included) with the pools and
-        placement it was formatted with, unless ``config`` overrides them."""
+        placement it was formatted with, unless ``config`` overrides them.
+
+        ``read_only=True``: recovery into memory only, nothing is ever written to the file (no
+        checkpoint at open or close; for checkers and inspection). Reads, listings, ``stats``
+        and ``fsck`` work; ``create``, ``append``, ``seal``, ``delete``, ``sync``,
+        ``checkpoint`` and ``gc`` raise :class:`ReadOnlyError`."""
         p = os.fspath(path)
-        return cls(_core.ChunkStore.open_file(p, _config(**config)), p)
+        return cls(_core.ChunkStore.open_file(p, _config(**config), read_only), p)
 
     @classmethod
     def in_memory(cls, zones: int = 16, zone_size: int = 256 << 10, **config: Any) -> "ChunkStore":
@@ -179,12 +185,18 @@ class ChunkStore:
         self._inner.reopen()
 
     def close(self) -> None:
-        """Syncs, checkpoints and releases the device (idempotent)."""
+        """Syncs, checkpoints and releases the device (idempotent; read-only: only
+        releases it)."""
         self._inner.close()
 
     @property
     def closed(self) -> bool:
         return self._inner.closed
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened with ``read_only=True``."""
+        return self._inner.read_only
 
     def __enter__(self) -> "ChunkStore":
         return self
@@ -213,9 +225,11 @@ class StoreFront:
         self.paths = paths
 
     @classmethod
-    def open(cls, paths: "List[PathLike]", **config: Any) -> "StoreFront":
+    def open(cls, paths: "List[PathLike]", read_only: bool = False, **config: Any) -> "StoreFront":
+        """Opens the stores on ``paths`` (any order). ``read_only=True``: as
+        :meth:`ChunkStore.open`, nothing is written to the files."""
         ps = [os.fspath(p) for p in paths]
-        return cls(_core.ChunkFront.open_files(ps, _config(**config)), ps)
+        return cls(_core.ChunkFront.open_files(ps, _config(**config), read_only), ps)
 
     @classmethod
     def in_memory(cls, drives: int = 3, zones: int = 16, zone_size: int = 256 << 10, **config: Any) -> "StoreFront":
