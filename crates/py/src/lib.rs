@@ -531,6 +531,7 @@ fn store_config(base: StoreConfig, cfg: Option<&Bound<'_, PyDict>>) -> PyResult<
             "checkpoint_every_bytes" => c.checkpoint_every_bytes = v.extract().map_err(bad)?,
             "ckpt_step_bytes" => c.ckpt_step_bytes = v.extract().map_err(bad)?,
             "max_record" => c.max_record = v.extract().map_err(bad)?,
+            "scan_buffer_bytes" => c.scan_buffer_bytes = v.extract().map_err(bad)?,
             "placement" => {
                 let s: String = v.extract().map_err(bad)?;
                 let g = |a, b, r| Placement::Guided { separate_streams: a, chunk_limit: b, round_robin: r };
@@ -749,6 +750,7 @@ impl ChunkStore {
             "gc_stop_free_zones": c.gc_stop_free_zones, "gc_step_bytes": c.gc_step_bytes,
             "gc_max_bandwidth": c.gc_max_bandwidth, "max_record": c.max_record,
             "checkpoint_every_bytes": c.checkpoint_every_bytes, "ckpt_step_bytes": c.ckpt_step_bytes,
+            "scan_buffer_bytes": c.scan_buffer_bytes,
         })
         .to_string()
     }

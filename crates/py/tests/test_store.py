@@ -143,8 +143,8 @@ def test_read_only_open_writes_nothing_and_refuses_changes(tmp_path):
     img[at + 7] ^= 0x10  # and a damaged slice
     dev.write_bytes(bytes(img))
     digest = hashlib.sha256(dev.read_bytes()).hexdigest()
-    with ChunkStore.open(dev, read_only=True) as ro:
-        assert ro.read_only
+    with ChunkStore.open(dev, read_only=True, scan_buffer_bytes=8192) as ro:
+        assert ro.read_only and ro.config()["scan_buffer_bytes"] == 8192
         assert ro.chunk(cid)["length"] == 150_000
         rep = ro.fsck()
         assert not rep["clean"] and any(p["chunk_offset"] == 49_152 for p in rep["problems"]), rep

@@ -65,7 +65,8 @@ class ChunkStore:
     ``no-separate-streams``, ``no-chunk-limit``, ``no-round-robin``), ``durability``
     (``every-append`` or ``batched``), ``metadata_chunk_limit``, ``gc_free_zones``,
     ``gc_stop_free_zones``, ``gc_step_bytes``, ``gc_max_bandwidth``, ``max_record``,
-    ``checkpoint_every_bytes``, ``ckpt_step_bytes``.
+    ``checkpoint_every_bytes``, ``ckpt_step_bytes``, ``scan_buffer_bytes`` (bytes per device
+    read of recovery's zone scan and of ``fsck``).
     """
 
     def __init__(self, inner: "_core.ChunkStore", path: Optional[str] = None):
