@@ -2094,7 +2094,11 @@ mod tests {
         let (g, o) = (&runs[0], &runs[1]);
         for run in runs {
             assert!(!run.out_of_space, "{}", run.name);
-            assert!(run.deletions > 0 && run.gc_migrations > 0, "{}: deletions and GC must happen", run.name);
+            assert!(
+                run.deletions > 0 && run.zone_resets > 0,
+                "{}: deletions and resets must happen",
+                run.name
+            );
             assert!(run.device_bytes > run.user_bytes && run.gc_bytes < run.device_bytes);
             assert!(run.write_amplification > 1.0 && run.write_amplification.is_finite());
             assert!(run.gc_write_amplification >= 1.0);
@@ -2110,6 +2114,7 @@ mod tests {
         // live data in GC victims.
         assert_eq!(g.user_bytes, o.user_bytes);
         assert!(o.gc_bytes >= g.gc_bytes, "one-zone GC {} < guided {}", o.gc_bytes, g.gc_bytes);
+        assert!(o.gc_migrations > 0, "one-zone mixes every stream in one zone: GC must migrate");
         table_is_rectangular(&r.table);
         // The victim breakdown accounts for every zone GC migrated, per placement.
         let (_, vt) = r.extra.iter().find(|(n, _)| n == "gc victims").expect("victim table");

@@ -112,8 +112,11 @@ pub enum Placement {
         /// Rule 2: a chunk is at most one zone's worth of data (metadata chunks at most
         /// [`StoreConfig::metadata_chunk_limit`]).
         chunk_limit: bool,
-        /// Rule 3: new chunks go round-robin over the stream's pool of open zones (off: all
-        /// chunks of a pool share its first zone).
+        /// Rule 3: new chunks go round-robin over the stream's pool of open zones, each to an
+        /// empty zone no other chunk appends to when there is one (a fresh zone while the pool
+        /// is under its target), so a zone-sized chunk fills a zone by itself; a zone its
+        /// chunk leaves with less than 1/16 free is finished at seal (off: all chunks of a pool
+        /// share its first zone).
         round_robin: bool,
     },
     /// Everything appends to one zone at a time, mixed (F2FS-like; for comparison).

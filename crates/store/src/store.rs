@@ -952,6 +952,13 @@ impl<D: ZonedDevice> Store<D> {
     }
 
     /// The datazone chunk `id` appends to next (placement, SMRSTORE §4.3).
+    ///
+    /// With rule 3 (round-robin), a chunk that needs a zone (new, or its zone filled) takes, in
+    /// round-robin order over its pool: an empty zone no other unsealed chunk appends to (so a
+    /// chunk of one zone's worth fills one zone by itself, SMRSTORE Fig. 13(b)); else a fresh
+    /// zone while the pool is under its target; else the unowned pool zone with the least
+    /// written (the room a short chunk left, shared by the same stream type, §5.4 rule 2); else
+    /// the next pool zone in turn, shared with the chunks appending to it.
     fn zone_for(&mut self, id: ChunkId) -> Result<usize> {
         let c = &self.chunks[&id];
         if let Some(d) = c.cur_zone {
@@ -964,15 +971,45 @@ impl<D: ZonedDevice> Store<D> {
             let p = self.pools.entry(key).or_default();
             (p.zones.len(), p.target.max(1))
         };
-        if len < target {
-            let d = self.allocate_zone(key)?;
-            self.pools.get_mut(&key).expect("created above").zones.push(d as u32);
-        }
+        let rr = matches!(self.cfg.placement, Placement::Guided { round_robin: true, .. });
+        let d = if rr && len > 0 {
+            let owned = self.owned_zones(id);
+            let p = &self.pools[&key];
+            let n = p.zones.len();
+            let order: Vec<u32> = (0..n).map(|i| p.zones[(p.next + i) % n]).collect();
+            let free: Vec<u32> = order.iter().copied().filter(|d| !owned.contains(d)).collect();
+            if let Some(&d) = free.iter().find(|&&d| self.zones[d as usize].written == 0) {
+                d
+            } else if len < target {
+                let d = self.allocate_zone(key)?;
+                self.pools.get_mut(&key).expect("created above").zones.push(d as u32);
+                d as u32
+            } else if let Some(&d) = free.iter().min_by_key(|&&d| self.zones[d as usize].written) {
+                d
+            } else {
+                order[0]
+            }
+        } else {
+            if len < target {
+                let d = self.allocate_zone(key)?;
+                self.pools.get_mut(&key).expect("created above").zones.push(d as u32);
+            }
+            let p = &self.pools[&key];
+            p.zones[p.next % p.zones.len()]
+        };
         let p = self.pools.get_mut(&key).expect("created above");
-        let d = p.zones[p.next % p.zones.len()];
         p.next = p.next.wrapping_add(1);
         self.chunks.get_mut(&id).expect("checked").cur_zone = Some(d);
         Ok(d as usize)
+    }
+
+    /// Zones an unsealed chunk other than `except` appends to.
+    fn owned_zones(&self, except: ChunkId) -> BTreeSet<u32> {
+        self.chunks
+            .iter()
+            .filter(|(i, c)| **i != except && !c.sealed)
+            .filter_map(|(_, c)| c.cur_zone)
+            .collect()
     }
 
     /// Takes a free datazone for pool `key`, resetting a garbage zone when none is free.
@@ -1095,7 +1132,20 @@ impl<D: ZonedDevice> Store<D> {
         self.guard(r)?;
         let c = self.chunks.get_mut(&id).expect("checked");
         c.sealed = true;
-        c.cur_zone = None;
+        let was = c.cur_zone.take();
+        // Rule 3: a zone its chunk leaves with less than 1/16 of its capacity free, and that no
+        // other chunk appends to, is finished, so the next chunk starts in an empty zone
+        // instead of putting its head into the remnant.
+        if let (Some(d), Placement::Guided { round_robin: true, .. }) = (was, self.cfg.placement) {
+            let d = d as usize;
+            let z = self.zone_no(d);
+            let open = matches!(self.zones[d].state, ZoneState::Opened | ZoneState::Activated);
+            let room = self.cap_bytes(z) - self.zones[d].written;
+            if open && room * 16 < self.cap_bytes(z) && !self.owned_zones(id).contains(&(d as u32)) {
+                let r = self.finish_zone(d);
+                self.guard(r)?;
+            }
+        }
         self.after_op()
     }
 

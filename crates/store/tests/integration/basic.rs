@@ -191,3 +191,68 @@ fn automatic_gc_keeps_a_full_device_writable() {
         assert_eq!(st.read(ChunkId::from_u128(i), 0, 30_000).unwrap(), bytes(i as u64, 30_000));
     }
 }
+
+#[test]
+fn round_robin_gives_a_zone_sized_chunk_a_zone_of_its_own() {
+    // 256 KiB zones, data pool of 2 (StoreConfig::small). An 8 KiB append is a 12 KiB record
+    // (header, prefix, two slices with footers, padding), so 21 of them (168 KiB of data) fill
+    // a zone to within 4 KiB: a zone-sized chunk.
+    let cfg = StoreConfig::small();
+    let mut st = Store::format(dev(16, 256), cfg.clone()).unwrap();
+    let full = |st: &Store<MemZoned>| st.zone_states().iter().filter(|z| z.1 == ZoneState::Full).count();
+    let (a, b, c) = (ChunkId::from_u128(1), ChunkId::from_u128(2), ChunkId::from_u128(3));
+    let piece = bytes(5, 8192);
+    st.create(a, StreamType::DATA).unwrap();
+    st.create(b, StreamType::DATA).unwrap();
+    // a takes the pool's first zone, b its second.
+    for _ in 0..21 {
+        st.append(a, &piece).unwrap();
+    }
+    st.append(b, &piece).unwrap();
+    // 4 KiB left, less than 1/16 of the zone, nobody else appends to it: sealing finishes it
+    // (before: it stayed open and the next chunk's first record went into the remnant).
+    st.seal(a).unwrap();
+    assert_eq!(full(&st), 1);
+    // c is new: the only pool zone is b's, so c gets a fresh zone (before: round-robin put it
+    // into b's zone and the two chunks interleaved there, each spilling into a second zone).
+    st.create(c, StreamType::DATA).unwrap();
+    for _ in 1..21 {
+        st.append(b, &piece).unwrap();
+        st.append(c, &piece).unwrap();
+    }
+    st.append(c, &piece).unwrap();
+    st.seal(b).unwrap();
+    st.seal(c).unwrap();
+    assert_eq!(full(&st), 3);
+    let mut st = Store::open(st.into_device(), cfg).unwrap();
+    for id in [a, b, c] {
+        let info = st.chunk(id).unwrap();
+        assert_eq!((info.len, info.records, info.groups), (21 * 8192, 21, 1), "{id}");
+        assert_eq!(st.read(id, 0, 8192).unwrap(), piece);
+    }
+}
+
+#[test]
+fn round_robin_shares_the_room_a_short_chunk_left() {
+    // A chunk sealed well under the zone size leaves its zone open; when the pool is full the
+    // next chunk of the same stream type uses that room (SMRSTORE §5.4, rule 2) rather than
+    // appending beside a chunk that is still being written.
+    let mut st = Store::format(dev(16, 256), StoreConfig::small()).unwrap();
+    let active =
+        |st: &Store<MemZoned>| st.zone_states().iter().filter(|z| z.1 == ZoneState::Activated).count();
+    let ids: Vec<ChunkId> = (1..=3).map(ChunkId::from_u128).collect();
+    st.create(ids[0], StreamType::DATA).unwrap();
+    st.create(ids[1], StreamType::DATA).unwrap();
+    st.append(ids[0], b"short").unwrap();
+    st.append(ids[1], b"long-lived").unwrap();
+    st.seal(ids[0]).unwrap();
+    assert_eq!(active(&st), 2, "the short chunk's zone stays open");
+    st.create(ids[2], StreamType::DATA).unwrap();
+    st.append(ids[2], b"third").unwrap();
+    assert_eq!(active(&st), 2, "the third chunk went into the short chunk's zone, not a new one");
+    for _ in 0..8 {
+        st.append(ids[1], &[1; 8192]).unwrap();
+    }
+    assert_eq!(st.chunk(ids[1]).unwrap().groups, 1);
+    assert_eq!(st.chunk(ids[2]).unwrap().groups, 1);
+}
