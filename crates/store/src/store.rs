@@ -299,6 +299,8 @@ pub struct Store<D: ZonedDevice> {
     data_first: u64,
     chunks: BTreeMap<ChunkId, Chunk>,
     zones: Vec<DZone>,
+    /// Per datazone: unsealed chunks whose `cur_zone` it is (placement rule 3).
+    appenders: Vec<u32>,
     pools: BTreeMap<u8, Pool>,
     /// Index of the current metazone (0..nr_metazones), its generation and write offset.
     meta: u32,
@@ -380,6 +382,7 @@ impl<D: ZonedDevice> Store<D> {
             data_first,
             chunks: BTreeMap::new(),
             zones,
+            appenders: vec![0; nr_data as usize],
             pools: BTreeMap::new(),
             meta: 0,
             meta_gen: 0,
@@ -948,6 +951,7 @@ impl<D: ZonedDevice> Store<D> {
                 c.cur_zone = None;
             }
         }
+        self.appenders[d] = 0;
         Ok(())
     }
 
@@ -965,19 +969,19 @@ impl<D: ZonedDevice> Store<D> {
             if matches!(self.zones[d as usize].state, ZoneState::Opened | ZoneState::Activated) {
                 return Ok(d as usize);
             }
+            self.set_cur_zone(id, None);
         }
-        let key = self.pool_key(c.stream);
+        let key = self.pool_key(self.chunks[&id].stream);
         let (len, target) = {
             let p = self.pools.entry(key).or_default();
             (p.zones.len(), p.target.max(1))
         };
         let rr = matches!(self.cfg.placement, Placement::Guided { round_robin: true, .. });
         let d = if rr && len > 0 {
-            let owned = self.owned_zones(id);
             let p = &self.pools[&key];
             let n = p.zones.len();
             let order: Vec<u32> = (0..n).map(|i| p.zones[(p.next + i) % n]).collect();
-            let free: Vec<u32> = order.iter().copied().filter(|d| !owned.contains(d)).collect();
+            let free: Vec<u32> = order.iter().copied().filter(|&d| !self.appended_to(d as usize)).collect();
             if let Some(&d) = free.iter().find(|&&d| self.zones[d as usize].written == 0) {
                 d
             } else if len < target {
@@ -999,17 +1003,29 @@ impl<D: ZonedDevice> Store<D> {
         };
         let p = self.pools.get_mut(&key).expect("created above");
         p.next = p.next.wrapping_add(1);
-        self.chunks.get_mut(&id).expect("checked").cur_zone = Some(d);
+        self.set_cur_zone(id, Some(d));
         Ok(d as usize)
     }
 
-    /// Zones an unsealed chunk other than `except` appends to.
-    fn owned_zones(&self, except: ChunkId) -> BTreeSet<u32> {
-        self.chunks
-            .iter()
-            .filter(|(i, c)| **i != except && !c.sealed)
-            .filter_map(|(_, c)| c.cur_zone)
-            .collect()
+    /// Points chunk `id` (unsealed) at zone `to`, keeping `appenders` in step.
+    fn set_cur_zone(&mut self, id: ChunkId, to: Option<u32>) {
+        let c = self.chunks.get_mut(&id).expect("checked by the caller");
+        if let Some(old) = std::mem::replace(&mut c.cur_zone, to) {
+            self.appenders[old as usize] -= 1;
+        }
+        if let Some(d) = to {
+            self.appenders[d as usize] += 1;
+        }
+    }
+
+    /// Whether an unsealed chunk appends to datazone `d`.
+    fn appended_to(&self, d: usize) -> bool {
+        debug_assert_eq!(
+            self.appenders[d] as usize,
+            self.chunks.values().filter(|c| !c.sealed && c.cur_zone == Some(d as u32)).count(),
+            "appender count of datazone {d}"
+        );
+        self.appenders[d] > 0
     }
 
     /// Takes a free datazone for pool `key`, resetting a garbage zone when none is free.
@@ -1130,9 +1146,9 @@ impl<D: ZonedDevice> Store<D> {
         }
         let r = self.journal(RecordType::JSeal, &id.0);
         self.guard(r)?;
-        let c = self.chunks.get_mut(&id).expect("checked");
-        c.sealed = true;
-        let was = c.cur_zone.take();
+        let was = self.chunks[&id].cur_zone;
+        self.set_cur_zone(id, None);
+        self.chunks.get_mut(&id).expect("checked").sealed = true;
         // Rule 3: a zone its chunk leaves with less than 1/16 of its capacity free, and that no
         // other chunk appends to, is finished, so the next chunk starts in an empty zone
         // instead of putting its head into the remnant.
@@ -1141,7 +1157,7 @@ impl<D: ZonedDevice> Store<D> {
             let z = self.zone_no(d);
             let open = matches!(self.zones[d].state, ZoneState::Opened | ZoneState::Activated);
             let room = self.cap_bytes(z) - self.zones[d].written;
-            if open && room * 16 < self.cap_bytes(z) && !self.owned_zones(id).contains(&(d as u32)) {
+            if open && room * 16 < self.cap_bytes(z) && !self.appended_to(d) {
                 let r = self.finish_zone(d);
                 self.guard(r)?;
             }
@@ -1157,6 +1173,7 @@ impl<D: ZonedDevice> Store<D> {
         }
         let r = self.journal(RecordType::JDelete, &id.0);
         self.guard(r)?;
+        self.set_cur_zone(id, None);
         let c = self.chunks.remove(&id).expect("checked");
         for (zone, _, rs, re) in record_spans(&c) {
             let zs = &mut self.zones[zone as usize];
