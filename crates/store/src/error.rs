@@ -81,7 +81,8 @@ pub enum StoreError {
         chunk: ChunkId,
         /// Length after the append.
         would_be: u64,
-        /// The limit (a zone's usable bytes, or the stream's limit).
+        /// The limit: user bytes that fit in one zone ([`Store::chunk_limit`](crate::Store::chunk_limit)),
+        /// or the stream's limit.
         limit: u64,
     },
     /// No free datazone (or no room in the metazones) for the operation.

@@ -188,6 +188,16 @@ pub fn data_fits(room: u64) -> usize {
     full * SLICE + rest.min(SLICE - 1)
 }
 
+/// User bytes of one chunk that fit in a zone of `cap` bytes when the chunk is written by itself
+/// from the zone's start as data records of `max_record` user bytes (the last one shorter):
+/// `k` whole records of `record_len(data_payload_len(max_record))` bytes each, then what
+/// [`data_fits`] the rest of the zone. Rule 2's chunk limit (docs/store-format.md).
+pub fn chunk_fits(cap: u64, max_record: usize) -> u64 {
+    let per = record_len(data_payload_len(max_record));
+    let k = cap / per;
+    k * max_record as u64 + data_fits(cap - k * per).min(max_record) as u64
+}
+
 /// Payload of a CkptStart record: metazone generation, checkpoint number in the metazone.
 pub fn ckpt_start_payload(gen: u64, sub: u32) -> Vec<u8> {
     let mut p = gen.to_le_bytes().to_vec();

@@ -109,8 +109,11 @@ pub enum Placement {
     Guided {
         /// Rule 1: chunks of different stream types never share a zone.
         separate_streams: bool,
-        /// Rule 2: a chunk is at most one zone's worth of data (metadata chunks at most
-        /// [`StoreConfig::metadata_chunk_limit`]).
+        /// Rule 2: a chunk is at most what fits in one zone: the user bytes that fill one
+        /// zone's capacity as data records of `max_record` user bytes, headers, footers and
+        /// padding counted ([`Store::chunk_limit`], docs/store-format.md "Chunk limit");
+        /// metadata chunks at most [`StoreConfig::metadata_chunk_limit`] as well. An append
+        /// past it fails with [`StoreError::ChunkTooLarge`].
         chunk_limit: bool,
         /// Rule 3: new chunks go round-robin over the stream's pool of open zones, each to an
         /// empty zone no other chunk appends to when there is one (a fresh zone while the pool
@@ -145,7 +148,8 @@ pub struct StoreConfig {
     pub pool_metadata: u32,
     /// Placement rules. Default: all three guided rules.
     pub placement: Placement,
-    /// Size limit of OSS-metadata chunks when the chunk-limit rule is on. Default 64 MiB.
+    /// Size limit (user bytes) of OSS-metadata chunks when the chunk-limit rule is on, applied
+    /// on top of the one-zone limit ([`Store::chunk_limit`]). Default 64 MiB.
     pub metadata_chunk_limit: u64,
     /// When appends are acknowledged. Default: every append.
     pub durability: Durability,

@@ -628,10 +628,17 @@ impl<D: ZonedDevice> Store<D> {
         self.guard(r)
     }
 
-    fn chunk_limit(&self, stream: StreamType) -> u64 {
+    /// Most user bytes a chunk of `stream` may hold (rule 2, checked by [`Store::append`]):
+    /// with the chunk-limit rule on, what fits in one zone's capacity once record headers,
+    /// slice footers and padding are counted, for a chunk written from the start of an empty
+    /// zone as records of `max_record` user bytes ([`format::chunk_fits`]); metadata chunks at
+    /// most [`StoreConfig::metadata_chunk_limit`] as well. Without the rule (and for one-zone
+    /// placement) the format's bound on a chunk's length.
+    pub fn chunk_limit(&self, stream: StreamType) -> u64 {
         match self.cfg.placement {
             Placement::Guided { chunk_limit: true, .. } => {
-                let zone = self.info.zone_capacity_sectors * SECTOR_SIZE;
+                let zone =
+                    format::chunk_fits(self.info.zone_capacity_sectors * SECTOR_SIZE, self.cfg.max_record);
                 if stream == StreamType::METADATA {
                     zone.min(self.cfg.metadata_chunk_limit)
                 } else {

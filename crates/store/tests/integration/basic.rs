@@ -50,12 +50,59 @@ fn chunk_spans_zones_when_the_limit_is_off() {
 }
 
 #[test]
-fn chunk_limit_is_the_zone_size() {
+fn chunk_limit_is_what_fits_in_one_zone() {
     let mut st = Store::format(dev(16, 64), StoreConfig::small()).unwrap();
     let id = ChunkId::from_u128(3);
     st.create(id, StreamType::DATA).unwrap();
+    // 64 KiB zones, max_record 1 MiB: one record, 72 bytes of header and prefix, then 15
+    // slices with footers (61920 bytes) and a last slice of 3544 - 32 = 3512 bytes.
+    let limit = 15 * 4096 + 3512;
+    assert_eq!(st.chunk_limit(StreamType::DATA), limit);
     let e = st.append(id, &vec![1; 65 * 1024]).unwrap_err();
-    assert!(matches!(e, StoreError::ChunkTooLarge { limit: 65536, .. }), "{e}");
+    assert!(matches!(e, StoreError::ChunkTooLarge { limit: 64952, .. }), "{e}");
+    let e = st.append(id, &vec![1; 65536]).unwrap_err();
+    assert!(matches!(e, StoreError::ChunkTooLarge { would_be: 65536, limit: 64952, .. }), "{e}");
+    st.append(id, &vec![1; limit as usize]).unwrap();
+    let full = st.zone_states().iter().filter(|z| z.1 == ZoneState::Full).count();
+    assert_eq!((st.chunk(id).unwrap().groups, full), (1, 1));
+}
+
+#[test]
+fn a_chunk_at_the_limit_fills_exactly_one_zone() {
+    // 256 KiB zones (262144 bytes), max_record 16 KiB. A 16 KiB record is 32 + 40 + 4 x 4128 =
+    // 16584 bytes, padded to 20480; 12 of them take 245760 bytes, leaving 16384: 72 bytes of
+    // header and prefix, 3 slices with footers (12384), and 3928 - 32 = 3896 bytes of a fourth
+    // slice, 16384 bytes in all. Limit: 12 x 16384 + 3 x 4096 + 3896 = 212792.
+    let cfg = StoreConfig { max_record: 16384, ..StoreConfig::small() };
+    let mut st = Store::format(dev(16, 256), cfg.clone()).unwrap();
+    let full = |st: &Store<MemZoned>| st.zone_states().iter().filter(|z| z.1 == ZoneState::Full).count();
+    assert_eq!(st.chunk_limit(StreamType::DATA), 212792);
+    let id = ChunkId::from_u128(77);
+    st.create(id, StreamType::DATA).unwrap();
+    let data = bytes(9, 212792);
+    for piece in data.chunks(16384) {
+        st.append(id, piece).unwrap();
+    }
+    let before = st.stats().device_bytes_written;
+    // The last record ended exactly at the zone's capacity, so the zone is already finished,
+    // unsealed, and holds this chunk alone.
+    let info = st.chunk(id).unwrap();
+    assert_eq!((info.len, info.records, info.groups), (212792, 13, 1));
+    assert_eq!(full(&st), 1);
+    // One more byte is refused, typed and naming the chunk and the limit; nothing written.
+    let e = st.append(id, &[7]).unwrap_err();
+    assert!(
+        matches!(e, StoreError::ChunkTooLarge { chunk, would_be: 212793, limit: 212792 } if chunk == id),
+        "{e}"
+    );
+    let msg = e.to_string();
+    assert!(msg.contains(&id.to_string()) && msg.contains("212792"), "{msg}");
+    assert_eq!(st.stats().device_bytes_written, before);
+    st.seal(id).unwrap();
+    let mut st = Store::open(st.into_device(), cfg).unwrap();
+    assert_eq!(st.read(id, 0, 212792).unwrap(), data);
+    assert_eq!(st.chunk(id).unwrap().groups, 1);
+    assert!(matches!(st.append(id, &[7]), Err(StoreError::Sealed(_))));
 }
 
 #[test]
