@@ -1778,8 +1778,9 @@ impl<D: ZonedDevice> Store<D> {
             if end > 0 && zs.state == ZoneState::Free {
                 zs.state = ZoneState::Activated;
             }
-            if end < w {
-                // A torn last record: nothing more goes into this zone.
+            if end != w {
+                // A torn last record (or a whole one whose padding runs past the write
+                // pointer): nothing more goes into this zone.
                 self.finish_zone(d)?;
             } else if end > 0 {
                 self.zones[d].state = ZoneState::Activated;
@@ -1893,11 +1894,21 @@ impl<D: ZonedDevice> Store<D> {
                 }
             };
             let len = h.record_len();
-            if off + len > to {
-                break (off, off + len, format!("record of {len} bytes runs past the write pointer at {to}"));
+            // A data record whose header and payload are below the write pointer and only its
+            // zero padding is not (a crash kept all of it but the padding's sectors) is whole:
+            // collected if its payload checks, and it ends the zone (the caller FINISHes it,
+            // after which the padding reads as zeros and `fsck` sees a complete record).
+            let body = off + (HEADER_LEN as u64) + h.payload_len as u64;
+            let short = off + len > to && salvage && h.rtype == RecordType::Data && body <= to;
+            let torn = || format!("record of {len} bytes runs past the write pointer at {to}");
+            if off + len > to && !short {
+                break (off, off + len, torn());
             }
-            let rec = scan.get(&mut self.dev, off, len as usize, "reading")?;
+            let rec = scan.get(&mut self.dev, off, if short { to - off } else { len } as usize, "reading")?;
             let payload = &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
+            if short && check_payload(&h, payload).is_err() {
+                break (off, off + len, torn());
+            }
             let mut damaged = None;
             if let Err(e) = check_payload(&h, payload) {
                 let what = format!("{:?} record below the write pointer ({to}): {e}", h.rtype);

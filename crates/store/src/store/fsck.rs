@@ -93,7 +93,7 @@ impl<D: ZonedDevice> Store<D> {
                 continue;
             }
             rep.zones_checked += 1;
-            let spots = self.fsck_walk(z, end, &mut rep)?;
+            let spots = self.fsck_walk(z, end, end, &mut rep)?;
             self.fsck_tail_rule(z, &spots, &BTreeMap::new(), &mut rep);
             if m == self.meta {
                 let types: Vec<Option<RecordType>> = spots
@@ -134,7 +134,8 @@ impl<D: ZonedDevice> Store<D> {
                 continue;
             }
             rep.zones_checked += 1;
-            let spots = self.fsck_walk(z, end, &mut rep)?;
+            let wp = self.fsck_wp(z)?.max(end);
+            let spots = self.fsck_walk(z, end, wp, &mut rep)?;
             let mut indexed = BTreeMap::new();
             for c in self.chunks.values() {
                 for (zone, block, _, _) in record_spans(c) {
@@ -260,10 +261,25 @@ impl<D: ZonedDevice> Store<D> {
         Ok((r.written() * SECTOR_SIZE).min(self.cap_bytes(z)) / BLOCK * BLOCK)
     }
 
+    /// Zone `z`'s write pointer in bytes, not rounded to blocks (at most its capacity).
+    fn fsck_wp(&self, z: u64) -> Result<u64> {
+        let r = self.dev.report_zone(z).map_err(StoreError::dev(format!("reporting zone {z}")))?;
+        Ok((r.written() * SECTOR_SIZE).min(self.cap_bytes(z)))
+    }
+
     /// Reads zone `z` in `[0, end)` record by record: (offset, bytes, what is there). After an
     /// invalid header, resynchronizes at the next block holding a valid header; an all-zero
-    /// block ends the walk when everything after it is zero too.
-    fn fsck_walk(&mut self, z: u64, end: u64, rep: &mut FsckReport) -> Result<Vec<(u64, u64, Spot)>> {
+    /// block ends the walk when everything after it is zero too. A data record whose header
+    /// and payload end at or below `wp` (the exact write pointer, `>= end`) while its padding
+    /// runs past `end` is read up to `wp` and checked like the others (recovery indexes such a
+    /// record, see `parse_zone`).
+    fn fsck_walk(
+        &mut self,
+        z: u64,
+        end: u64,
+        wp: u64,
+        rep: &mut FsckReport,
+    ) -> Result<Vec<(u64, u64, Spot)>> {
         let zs = self.info.zone_start(z);
         let mut out = Vec::new();
         let mut off = 0;
@@ -276,6 +292,12 @@ impl<D: ZonedDevice> Store<D> {
             rep.bytes_checked += BLOCK;
             let h = match decode_header(hb) {
                 Ok(h) if off + h.record_len() <= end => h,
+                Ok(h)
+                    if h.rtype == RecordType::Data
+                        && off + (HEADER_LEN as u64) + h.payload_len as u64 <= wp =>
+                {
+                    h
+                }
                 Ok(h) => {
                     link = None;
                     let what = format!("record of {} bytes runs past the written end {end}", h.record_len());
@@ -313,7 +335,7 @@ impl<D: ZonedDevice> Store<D> {
                 link = Some(h.hcrc);
             }
             let len = h.record_len();
-            let rec = scan.get(&mut self.dev, off, len as usize, "checking")?;
+            let rec = scan.get(&mut self.dev, off, len.min(wp.max(end) - off) as usize, "checking")?;
             rep.bytes_checked += len - BLOCK;
             let payload = &rec[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
             let crc = check_payload(&h, payload);

@@ -49,7 +49,7 @@ impl Oracle {
         Oracle { chunks: BTreeMap::new(), pending: Pending::None, next_id: 1 }
     }
 
-    fn all_durable(&mut self) {
+    pub fn all_durable(&mut self) {
         for c in self.chunks.values_mut() {
             c.durable = c.attempted.len();
         }
