@@ -149,6 +149,8 @@ fn faulty_writes_tears_and_flush_failures() {
             f.set_plan(FaultPlan::default());
             let mut st = Store::open(f, cfg.clone()).unwrap_or_else(|e| panic!("{ctx}: recovery: {e}"));
             o.check(&mut st, &ctx);
+            let rep = st.fsck().unwrap();
+            assert!(rep.is_clean(), "{ctx}: fsck after recovery: {:?}", rep.problems);
             assert!(o.run(&mut st, n, 10), "{ctx}: recovered store fails");
             points += 1;
         }
@@ -428,7 +430,7 @@ fn crash_at_every_op_around_a_finishing_seal() {
 
 /// A torn write (a prefix of its sectors reaches the device), a failed write or a failed flush
 /// at every device call of the seal script, then a power cut keeping a random part of the
-/// unflushed data.
+/// unflushed data. A read-only open of the image must agree with the read-write one.
 #[test]
 fn torn_and_failed_writes_around_a_finishing_seal() {
     let ops = seal_script();
@@ -463,7 +465,15 @@ fn torn_and_failed_writes_around_a_finishing_seal() {
                 let mut f = st.into_device();
                 f.power_cut(Survivors::Random { seed: n }).unwrap();
                 f.set_plan(FaultPlan::default());
+                // A read-only open of the same image agrees and is fsck-clean too.
+                let mut ro = Store::open_read_only(f.inner().clone(), cfg.clone())
+                    .unwrap_or_else(|e| panic!("{ctx}: read-only recovery: {e}"));
+                let rep = ro.fsck().unwrap();
+                assert!(rep.is_clean(), "{ctx}: fsck after read-only recovery: {:?}", rep.problems);
+                let ro_chunks: Vec<_> = ro.list().iter().map(|c| (c.id, c.len, c.sealed)).collect();
                 let st = Store::open(f, cfg.clone()).unwrap_or_else(|e| panic!("{ctx}: recovery: {e}"));
+                let rw_chunks: Vec<_> = st.list().iter().map(|c| (c.id, c.len, c.sealed)).collect();
+                assert_eq!(rw_chunks, ro_chunks, "{ctx}: read-only and read-write recovery differ");
                 let mut f = check_recovered(st, &mut o, &ctx).into_device();
                 f.power_cut(Survivors::All).unwrap();
                 let mut st = Store::open(f, cfg.clone()).unwrap();
