@@ -9,4 +9,5 @@ mod fsck;
 mod gc;
 mod model;
 mod readonly;
+mod recovery_harness;
 mod scan;
