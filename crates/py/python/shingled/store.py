@@ -55,7 +55,73 @@ def _config(**fields: Any) -> Optional[dict]:
     return cfg or None
 
 
-class ChunkStore:
+class _ChunkApi:
+    """The chunk API that :class:`ChunkStore` and :class:`StoreFront` share, over their
+    ``_core`` object ``self._inner``."""
+
+    _inner: Any
+
+    def create(self, id: Optional[ChunkIdLike] = None, stream: Union[int, str] = "data") -> str:
+        """Creates an empty chunk (a fresh random id when ``id`` is None); returns its hex id."""
+        if id is None:
+            id = secrets.token_bytes(24)
+        self._inner.create(id, _stream(stream))
+        return id.hex() if isinstance(id, bytes) else id.lower()
+
+    def append(self, id: ChunkIdLike, data: Union[bytes, bytearray, memoryview]) -> None:
+        """Appends ``data`` (durable on return with the default ``every-append`` durability)."""
+        if not isinstance(data, bytes):
+            if not isinstance(data, (bytearray, memoryview)):
+                raise TypeError(f"data must be bytes-like, not {type(data).__name__}")
+            data = bytes(data)
+        self._inner.append(id, data)
+
+    def read(self, id: ChunkIdLike, offset: int = 0, length: Optional[int] = None) -> bytes:
+        """``length`` bytes from ``offset`` (to the end when None); every slice is verified."""
+        if offset < 0 or (length is not None and length < 0):
+            raise ValueError(f"offset {offset} and length {length} must not be negative")
+        return self._inner.read(id, offset, length)
+
+    def seal(self, id: ChunkIdLike) -> None:
+        self._inner.seal(id)
+
+    def delete(self, id: ChunkIdLike) -> None:
+        self._inner.delete(id)
+
+    def sync(self) -> None:
+        self._inner.sync()
+
+    def _rows(self, as_frame: bool, cols: List[str]):
+        rows = json.loads(self._inner.list())
+        if not as_frame:
+            return rows
+        import pandas as pd
+
+        return pd.DataFrame(rows, columns=cols).set_index("id")
+
+    def reopen(self) -> None:
+        """Drops the store without syncing or checkpointing (the engine's crash) and recovers
+        it from the device. The device keeps what it holds, unflushed writes included: a
+        power cut that loses them is the Rust crash tests' job (``SimStorage``)."""
+        self._inner.reopen()
+
+    def close(self) -> None:
+        """Syncs, checkpoints and releases the device (idempotent; read-only: only
+        releases it)."""
+        self._inner.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._inner.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class ChunkStore(_ChunkApi):
     """A chunk store on one zoned device. Use the constructors :meth:`create_file`,
     :meth:`format`, :meth:`open` and :meth:`in_memory`; close it (or use ``with``) to sync,
     checkpoint and release the device file.
@@ -105,33 +171,6 @@ class ChunkStore:
 
     # -- chunks ---------------------------------------------------------------------------
 
-    def create(self, id: Optional[ChunkIdLike] = None, stream: Union[int, str] = "data") -> str:
-        """Creates an empty chunk (a fresh random id when ``id`` is None); returns its hex id."""
-        if id is None:
-            id = secrets.token_bytes(24)
-        self._inner.create(id, _stream(stream))
-        return id.hex() if isinstance(id, bytes) else id.lower()
-
-    def append(self, id: ChunkIdLike, data: Union[bytes, bytearray, memoryview]) -> None:
-        """Appends ``data`` (durable on return with the default ``every-append`` durability)."""
-        if not isinstance(data, bytes):
-            if not isinstance(data, (bytearray, memoryview)):
-                raise TypeError(f"data must be bytes-like, not {type(data).__name__}")
-            data = bytes(data)
-        self._inner.append(id, data)
-
-    def read(self, id: ChunkIdLike, offset: int = 0, length: Optional[int] = None) -> bytes:
-        """``length`` bytes from ``offset`` (to the end when None); every slice is verified."""
-        if offset < 0 or (length is not None and length < 0):
-            raise ValueError(f"offset {offset} and length {length} must not be negative")
-        return self._inner.read(id, offset, length)
-
-    def seal(self, id: ChunkIdLike) -> None:
-        self._inner.seal(id)
-
-    def delete(self, id: ChunkIdLike) -> None:
-        self._inner.delete(id)
-
     def chunk(self, id: ChunkIdLike) -> Optional[dict]:
         """``{"id", "stream", "length", "sealed", "records", "groups"}``, or None."""
         j = self._inner.chunk(id)
@@ -140,13 +179,7 @@ class ChunkStore:
     def list(self, as_frame: bool = False):
         """Every chunk in id order: a list of dicts (see :meth:`chunk`), or a pandas DataFrame
         indexed by id with ``as_frame=True``."""
-        rows = json.loads(self._inner.list())
-        if not as_frame:
-            return rows
-        import pandas as pd
-
-        cols = ["id", "stream", "length", "sealed", "records", "groups"]
-        return pd.DataFrame(rows, columns=cols).set_index("id")
+        return self._rows(as_frame, ["id", "stream", "length", "sealed", "records", "groups"])
 
     def __contains__(self, id: ChunkIdLike) -> bool:
         return self._inner.chunk(id) is not None
@@ -155,9 +188,6 @@ class ChunkStore:
         return int(self.stats()["chunks"])
 
     # -- store ----------------------------------------------------------------------------
-
-    def sync(self) -> None:
-        self._inner.sync()
 
     def checkpoint(self) -> None:
         self._inner.checkpoint()
@@ -179,31 +209,10 @@ class ChunkStore:
         "chunk", "chunk_offset", "what"}], ...counts}``."""
         return json.loads(self._inner.fsck())
 
-    def reopen(self) -> None:
-        """Drops the store without syncing or checkpointing (the engine's crash) and recovers
-        it from the device. The device keeps what it holds, unflushed writes included: a
-        power cut that loses them is the Rust crash tests' job (``SimStorage``)."""
-        self._inner.reopen()
-
-    def close(self) -> None:
-        """Syncs, checkpoints and releases the device (idempotent; read-only: only
-        releases it)."""
-        self._inner.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._inner.closed
-
     @property
     def read_only(self) -> bool:
         """Whether the store was opened with ``read_only=True``."""
         return self._inner.read_only
-
-    def __enter__(self) -> "ChunkStore":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         where = self.path if self.path is not None else "memory"
@@ -213,7 +222,7 @@ class ChunkStore:
         return f"ChunkStore({where!r}, {s['chunks']} chunks, {s['live_bytes']} live bytes)"
 
 
-class StoreFront:
+class StoreFront(_ChunkApi):
     """Several drives, one chunk store each, behind the chunk API of :class:`ChunkStore`
     (``shingled_store::StoreFront``). A new chunk goes to the freer of two drives its id
     hashes to; the chunk → drive map is rebuilt at open by listing the drives, so device files
@@ -236,43 +245,12 @@ class StoreFront:
     def in_memory(cls, drives: int = 3, zones: int = 16, zone_size: int = 256 << 10, **config: Any) -> "StoreFront":
         return cls(_core.ChunkFront.in_memory(drives, zones, zone_size, _config(**config)))
 
-    def create(self, id: Optional[ChunkIdLike] = None, stream: Union[int, str] = "data") -> str:
-        """Creates a chunk (a fresh random id when ``id`` is None); returns its hex id."""
-        if id is None:
-            id = secrets.token_bytes(24)
-        self._inner.create(id, _stream(stream))
-        return id.hex() if isinstance(id, bytes) else id.lower()
-
-    def append(self, id: ChunkIdLike, data: Union[bytes, bytearray, memoryview]) -> None:
-        if not isinstance(data, bytes):
-            if not isinstance(data, (bytearray, memoryview)):
-                raise TypeError(f"data must be bytes-like, not {type(data).__name__}")
-            data = bytes(data)
-        self._inner.append(id, data)
-
-    def read(self, id: ChunkIdLike, offset: int = 0, length: Optional[int] = None) -> bytes:
-        if offset < 0 or (length is not None and length < 0):
-            raise ValueError(f"offset {offset} and length {length} must not be negative")
-        return self._inner.read(id, offset, length)
-
-    def seal(self, id: ChunkIdLike) -> None:
-        self._inner.seal(id)
-
-    def delete(self, id: ChunkIdLike) -> None:
-        self._inner.delete(id)
-
     def drive_of(self, id: ChunkIdLike) -> Optional[int]:
         return self._inner.drive_of(id)
 
     def list(self, as_frame: bool = False):
         """Every chunk in id order with its ``drive`` (dicts, or a DataFrame indexed by id)."""
-        rows = json.loads(self._inner.list())
-        if not as_frame:
-            return rows
-        import pandas as pd
-
-        cols = ["id", "drive", "stream", "length", "sealed", "records", "groups"]
-        return pd.DataFrame(rows, columns=cols).set_index("id")
+        return self._rows(as_frame, ["id", "drive", "stream", "length", "sealed", "records", "groups"])
 
     def sync(self) -> None:
         """Syncs every drive (one thread per drive)."""
@@ -289,21 +267,6 @@ class StoreFront:
         """One :meth:`ChunkStore.fsck` report per drive."""
         return json.loads(self._inner.fsck())
 
-    def reopen(self) -> None:
-        self._inner.reopen()
-
-    def close(self) -> None:
-        self._inner.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._inner.closed
-
-    def __enter__(self) -> "StoreFront":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 __all__: List[str] = ["ChunkStore", "StoreFront", "STREAMS"]
