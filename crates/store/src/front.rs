@@ -187,48 +187,22 @@ pub struct StoredFormat {
 /// takes them from the caller). A device without a valid superzone header is
 /// [`StoreError::NotFormatted`]; a payload failing its CRC is [`StoreError::CorruptMeta`].
 pub fn read_format<D: ZonedDevice>(dev: &mut D) -> Result<StoredFormat> {
-    use crate::format::{check_payload, decode_header, RecordType, BLOCK, HEADER_LEN};
     let info = dev.info();
     if info.nr_zones <= info.nr_conv {
         return Err(StoreError::NotFormatted("the device has no sequential zones".into()));
     }
-    let z = info.nr_conv;
-    let mut b = vec![0u8; BLOCK as usize];
-    dev.read(info.zone_start(z), &mut b)
-        .map_err(|source| StoreError::Device { what: "reading the superzone".into(), source })?;
-    let h = decode_header(&b)
-        .map_err(|e| StoreError::NotFormatted(format!("superzone (zone {z}, byte 0): {e}")))?;
-    if h.rtype != RecordType::Super || h.payload_len < 57 || h.payload_len as usize > b.len() - HEADER_LEN {
-        return Err(StoreError::NotFormatted(format!("zone {z} does not start with a superzone record")));
-    }
-    let p = &b[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
-    check_payload(&h, p).map_err(|what| StoreError::CorruptMeta {
-        structure: "superzone",
-        zone: z,
-        offset: 0,
-        what,
-    })?;
-    let u32_at = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().expect("4 bytes"));
-    let u64_at = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().expect("8 bytes"));
-    let placement = match p[44] {
-        0x80 => crate::Placement::OneZone,
-        c => crate::Placement::Guided {
-            separate_streams: c & 1 != 0,
-            chunk_limit: c & 2 != 0,
-            round_robin: c & 4 != 0,
-        },
-    };
+    let sup = crate::store::read_super_record(dev, &info, info.nr_conv)?;
     let config = StoreConfig {
-        nr_metazones: u32_at(12),
-        pool_gc: u32_at(32),
-        pool_data: u32_at(36),
-        pool_metadata: u32_at(40),
-        placement,
-        metadata_chunk_limit: u64_at(45),
-        max_record: u32_at(53) as usize,
+        nr_metazones: sup.nr_metazones,
+        pool_gc: sup.pools[0],
+        pool_data: sup.pools[1],
+        pool_metadata: sup.pools[2],
+        placement: sup.placement,
+        metadata_chunk_limit: sup.metadata_chunk_limit,
+        max_record: sup.max_record as usize,
         ..StoreConfig::default()
     };
-    Ok(StoredFormat { version: u32_at(0), time: u64_at(4), config })
+    Ok(StoredFormat { version: sup.version, time: sup.time, config })
 }
 
 impl<D: ZonedDevice> StoreFront<D> {

@@ -262,12 +262,18 @@ pub struct RecoveryReport {
 
 /// Configuration stored in the superzone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct SuperInfo {
-    version: u32,
-    time: u64,
-    nr_metazones: u32,
+/// The superzone record's payload (docs/store-format.md), field by field.
+pub(crate) struct SuperInfo {
+    pub(crate) version: u32,
+    pub(crate) time: u64,
+    pub(crate) nr_metazones: u32,
     zone_sectors: u64,
     nr_zones: u64,
+    /// GC, data, metadata.
+    pub(crate) pools: [u32; 3],
+    pub(crate) placement: Placement,
+    pub(crate) metadata_chunk_limit: u64,
+    pub(crate) max_record: u32,
 }
 
 enum Tail {
@@ -2075,7 +2081,20 @@ fn layout(info: &DeviceInfo, nr_meta: u32) -> Result<(u64, u64)> {
     Ok((super_zone, data_first))
 }
 
-fn read_super<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64) -> Result<SuperInfo> {
+fn placement_from_code(c: u8) -> Placement {
+    match c {
+        0x80 => Placement::OneZone,
+        c => Placement::Guided {
+            separate_streams: c & 1 != 0,
+            chunk_limit: c & 2 != 0,
+            round_robin: c & 4 != 0,
+        },
+    }
+}
+
+/// Reads, CRC-checks and decodes the superzone record of zone `z`, whatever its format version
+/// (`read_format` reports the version; [`read_super`] refuses others).
+pub(crate) fn read_super_record<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64) -> Result<SuperInfo> {
     let mut b = vec![0u8; BLOCK as usize];
     dev.read(info.zone_start(z), &mut b).map_err(StoreError::dev("reading the superzone"))?;
     let h = decode_header(&b).map_err(|e| StoreError::NotFormatted(format!("superzone (zone {z}): {e}")))?;
@@ -2091,7 +2110,23 @@ fn read_super<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64) -> Result<
     })?;
     let bad = |what: String| StoreError::CorruptMeta { structure: "superzone", zone: z, offset: 0, what };
     let mut r = Reader::new(p);
-    let version = r.u32().map_err(bad)?;
+    Ok(SuperInfo {
+        version: r.u32().map_err(bad)?,
+        time: r.u64().map_err(bad)?,
+        nr_metazones: r.u32().map_err(bad)?,
+        zone_sectors: r.u64().map_err(bad)?,
+        nr_zones: r.u64().map_err(bad)?,
+        pools: [r.u32().map_err(bad)?, r.u32().map_err(bad)?, r.u32().map_err(bad)?],
+        placement: placement_from_code(r.u8().map_err(bad)?),
+        metadata_chunk_limit: r.u64().map_err(bad)?,
+        max_record: r.u32().map_err(bad)?,
+    })
+}
+
+/// [`read_super_record`] for `open`: this build's format version, a sane metazone count.
+fn read_super<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64) -> Result<SuperInfo> {
+    let sup = read_super_record(dev, info, z)?;
+    let version = sup.version;
     if version != FORMAT_VERSION {
         return Err(StoreError::NotFormatted(format!(
             "zone {z} holds a store of format version {version}; this build reads only version \
@@ -2099,12 +2134,13 @@ fn read_super<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64) -> Result<
              the build that wrote them, or format again)"
         )));
     }
-    let time = r.u64().map_err(bad)?;
-    let nr_metazones = r.u32().map_err(bad)?;
-    let zone_sectors = r.u64().map_err(bad)?;
-    let nr_zones = r.u64().map_err(bad)?;
-    if !(2..=1024).contains(&nr_metazones) {
-        return Err(bad(format!("{nr_metazones} metazones")));
+    if !(2..=1024).contains(&sup.nr_metazones) {
+        return Err(StoreError::CorruptMeta {
+            structure: "superzone",
+            zone: z,
+            offset: 0,
+            what: format!("{} metazones", sup.nr_metazones),
+        });
     }
-    Ok(SuperInfo { version, time, nr_metazones, zone_sectors, nr_zones })
+    Ok(sup)
 }
