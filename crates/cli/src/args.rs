@@ -128,6 +128,19 @@ pub struct SimArgs {
     /// A TOML configuration file (see `shingled config`); flags override its fields.
     #[arg(long, short = 'c')]
     pub config: Option<PathBuf>,
+    /// A paper's set-up: its drive, CMR-only drive and I/O unit (pore, sac or generic; default
+    /// pore, and an experiment's own paper for `experiment`). Applied before the other drive
+    /// flags.
+    #[arg(long)]
+    pub setup: Option<String>,
+    /// The drive's volatile write cache: on or off (a DM-SMR drive's sits in front of its
+    /// persistent buffer).
+    #[arg(long)]
+    pub write_cache: Option<String>,
+    /// How a request's blocks reach the drive: request (contiguous blocks merged into one
+    /// command) or block (every 4 KiB block alone, as the papers' prototypes replay).
+    #[arg(long)]
+    pub io_unit: Option<String>,
     /// Trace file (MSR CSV, .gz, SAC text, blkparse, DiskSim, vscsi, Alibaba, bin) or
     /// synth:<profile>[,scale=X,seed=N] (see `shingled trace profiles`).
     #[arg(long, short)]
@@ -209,6 +222,21 @@ pub fn parse_bands(v: &str) -> Result<BandConfig> {
 }
 
 impl SimArgs {
+    /// Whether the user chose the drive (a set-up, a configuration file or a drive flag), so
+    /// that an experiment keeps it instead of running in its paper's set-up.
+    pub fn chose_drive(&self) -> bool {
+        self.setup.is_some()
+            || self.config.is_some()
+            || self.drive.is_some()
+            || self.drive_file.is_some()
+            || self.pb_size.is_some()
+            || self.pb_flavour.is_some()
+            || self.bands.is_some()
+            || self.drive_capacity.is_some()
+            || self.write_cache.is_some()
+            || self.io_unit.is_some()
+    }
+
     /// The configuration: the file (or defaults) with every given flag applied.
     pub fn to_config(&self) -> Result<SimConfig> {
         let mut cfg = match &self.config {
@@ -218,6 +246,9 @@ impl SimArgs {
             }
             None => SimConfig::default(),
         };
+        if let Some(s) = &self.setup {
+            shingled_sim::setup(s).map_err(|e| anyhow::anyhow!("--setup {s:?}: {e}"))?.apply(&mut cfg);
+        }
         if let Some(t) = &self.trace {
             cfg.trace.path = t.clone();
         }
@@ -275,6 +306,21 @@ impl SimArgs {
         }
         if let Some(c) = &self.drive_capacity {
             cfg.drive.set_capacity(parse("drive-capacity", c)?);
+        }
+        if let Some(w) = &self.write_cache {
+            let on = match w.as_str() {
+                "on" => true,
+                "off" => false,
+                _ => bail!("--write-cache {w:?}: expected on or off"),
+            };
+            match &mut cfg.drive {
+                shingled_device::DriveConfig::Cmr(h) => h.write_cache.enabled = on,
+                shingled_device::DriveConfig::DmSmr(d) => d.mechanism.write_cache.enabled = on,
+            }
+            cfg.drive.validate().map_err(|e| anyhow::anyhow!("--write-cache {w}: {e}"))?;
+        }
+        if let Some(u) = &self.io_unit {
+            cfg.io_unit = parse("io-unit", u)?;
         }
         if let Some(s) = &self.ssd {
             cfg.ssd = shingled_device::ssd_profile(s)

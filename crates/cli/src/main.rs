@@ -125,6 +125,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     let base = a.sim.to_config()?;
     let opts = experiments::ExperimentOptions {
         mode: a.sim.mode.as_ref().map(|_| base.mode),
+        paper_setup: !a.sim.chose_drive(),
         base,
         traces: a.on.clone(),
     };

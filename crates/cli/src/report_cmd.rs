@@ -91,9 +91,11 @@ pub fn from_compare(c: CompareReport) -> ExperimentReport {
             title: format!("Comparison of cache schemes on {}", c.trace_path),
             cells,
             columns: COMPARE_COLUMNS.to_vec(),
+            setup: c.setup,
         },
         runs: c.runs,
         traces: vec![c.trace],
+        paper: c.paper,
     }
 }
 
@@ -316,6 +318,7 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
     if let Some(name) = &a.experiment {
         let opts = experiments::ExperimentOptions {
             mode: sim.mode.as_ref().map(|_| base.mode),
+            paper_setup: !sim.chose_drive(),
             base,
             traces: a.on.clone(),
         };

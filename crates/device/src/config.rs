@@ -130,6 +130,14 @@ impl DriveConfig {
         }
     }
 
+    /// The DM-SMR parameters, if this is a DM-SMR drive.
+    pub fn dm_smr(&self) -> Option<&DmSmrConfig> {
+        match self {
+            DriveConfig::DmSmr(c) => Some(c),
+            DriveConfig::Cmr(_) => None,
+        }
+    }
+
     /// The DM-SMR parameters, if this is a DM-SMR drive (for command-line overrides).
     pub fn dm_smr_mut(&mut self) -> Option<&mut DmSmrConfig> {
         match self {
@@ -181,6 +189,8 @@ pub fn profile_names() -> &'static [&'static str] {
         "pore-emulator",
         "pore-emulator-uniform",
         "sac-emulator",
+        "pore-prototype",
+        "sac-testbed",
     ]
 }
 
@@ -217,6 +227,12 @@ pub const ST8000AS0002_CLEAN_LOW_WATERMARK: f64 = 0.985;
 /// Skylight drive "with a 1242ms triggering idle window").
 pub const SKYLIGHT_IDLE_WINDOW_MS: f64 = 1242.0;
 
+/// The share of a drive-managed SMR drive's DRAM cache used for writes is not published; the
+/// Seagate Archive HDD (ST8000AS0002) has 128 MB of cache in all (a review of the 8 TB drive,
+/// hardwareslave.com: "the usual cache (128MB for this model)"). The write cache this option
+/// models on a real DM-SMR drive uses all of it.
+pub const ARCHIVE_CACHE_BYTES: u64 = 128_000_000;
+
 /// A named drive configuration; `None` for an unknown name. Sources in `docs/drive-models.md`.
 ///
 /// - `cmr-7200-500g`: PORE's 7200 rpm 500 GB CMR disk (the CMR-only baseline).
@@ -240,6 +256,11 @@ pub const SKYLIGHT_IDLE_WINDOW_MS: f64 = 1242.0;
 /// - `pore-emulator`: PORE's artifact as implemented (in-place, at-head, 18 MiB bands: its size
 ///   table never leaves the first class), PB 1/256, on its prototype's 7200 rpm 500 GB disk.
 /// - `pore-emulator-uniform`: the paper's description of that emulator (uniform 17–36 MB bands).
+/// - `pore-prototype`: the drive of PORE's experiments as the paper describes its prototype
+///   (§V-A): the emulated SMR drive (PB 1/256, in-place FIFO, uniform 17–36 MB bands) on the
+///   7200 rpm CMR disk with its write cache on; PB blocks merged at the PB region's bandwidth.
+/// - `sac-testbed`: SAC's experiments: its emulator's PB and bands (append-only, at-head,
+///   20.48 MB) on the calibrated ST8000AS0002 mechanics, PB 1/256 of the written range.
 /// - `sac-emulator`: SAC's artifact (append-only, at-head, PB 150,000 blocks = 614.4 MB, fixed
 ///   20,480,000 B bands). The artifact's bands grow by 1,024,000 B steps above 259.99 GB; rather
 ///   than model that, the capacity stops at 259.99 GB, so a trace reaching beyond it is rejected
@@ -322,6 +343,35 @@ pub fn profile(name: &str) -> Option<DriveConfig> {
             BandConfig::Fixed { size: ByteSize(20_480_000) },
             HddConfig::archive_5980_8tb(),
         ),
+        // PORE §V-A as the paper describes its prototype: the emulated SMR drive's PB and bands
+        // on its 7200 rpm CMR disk (the `pore-cmr` disk, volatile write cache on: O_DIRECT
+        // bypasses the page cache, not the drive's cache), a FIFO PB of 1/256 of the written
+        // range updated in place (the artifact's `smrwrite`), uniform 17–36 MB bands, and PB
+        // blocks merged at the PB region's bandwidth (Eq. 1's S / B_rbuf).
+        "pore-prototype" => DriveConfig::DmSmr(DmSmrConfig {
+            capacity: pore_capacity,
+            pb_size: SizeSpec::Fraction(1.0 / 256.0),
+            pb_flavour: PbFlavour::InPlace,
+            pb_free: PbFree::AtHead,
+            bands: uniform,
+            mechanism: HddConfig::pore_cmr(),
+            pb_merge_ms_per_block: None,
+            ..DmSmrConfig::default()
+        }),
+        // SAC §6: counts from SAC's emulator (append-only at-head PB cleaned one band at a
+        // time, fixed 20.48 MB bands), time from the ST8000AS0002 as calibrated on SAC's own
+        // measurements (Tables 2–3, Fig. 10: mechanics and the 0.41 ms merge). The PB is 1/256
+        // of the written range, as PORE scales it, so that the synthetic traces fill it.
+        "sac-testbed" => DriveConfig::DmSmr(DmSmrConfig {
+            capacity: ByteSize(SAC_FIRST_CLASS_BYTES),
+            pb_size: SizeSpec::Fraction(1.0 / 256.0),
+            pb_flavour: PbFlavour::AppendOnly,
+            pb_free: PbFree::AtHead,
+            bands: BandConfig::Fixed { size: ByteSize(20_480_000) },
+            mechanism: HddConfig::st8000as0002(),
+            pb_merge_ms_per_block: Some(MERGE_MS_PER_BLOCK),
+            ..DmSmrConfig::default()
+        }),
         _ => return None,
     })
 }

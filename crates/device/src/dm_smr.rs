@@ -227,8 +227,9 @@ pub struct DmSmrConfig {
     /// Band layout over `[0, capacity)`. Default uniform 17–36 MB, seed 0 (PORE §V-A).
     pub bands: BandConfig,
     /// The disk mechanics underneath; its `capacity` is the physical one and must hold the PB
-    /// (on disk) and the bands. Its write cache must stay off. Default
-    /// [`HddConfig::archive_5900_5tb`].
+    /// (on disk) and the bands. Default [`HddConfig::archive_5900_5tb`]. Its `write_cache`, when
+    /// enabled, is the drive's volatile DRAM cache in front of the persistent buffer (see the
+    /// module documentation, "Write cache"); it needs `pb_medium = "disk"`.
     pub mechanism: HddConfig,
     /// Most PB entries (mapping records) the drive keeps: one per host write extent appended to
     /// the PB, freed when none of its blocks is still valid in the PB. The PB is full when its
@@ -238,8 +239,9 @@ pub struct DmSmrConfig {
     pub pb_max_entries: Option<u64>,
     /// Cost of merging one PB block during an RMW, ms. Default 0.41 (calibrated): SAC §4.4 fits
     /// 0.728 ms per block to the whole write-back, of which a PB append is 0.317 ms (Table 3:
-    /// 3156 IOPS). `None`: the block is read at the PB medium's bandwidth only (Eq. 1's
-    /// `S / B_rbuf`). Bounds 0 ..= 1000.
+    /// 3156 IOPS). `None` (written `"bandwidth"` in TOML and JSON): the block is read at the PB
+    /// medium's bandwidth only (Eq. 1's `S / B_rbuf`). Bounds 0 ..= 1000.
+    #[serde(with = "merge_cost")]
     pub pb_merge_ms_per_block: Option<f64>,
     /// Where the PB lives. Default `disk`.
     pub pb_medium: PbMedium,
@@ -280,6 +282,35 @@ impl Default for DmSmrConfig {
     }
 }
 
+/// `pb_merge_ms_per_block` on the wire: a number of ms, or `"bandwidth"` for `None` (a plain
+/// `None` would be left out, and reading it back would give the default instead).
+mod merge_cost {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(ms) => s.serialize_f64(*ms),
+            None => s.serialize_str("bandwidth"),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Ms(f64),
+            Word(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Ms(ms) => Ok(Some(ms)),
+            Raw::Word(w) if w == "bandwidth" => Ok(None),
+            Raw::Word(w) => Err(serde::de::Error::custom(format!(
+                "pb_merge_ms_per_block = {w:?}: expected a number of ms or \"bandwidth\""
+            ))),
+        }
+    }
+}
+
 /// Upper bound on the number of bands, so per-band tables stay allocatable (12 B each).
 const MAX_BANDS: usize = 1 << 28;
 
@@ -308,12 +339,12 @@ impl DmSmrConfig {
         }
         self.bands.validate().map_err(|reason| invalid("bands", format!("{:?}", self.bands), reason))?;
         self.mechanism.validate().map_err(|e| e.within("mechanism"))?;
-        if self.mechanism.write_cache.enabled {
+        if self.mechanism.write_cache.enabled && self.pb_medium == PbMedium::Flash {
             return Err(invalid(
                 "mechanism.write_cache.enabled",
                 true,
-                "a DM-SMR drive's writes go to its persistent buffer; the volatile write cache is \
-                 modelled for CMR drives only",
+                "the volatile write cache sits in front of a persistent buffer on the platters; \
+                 with pb_medium = \"flash\" turn it off",
             ));
         }
         if self.pb_max_entries == Some(0) {
@@ -458,6 +489,12 @@ impl Extents {
     }
 }
 
+/// `ceil(x)` in whole nanoseconds for a non-negative `x`.
+#[inline]
+fn ceil_ns(x: f64) -> u64 {
+    x.ceil() as u64
+}
+
 /// A flash PB's timeline.
 #[derive(Debug)]
 struct Flash {
@@ -482,6 +519,28 @@ impl Flash {
     }
 }
 
+/// The volatile write cache in front of a disk PB: persistent-buffer writes not yet on the
+/// platters, as runs of physically contiguous PB bytes, oldest first.
+#[derive(Debug)]
+struct PbCache {
+    max_extents: usize,
+    capacity: u64,
+    /// Interface time per byte, ns.
+    ns_per_byte: f64,
+    /// `(physical offset, bytes)`, oldest first.
+    extents: VecDeque<(u64, u64)>,
+    bytes: u64,
+    /// When the host interface is free again.
+    host_free: u64,
+}
+
+impl PbCache {
+    /// Whether `[start, start + bytes)` lies inside one cached extent.
+    fn holds(&self, start: u64, bytes: u64) -> bool {
+        self.extents.iter().any(|&(o, b)| o <= start && start + bytes <= o + b)
+    }
+}
+
 /// The drive-managed SMR model. Build it with [`DmSmrConfig::build`] or
 /// [`crate::DriveConfig::build`].
 #[derive(Debug)]
@@ -498,6 +557,7 @@ pub struct DmSmr {
     band_base: u64,
     extents: Option<Extents>,
     flash: Option<Flash>,
+    cache: Option<PbCache>,
     idle_window_ns: Option<u64>,
     /// Batch cleaning targets (`pb_clean_low_watermark`): `(slots, entries)` to clean down to
     /// once cleaning is forced.
@@ -560,6 +620,15 @@ impl DmSmr {
             (None, None) => BLOCK_SIZE as f64 / mech.rate_at(0) * 1e9,
         };
         let pb_bytes = cap_slots * BLOCK_SIZE;
+        let wc = &cfg.mechanism.write_cache;
+        let cache = (wc.enabled && flash.is_none()).then(|| PbCache {
+            max_extents: wc.max_extents as usize,
+            capacity: wc.capacity.0,
+            ns_per_byte: 1e3 / wc.interface_mb_s,
+            extents: VecDeque::with_capacity(wc.max_extents as usize),
+            bytes: 0,
+            host_free: 0,
+        });
         DmSmr {
             capacity_blocks: cfg.capacity.0 / BLOCK_SIZE,
             flavour: cfg.pb_flavour,
@@ -569,6 +638,7 @@ impl DmSmr {
             band_base: if flash.is_some() { 0 } else { pb_bytes },
             extents: cfg.pb_max_entries.map(|max| Extents { max, ..Extents::default() }),
             flash,
+            cache,
             idle_window_ns: cfg.idle_window_ms.map(|ms| (ms * 1e6).round() as u64),
             low_watermark: cfg.pb_clean_low_watermark.map(|w| {
                 let entries = cfg.pb_max_entries.map_or(u64::MAX, |e| (w * e as f64).floor() as u64);
@@ -671,17 +741,87 @@ impl DmSmr {
             if let Some(f) = self.flash.as_mut() {
                 let before = self.now.0.max(f.busy_until);
                 let done = f.access(self.now.0, r.bytes, r.is_write);
-                self.stats.pb_time += Nanos(done - before);
+                let spent = Nanos(done - before);
+                self.stats.pb_time += spent;
+                if r.is_write {
+                    self.stats.time.pb_write += spent;
+                } else {
+                    self.stats.time.pb_read += spent;
+                }
                 self.req_done = self.req_done.max(done);
+                return;
+            }
+            if self.cache.is_some()
+                && (r.is_write || self.cache.as_ref().is_some_and(|c| c.holds(r.start, r.bytes)))
+            {
+                self.cached(r);
                 return;
             }
         }
         let before = self.now.max(self.mech.busy_until());
         self.mech.access(self.now, r.start, r.bytes, r.is_write);
+        let spent = self.mech.busy_until() - before;
+        match (r.in_pb, r.is_write) {
+            (true, true) => self.stats.time.pb_write += spent,
+            (true, false) => self.stats.time.pb_read += spent,
+            (false, _) => self.stats.time.host_read += spent,
+        }
         if r.in_pb {
-            self.stats.pb_time += self.mech.busy_until() - before;
+            self.stats.pb_time += spent;
         }
         self.req_done = self.req_done.max(self.mech.busy_until().0);
+    }
+
+    /// A PB run through the volatile write cache: a write is taken into the cache (destaging the
+    /// oldest cached runs first while it does not fit), a read of cached bytes is served from it;
+    /// either costs the command overhead plus the interface transfer.
+    fn cached(&mut self, r: Run) {
+        let overhead = self.mech.command_overhead().0 as f64;
+        let c = self.cache.as_mut().expect("cache on");
+        let start = self.now.0.max(c.host_free);
+        let mut ready = start;
+        if !r.is_write {
+            self.stats.cache_read_hits += 1;
+        } else if c.holds(r.start, r.bytes) {
+            self.stats.cache_write_hits += 1;
+        } else {
+            loop {
+                let c = self.cache.as_ref().expect("cache on");
+                let extends = c.extents.back().is_some_and(|&(o, b)| o + b == r.start);
+                let room = c.bytes + r.bytes <= c.capacity.max(r.bytes)
+                    && (extends || c.extents.len() < c.max_extents);
+                if room {
+                    break;
+                }
+                let at = Nanos(ready.max(self.now.0));
+                self.destage_oldest(at);
+                ready = ready.max(self.mech.busy_until().0);
+            }
+            let c = self.cache.as_mut().expect("cache on");
+            match c.extents.back_mut() {
+                Some(last) if last.0 + last.1 == r.start => last.1 += r.bytes,
+                _ => c.extents.push_back((r.start, r.bytes)),
+            }
+            c.bytes += r.bytes;
+        }
+        let c = self.cache.as_mut().expect("cache on");
+        let done = ceil_ns(ready as f64 + overhead + r.bytes as f64 * c.ns_per_byte).max(ready + 1);
+        c.host_free = done;
+        self.stats.time.cache += Nanos(done - ready);
+        self.req_done = self.req_done.max(done);
+    }
+
+    /// Writes the oldest cached run to the persistent buffer on the platters, starting no
+    /// earlier than `at`. Returns `false` if the cache is empty.
+    fn destage_oldest(&mut self, at: Nanos) -> bool {
+        let Some(c) = self.cache.as_mut() else { return false };
+        let Some((off, bytes)) = c.extents.pop_front() else { return false };
+        c.bytes -= bytes;
+        let before = at.max(self.mech.busy_until());
+        self.mech.access(at, off, bytes, true);
+        self.stats.time.destage += self.mech.busy_until() - before;
+        self.stats.cache_destages += 1;
+        true
     }
 
     /// Makes room for one more PB slot (`need_slot`) and/or one more PB entry (`need_entry`),
@@ -772,15 +912,22 @@ impl DmSmr {
             let fstart = self.now.0.max(f.busy_until);
             f.busy_until = fstart + merge_ns.ceil() as u64;
             let merged_at = f.busy_until;
+            self.stats.time.clean_merge += Nanos(merged_at - fstart);
             self.mech.access(self.now, phys, bytes, false);
+            self.stats.time.clean_band_read += self.mech.busy_until() - before;
             Nanos(merged_at.max(self.now.0))
         } else {
             self.mech.occupy(self.now, merge_ns);
+            let merged_at = self.mech.busy_until();
+            self.stats.time.clean_merge += merged_at - before;
             self.mech.access(self.now, phys, bytes, false);
+            self.stats.time.clean_band_read += self.mech.busy_until() - merged_at;
             self.now
         };
+        let read_done = self.mech.busy_until().max(write_at);
         self.mech.access(write_at, phys, bytes, true);
         let end = self.mech.busy_until();
+        self.stats.time.clean_band_write += end - read_done;
         self.req_done = self.req_done.max(end.0);
         end - before
     }
@@ -874,6 +1021,13 @@ impl DmSmr {
         n_in
     }
 
+    /// Counts the time a request issued at `now` waits for work already under way (an idle-time
+    /// cleaning, a destage, or the previous request when issued early).
+    fn note_wait(&mut self, now: Nanos) {
+        let busy = self.mech.busy_until().0.max(self.flash.as_ref().map_or(0, |f| f.busy_until));
+        self.stats.time.host_wait += Nanos(busy.saturating_sub(now.0));
+    }
+
     /// Service time of a request with nothing in range: the command is still parsed.
     fn reject(&mut self, now: Nanos) -> Nanos {
         let ns = self.mech.command_overhead().0.max(1) as f64;
@@ -889,6 +1043,7 @@ impl Drive for DmSmr {
         let t = if n == 0 {
             self.reject(now)
         } else {
+            self.note_wait(now);
             self.now = now;
             self.req_done = now.0;
             for b in block..block + n {
@@ -919,6 +1074,7 @@ impl Drive for DmSmr {
         let t = if n == 0 {
             self.reject(now)
         } else {
+            self.note_wait(now);
             self.now = now;
             self.req_done = now.0;
             if let Some(ext) = self.extents.as_mut() {
@@ -935,7 +1091,9 @@ impl Drive for DmSmr {
     }
 
     fn stats(&self) -> DriveStats {
-        self.stats
+        let mut s = self.stats;
+        self.mech.fill_components(&mut s.time);
+        s
     }
 
     fn kind(&self) -> &'static str {
@@ -955,6 +1113,14 @@ impl Drive for DmSmr {
     /// an RMW would start at or after `until`. An RMW that has started finishes, so the next
     /// request may wait for it (the stall Skylight and storj/storj#3854 report).
     fn idle(&mut self, now: Nanos, until: Nanos) {
+        // The write cache drains first, as soon as the host is idle.
+        while self.cache.as_ref().is_some_and(|c| !c.extents.is_empty()) {
+            let at = now.max(self.mech.busy_until());
+            if at >= until {
+                break;
+            }
+            self.destage_oldest(at);
+        }
         let Some(window) = self.idle_window_ns else { return };
         let busy = self.mech.busy_until().0.max(self.flash.as_ref().map_or(0, |f| f.busy_until));
         let mut t = now.0.max(busy).saturating_add(window);

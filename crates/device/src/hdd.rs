@@ -663,6 +663,8 @@ pub struct Mechanism {
     /// Physical byte where the last transfer ended (`u64::MAX`: the next access repositions).
     last_end: u64,
     busy_until: u64,
+    /// Running totals of every access's parts, ns: overhead, seek + settle, rotation, transfer.
+    parts: [f64; 4],
 }
 
 impl Mechanism {
@@ -672,7 +674,7 @@ impl Mechanism {
     }
 
     fn from_geometry(g: Geometry) -> Mechanism {
-        Mechanism { g, head_cyl: 0.0, last_end: u64::MAX, busy_until: 0 }
+        Mechanism { g, head_cyl: 0.0, last_end: u64::MAX, busy_until: 0, parts: [0.0; 4] }
     }
 
     /// Transfers `bytes` at physical byte `offset`, issued at `now`; returns the time from `now`
@@ -739,6 +741,10 @@ impl Mechanism {
         self.busy_until = done;
         self.head_cyl = c1;
         self.last_end = end;
+        self.parts[0] += g.overhead_ns;
+        self.parts[1] += seek + settle;
+        self.parts[2] += rotation;
+        self.parts[3] += transfer;
         Parts { start, seek, settle, rotation, transfer, sequential, done }
     }
 
@@ -750,6 +756,16 @@ impl Mechanism {
         self.busy_until = start + ceil_u64(ns.max(0.0));
         self.last_end = u64::MAX;
         Nanos(self.busy_until - now.0.min(self.busy_until))
+    }
+
+    /// Copies the running totals of every access's command overhead, seek (with settle),
+    /// rotational latency and transfer into `t`'s component fields.
+    pub fn fill_components(&self, t: &mut crate::TimeBreakdown) {
+        let n = |x: f64| Nanos(round_u64(x));
+        t.overhead = n(self.parts[0]);
+        t.seek = n(self.parts[1]);
+        t.rotation = n(self.parts[2]);
+        t.transfer = n(self.parts[3]);
     }
 
     /// When the current work ends.
@@ -914,7 +930,9 @@ impl Hdd {
         }
         let (off, bytes, _) = c.dirty.swap_remove(best.1);
         c.dirty_bytes -= bytes;
+        let before = at.max(self.mech.busy_until());
         self.mech.access(at, off, bytes, true);
+        self.stats.time.destage += self.mech.busy_until() - before;
         self.stats.cache_destages += 1;
         true
     }
@@ -944,7 +962,12 @@ impl Hdd {
                 if c.dirty.len() < c.max_extents && c.dirty_bytes + bytes <= c.capacity.max(bytes) {
                     break;
                 }
-                let at = self.mech.busy_until().0.max(start);
+                let busy = self.mech.busy_until().0;
+                if ready == start && busy > start {
+                    // A background destage is in progress: the write waits for it first.
+                    self.stats.time.host_wait += Nanos(busy - start);
+                }
+                let at = busy.max(start);
                 if !self.destage_one(at) {
                     break;
                 }
@@ -960,6 +983,8 @@ impl Hdd {
         let c = self.cache.as_mut().expect("cache on");
         let done =
             ceil_u64(ready as f64 + self.mech.g.overhead_ns + bytes as f64 * c.ns_per_byte).max(ready + 1);
+        self.stats.time.cache += Nanos(done - ready);
+        self.stats.time.host_wait += Nanos(start - now);
         self.host_free = done;
         done
     }
@@ -970,12 +995,20 @@ impl Hdd {
         let start = now.max(self.host_free);
         let c = self.cache.as_ref().expect("cache on");
         let hit = c.dirty.iter().any(|&(o, b, _)| o <= offset && offset + bytes <= o + b);
+        self.stats.time.host_wait += Nanos(start - now);
         let done = if hit {
             self.stats.cache_read_hits += 1;
-            ceil_u64(start as f64 + self.mech.g.overhead_ns + bytes as f64 * c.ns_per_byte).max(start + 1)
+            let done = ceil_u64(start as f64 + self.mech.g.overhead_ns + bytes as f64 * c.ns_per_byte)
+                .max(start + 1);
+            self.stats.time.cache += Nanos(done - start);
+            done
         } else {
+            let busy = self.mech.busy_until().0;
+            self.stats.time.host_wait += Nanos(busy.saturating_sub(start));
             self.mech.access(Nanos(start), offset, bytes, false);
-            self.mech.busy_until().0
+            let done = self.mech.busy_until().0;
+            self.stats.time.host_read += Nanos(done - start.max(busy));
+            done
         };
         self.host_free = done;
         done
@@ -1004,7 +1037,17 @@ impl Hdd {
             };
             return Nanos((done - now.0.min(done)).max(1));
         }
-        self.mech.access(now, offset, bytes, is_write)
+        let busy = self.mech.busy_until().0;
+        let t = self.mech.access(now, offset, bytes, is_write);
+        let start = now.0.max(busy);
+        self.stats.time.host_wait += Nanos(start - now.0);
+        let spent = Nanos(self.mech.busy_until().0 - start);
+        if is_write {
+            self.stats.time.host_write += spent;
+        } else {
+            self.stats.time.host_read += spent;
+        }
+        t
     }
 }
 
@@ -1037,7 +1080,9 @@ impl Drive for Hdd {
     }
 
     fn stats(&self) -> DriveStats {
-        self.stats
+        let mut s = self.stats;
+        self.mech.fill_components(&mut s.time);
+        s
     }
 
     fn kind(&self) -> &'static str {

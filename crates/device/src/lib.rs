@@ -146,6 +146,107 @@ pub struct DriveStats {
     pub cache_write_hits: u64,
     /// Write cache: reads served from the cache.
     pub cache_read_hits: u64,
+    /// Where the drive's time went, by cause and by mechanical component.
+    pub time: TimeBreakdown,
+}
+
+/// Where a drive's modelled time went.
+///
+/// The *cause* fields are the time the mechanism (or a flash PB, or the host interface of the
+/// write cache) was busy for that cause, whether a host request waited for it or not. Work done
+/// in the background (destages while the host was busy elsewhere, idle-time cleaning) is counted
+/// under its cause but is not part of the drive's read/write time; `host_wait` is the part of
+/// the read/write time spent waiting for work that started before the request arrived (also
+/// counted under that work's cause). So `read_time + write_time` = (foreground causes) +
+/// `host_wait`, within a nanosecond of rounding per access; with no background work the
+/// foreground causes are all of them.
+///
+/// The *component* fields split the mechanism's accesses (every cause above but `clean_merge`
+/// and `cache`) into command overhead, seek (with write settle), rotational latency and media
+/// transfer (with head and cylinder switches).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TimeBreakdown {
+    /// Host reads from the media outside the persistent buffer (DM-SMR: the band region; CMR:
+    /// any read that missed the write cache).
+    pub host_read: Nanos,
+    /// Host writes straight to the media (a CMR drive without a write cache).
+    pub host_write: Nanos,
+    /// DM-SMR: host reads of blocks whose latest copy is in the persistent buffer.
+    pub pb_read: Nanos,
+    /// DM-SMR: host writes into the persistent buffer, written through (no write cache).
+    pub pb_write: Nanos,
+    /// Host data moved to or from the volatile write cache over the interface (command overhead
+    /// included).
+    pub cache: Nanos,
+    /// Cached writes moved to the platters (CMR: to their LBAs; DM-SMR: appended to the
+    /// persistent buffer).
+    pub destage: Nanos,
+    /// DM-SMR cleaning: reading bands (positioning included).
+    pub clean_band_read: Nanos,
+    /// DM-SMR cleaning: merging the band's persistent-buffer blocks.
+    pub clean_merge: Nanos,
+    /// DM-SMR cleaning: writing bands back (positioning included).
+    pub clean_band_write: Nanos,
+    /// Time host requests waited for work that started before they arrived (a destage or an
+    /// idle-time cleaning in progress).
+    pub host_wait: Nanos,
+    /// Mechanism: command overhead of every access.
+    pub overhead: Nanos,
+    /// Mechanism: arm movement, write settle included.
+    pub seek: Nanos,
+    /// Mechanism: rotational latency.
+    pub rotation: Nanos,
+    /// Mechanism: media transfer, head and cylinder switches included.
+    pub transfer: Nanos,
+}
+
+impl TimeBreakdown {
+    /// All cleaning (band reads, merges, band writes).
+    pub fn clean(&self) -> Nanos {
+        self.clean_band_read + self.clean_merge + self.clean_band_write
+    }
+
+    /// `self - earlier`, field by field.
+    pub fn since(&self, e: &TimeBreakdown) -> TimeBreakdown {
+        TimeBreakdown {
+            host_read: self.host_read - e.host_read,
+            host_write: self.host_write - e.host_write,
+            pb_read: self.pb_read - e.pb_read,
+            pb_write: self.pb_write - e.pb_write,
+            cache: self.cache - e.cache,
+            destage: self.destage - e.destage,
+            clean_band_read: self.clean_band_read - e.clean_band_read,
+            clean_merge: self.clean_merge - e.clean_merge,
+            clean_band_write: self.clean_band_write - e.clean_band_write,
+            host_wait: self.host_wait - e.host_wait,
+            overhead: self.overhead - e.overhead,
+            seek: self.seek - e.seek,
+            rotation: self.rotation - e.rotation,
+            transfer: self.transfer - e.transfer,
+        }
+    }
+
+    /// Named `(field, seconds)` pairs in a fixed order, for tables and CSV.
+    pub fn fields_s(&self) -> [(&'static str, f64); 14] {
+        let s = |n: Nanos| n.as_secs_f64();
+        [
+            ("host_read", s(self.host_read)),
+            ("host_write", s(self.host_write)),
+            ("pb_read", s(self.pb_read)),
+            ("pb_write", s(self.pb_write)),
+            ("cache", s(self.cache)),
+            ("destage", s(self.destage)),
+            ("clean_band_read", s(self.clean_band_read)),
+            ("clean_merge", s(self.clean_merge)),
+            ("clean_band_write", s(self.clean_band_write)),
+            ("host_wait", s(self.host_wait)),
+            ("overhead", s(self.overhead)),
+            ("seek", s(self.seek)),
+            ("rotation", s(self.rotation)),
+            ("transfer", s(self.transfer)),
+        ]
+    }
 }
 
 impl DriveStats {
@@ -182,6 +283,7 @@ impl DriveStats {
             cache_destages: self.cache_destages - earlier.cache_destages,
             cache_write_hits: self.cache_write_hits - earlier.cache_write_hits,
             cache_read_hits: self.cache_read_hits - earlier.cache_read_hits,
+            time: self.time.since(&earlier.time),
         }
     }
 }

@@ -324,7 +324,21 @@ fn compare(
         .map_err(sim_err)?;
     let (runs, mut stats) = run_many(py, &cfgs, jobs.unwrap_or_else(default_jobs), progress.as_ref(), None)?;
     let trace = stats.pop().unwrap_or_default();
-    Ok(to_json(&CompareReport { trace, trace_path: base.trace.path.clone(), runs }))
+    Ok(to_json(&CompareReport::new(trace, &base, runs)))
+}
+
+/// The configuration JSON `config` with set-up `name` applied (drive, CMR-only drive, I/O unit).
+#[pyfunction]
+fn apply_setup(config: &str, name: &str) -> PyResult<String> {
+    let mut cfg = parse_config(config)?;
+    shingled_sim::setup(name).map_err(sim_err)?.apply(&mut cfg);
+    Ok(to_json(&cfg))
+}
+
+/// `(name, summary)` of every set-up.
+#[pyfunction]
+fn setups_list() -> Vec<(&'static str, &'static str)> {
+    shingled_sim::SETUPS.iter().map(|s| (s.name, s.summary)).collect()
 }
 
 /// Names and titles of the papers' experiments.
@@ -335,7 +349,8 @@ fn experiments_list() -> Vec<(&'static str, &'static str)> {
 
 /// Plans and runs experiment `name`; returns the `ExperimentReport` JSON.
 #[pyfunction]
-#[pyo3(signature = (name, config, traces, mode=None, jobs=None, progress=None))]
+#[pyo3(signature = (name, config, traces, mode=None, jobs=None, progress=None, paper_setup=true))]
+#[allow(clippy::too_many_arguments)]
 fn experiment(
     py: Python<'_>,
     name: &str,
@@ -344,6 +359,7 @@ fn experiment(
     mode: Option<String>,
     jobs: Option<usize>,
     progress: Option<Bound<'_, PyAny>>,
+    paper_setup: bool,
 ) -> PyResult<String> {
     let base = parse_config(config)?;
     let mode = match mode {
@@ -354,10 +370,10 @@ fn experiment(
         ),
     };
     let plan: Experiment =
-        experiments::plan(name, &ExperimentOptions { base, traces, mode }).map_err(sim_err)?;
+        experiments::plan(name, &ExperimentOptions { base, traces, mode, paper_setup }).map_err(sim_err)?;
     let cfgs: Vec<SimConfig> = plan.cells.iter().map(|c| c.config.clone()).collect();
     let (runs, stats) = run_many(py, &cfgs, jobs.unwrap_or_else(default_jobs), progress.as_ref(), None)?;
-    Ok(to_json(&ExperimentReport { experiment: plan, runs, traces: stats }))
+    Ok(to_json(&ExperimentReport::new(plan, runs, stats)))
 }
 
 /// The footprint of a trace (PORE Table I row) for a `TraceSpec` JSON and optional bands JSON.
@@ -1225,6 +1241,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_configs, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(experiments_list, m)?)?;
+    m.add_function(wrap_pyfunction!(apply_setup, m)?)?;
+    m.add_function(wrap_pyfunction!(setups_list, m)?)?;
     m.add_function(wrap_pyfunction!(experiment, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;

@@ -1,7 +1,7 @@
 //! Simulation configuration: one set of serde structs read from TOML files and built from CLI
 //! flags alike.
 
-use crate::engine::Mode;
+use crate::engine::{IoUnit, Mode};
 use serde::{Deserialize, Deserializer, Serialize};
 use shingled_cache::PolicyConfig;
 use shingled_core::SizeSpec;
@@ -179,9 +179,14 @@ pub struct SimConfig {
     /// The SSD model of the cache device.
     #[serde(default)]
     pub ssd: SsdConfig,
-    /// The drive below the cache.
-    #[serde(default)]
+    /// The drive below the cache. Default: the `pore` set-up's drive (`pore-prototype`).
+    #[serde(default = "default_drive")]
     pub drive: DriveConfig,
+    /// How a request's blocks reach the drive: `request` merges contiguous blocks into one
+    /// command, `block` issues each 4 KiB block alone, as the papers' prototypes did. Default:
+    /// the `pore` set-up's, `block`.
+    #[serde(default = "default_io_unit")]
+    pub io_unit: IoUnit,
     /// Settings used by `shingled compare`.
     #[serde(default)]
     pub compare: CompareOptions,
@@ -196,13 +201,29 @@ impl Default for SimConfig {
             warmup: Warmup::default(),
             cache: Some(CacheConfig::default()),
             ssd: SsdConfig::default(),
-            drive: DriveConfig::default(),
+            drive: default_drive(),
+            io_unit: default_io_unit(),
             compare: CompareOptions::default(),
         }
     }
 }
 
 impl SimConfig {
+    /// A configuration with the model defaults (no set-up applied), for building the default.
+    fn bare() -> SimConfig {
+        SimConfig {
+            label: None,
+            trace: TraceSpec::default(),
+            mode: Mode::default(),
+            warmup: Warmup::default(),
+            cache: Some(CacheConfig::default()),
+            ssd: SsdConfig::default(),
+            drive: DriveConfig::default(),
+            io_unit: IoUnit::Request,
+            compare: CompareOptions { schemes: default_schemes(), cmr_drive: DriveConfig::default_cmr() },
+        }
+    }
+
     /// Parses a TOML configuration; errors name the field and line.
     pub fn from_toml(text: &str) -> Result<SimConfig, String> {
         toml::from_str(text).map_err(|e| e.to_string())
@@ -244,7 +265,19 @@ fn default_schemes() -> Vec<String> {
 }
 
 fn default_cmr() -> DriveConfig {
-    DriveConfig::default_cmr()
+    let mut c = SimConfig { drive: DriveConfig::default_cmr(), ..SimConfig::bare() };
+    crate::setup::default_setup().apply(&mut c);
+    c.compare.cmr_drive
+}
+
+fn default_drive() -> DriveConfig {
+    let mut c = SimConfig::bare();
+    crate::setup::default_setup().apply(&mut c);
+    c.drive
+}
+
+fn default_io_unit() -> IoUnit {
+    crate::setup::default_setup().io_unit
 }
 
 impl Default for CompareOptions {

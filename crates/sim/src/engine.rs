@@ -58,6 +58,40 @@ impl std::str::FromStr for Mode {
     }
 }
 
+/// How the blocks of a trace request reach the drive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IoUnit {
+    /// Contiguous blocks going to the drive within one request are merged into one drive
+    /// command (what a block layer does with a multi-block request).
+    #[default]
+    Request,
+    /// Every 4 KiB block is its own drive command, as the PORE and SAC prototypes replay their
+    /// traces (one 4 KiB page per line, each a separate `pread`/`pwrite`).
+    Block,
+}
+
+impl std::str::FromStr for IoUnit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "request" => Ok(IoUnit::Request),
+            "block" => Ok(IoUnit::Block),
+            _ => Err(format!("unknown I/O unit {s:?}; use request or block")),
+        }
+    }
+}
+
+impl IoUnit {
+    /// The unit's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoUnit::Request => "request",
+            IoUnit::Block => "block",
+        }
+    }
+}
+
 /// A pending run of contiguous drive blocks of one kind, issued as one drive I/O.
 #[derive(Clone, Copy)]
 struct Run {
@@ -84,6 +118,8 @@ pub struct Engine {
     elapsed: Nanos,
     pending: Option<Run>,
     evicted: Vec<BlockMeta>,
+    /// Largest run issued as one drive command: 1 for [`IoUnit::Block`].
+    max_run: u32,
 }
 
 impl std::fmt::Debug for Engine {
@@ -110,7 +146,17 @@ impl Engine {
             elapsed: Nanos::ZERO,
             pending: None,
             evicted: Vec::with_capacity(64),
+            max_run: u32::MAX,
         }
+    }
+
+    /// Sets how request blocks are issued to the drive (default [`IoUnit::Request`]).
+    pub fn with_io_unit(mut self, unit: IoUnit) -> Self {
+        self.max_run = match unit {
+            IoUnit::Request => u32::MAX,
+            IoUnit::Block => 1,
+        };
+        self
     }
 
     /// The cache, if any.
@@ -254,7 +300,7 @@ impl Engine {
     #[inline]
     fn drive_io(&mut self, write: bool, b: BlockNo) {
         if let Some(r) = &mut self.pending {
-            if r.write == write && r.start + r.len as u64 == b && r.len < u32::MAX {
+            if r.write == write && r.start + r.len as u64 == b && r.len < self.max_run {
                 r.len += 1;
                 return;
             }

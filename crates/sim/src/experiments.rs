@@ -93,6 +93,9 @@ pub struct Experiment {
     pub cells: Vec<Cell>,
     /// The columns printed.
     pub columns: Vec<Column>,
+    /// The set-up the runs use ([`crate::setup::describe`]).
+    #[serde(default)]
+    pub setup: String,
 }
 
 /// A finished experiment.
@@ -104,6 +107,9 @@ pub struct ExperimentReport {
     pub runs: Vec<RunReport>,
     /// Statistics of each distinct trace.
     pub traces: Vec<TraceStats>,
+    /// The paper's headline numbers for this experiment beside ours.
+    #[serde(default)]
+    pub paper: Vec<crate::paper::Claim>,
 }
 
 /// What the user chose for an experiment.
@@ -115,6 +121,10 @@ pub struct ExperimentOptions {
     pub traces: Vec<String>,
     /// Mode override; `None` = the experiment's (the paper's) mode.
     pub mode: Option<Mode>,
+    /// Run in the paper's set-up (its drive, CMR-only drive and I/O unit: `pore` for PORE's
+    /// experiments, `sac` for SAC's), replacing the base's. `false` keeps the base's drive as
+    /// the user configured it.
+    pub paper_setup: bool,
 }
 
 /// Every experiment: name, paper reference, default mode and traces.
@@ -191,6 +201,12 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
         })?;
     let default_mode =
         if name == "pore-overall" || name == "sac-rw" { Mode::ReadWrite } else { Mode::WriteOnly };
+    let mut based = opts.clone();
+    if opts.paper_setup {
+        let name = if name.starts_with("sac") { "sac" } else { "pore" };
+        crate::setup::setup(name)?.apply(&mut based.base);
+    }
+    let opts = &based;
     let mut p = Planner { opts, mode: opts.mode.unwrap_or(default_mode), cells: Vec::new() };
     let columns;
     match name {
@@ -328,6 +344,7 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
         title: format!("{title} [mode {}]", p.mode.name()),
         cells: p.cells,
         columns,
+        setup: crate::setup::describe(&opts.base),
     })
 }
 
@@ -339,5 +356,14 @@ pub fn run_experiment(
 ) -> Result<ExperimentReport, SimError> {
     let configs: Vec<SimConfig> = exp.cells.iter().map(|c| c.config.clone()).collect();
     let (runs, traces) = run_all(&configs, jobs, progress)?;
-    Ok(ExperimentReport { experiment: exp, runs, traces })
+    Ok(ExperimentReport::new(exp, runs, traces))
+}
+
+impl ExperimentReport {
+    /// The report of `experiment`'s `runs`, with the paper's figures beside ours.
+    pub fn new(experiment: Experiment, runs: Vec<RunReport>, traces: Vec<TraceStats>) -> ExperimentReport {
+        let mut report = ExperimentReport { experiment, runs, traces, paper: Vec::new() };
+        report.paper = crate::paper::experiment_claims(&report);
+        report
+    }
 }

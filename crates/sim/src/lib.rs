@@ -14,12 +14,14 @@ mod error;
 pub mod experiments;
 pub mod histogram;
 mod metrics;
+pub mod paper;
 pub mod report;
 mod run;
+pub mod setup;
 
 pub use config::{CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};
 pub use costs::{fit_costs, CostModel};
-pub use engine::{Engine, Mode};
+pub use engine::{Engine, IoUnit, Mode};
 pub use error::SimError;
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
@@ -27,3 +29,4 @@ pub use run::{
     compare, measure, open_trace, run, run_all, run_with, scheme_config, simulate, sizing, CompareReport,
     RunReport, Sizing, PROGRESS_EVERY,
 };
+pub use setup::{describe as describe_setup, setup, SetUp, SETUPS};

@@ -4,6 +4,11 @@ use crate::metrics::Metrics;
 use crate::run::{CompareReport, RunReport};
 use std::fmt::Write;
 
+/// A table as the reports print it: the first column left-aligned, the rest right-aligned.
+pub(crate) fn plain_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    table(header, rows)
+}
+
 /// Left-aligns the first column and right-aligns the rest.
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let cols = header.len();
@@ -59,6 +64,7 @@ fn secs(s: f64) -> String {
 /// The metrics of one window as (name, value) lines.
 fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
     let c = &m.counters;
+    let t = &c.drive.time;
     vec![
         ("requests (trace)", c.requests.to_string()),
         ("  reads / writes", format!("{} / {}", c.read_requests, c.write_requests)),
@@ -85,6 +91,39 @@ fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
         ("time drive read (s)", secs(m.drive_read_time_s)),
         ("time drive write (s)", secs(m.drive_write_time_s)),
         ("total I/O time (s)", secs(m.total_time_s)),
+        ("drive time by cause (s):", String::new()),
+        (
+            "  media reads / PB reads",
+            format!("{} / {}", secs(t.host_read.as_secs_f64()), secs(t.pb_read.as_secs_f64())),
+        ),
+        (
+            "  media writes / PB writes",
+            format!("{} / {}", secs(t.host_write.as_secs_f64()), secs(t.pb_write.as_secs_f64())),
+        ),
+        (
+            "  write cache / destage",
+            format!("{} / {}", secs(t.cache.as_secs_f64()), secs(t.destage.as_secs_f64())),
+        ),
+        (
+            "  RMW band read / merge / write",
+            format!(
+                "{} / {} / {}",
+                secs(t.clean_band_read.as_secs_f64()),
+                secs(t.clean_merge.as_secs_f64()),
+                secs(t.clean_band_write.as_secs_f64())
+            ),
+        ),
+        ("  waiting for earlier work", secs(t.host_wait.as_secs_f64())),
+        (
+            "  seek / rotation / transfer / overhead",
+            format!(
+                "{} / {} / {} / {}",
+                secs(t.seek.as_secs_f64()),
+                secs(t.rotation.as_secs_f64()),
+                secs(t.transfer.as_secs_f64()),
+                secs(t.overhead.as_secs_f64())
+            ),
+        ),
         ("latency mean / p50 (ms)", format!("{:.3} / {:.3}", m.latency.mean_ms, m.latency.p50_ms)),
         (
             "latency p99 / p99.9 / max (ms)",
@@ -108,10 +147,11 @@ pub fn run_table(r: &RunReport) -> String {
     );
     let _ = writeln!(
         out,
-        "written range {} | accessed range {}\n",
+        "written range {} | accessed range {}",
         human_bytes(r.sizing.written_range.0),
         human_bytes(r.sizing.accessed_range.0)
     );
+    let _ = writeln!(out, "{}\n", crate::setup::describe(&r.config));
     let total = metric_rows(&r.total);
     let after = r.after_warmup.as_ref().map(metric_rows);
     let warm_head = match r.warmup_requests {
@@ -158,6 +198,13 @@ pub fn compare_table(c: &CompareReport) -> String {
         human_bytes(t.written_band_bytes),
         human_bytes(t.accessed_band_bytes),
     );
+    if !c.setup.is_empty() {
+        let _ = writeln!(out, "{}", c.setup);
+    }
+    if let Some(line) = sizing_line(c) {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
     let header = [
         "scheme",
         "total time (s)",
@@ -196,11 +243,83 @@ pub fn compare_table(c: &CompareReport) -> String {
         })
         .collect();
     out.push_str(&table(&header, &rows));
+    out.push_str("\ndrive and SSD time by cause (s); background work (destages between requests, idle cleaning) is counted under its cause but not in the totals above\n");
+    out.push_str(&breakdown_table(&c.runs.iter().collect::<Vec<_>>()));
+    if !c.paper.is_empty() {
+        out.push_str("\nthe paper's figures beside ours (nothing in the model is fitted to them)\n");
+        out.push_str(&crate::paper::claims_table(&c.paper));
+    }
     out
 }
 
+/// The cache and PB sizes and the mode of a comparison, with what they were derived from.
+fn sizing_line(c: &CompareReport) -> Option<String> {
+    let cached = c.runs.iter().find(|r| r.config.cache.is_some());
+    let smr = c.runs.iter().find(|r| r.sizing.pb_blocks.is_some());
+    let mode = c.runs.first()?.mode.clone();
+    let mut parts = vec![format!("mode {mode}")];
+    if let Some(r) = cached {
+        let spec = &r.config.cache.as_ref().expect("cached").size;
+        let of = if r.config.mode.sized_by_written_range() { "written" } else { "accessed" };
+        let rel = match spec {
+            shingled_core::SizeSpec::Fraction(_) => format!(" ({spec} of the {of} range)"),
+            _ => String::new(),
+        };
+        parts.push(format!(
+            "SSD cache {} blocks = {}{rel}",
+            r.sizing.cache_blocks,
+            human_bytes(r.sizing.cache_blocks * 4096)
+        ));
+    }
+    if let (Some(r), Some(pb)) = (smr, smr.and_then(|r| r.sizing.pb_blocks)) {
+        let rel = match r.config.drive.dm_smr() {
+            Some(d) if matches!(d.pb_size, shingled_core::SizeSpec::Fraction(_)) => {
+                format!(" ({} of the written range)", d.pb_size)
+            }
+            _ => String::new(),
+        };
+        parts.push(format!("PB {pb} blocks = {}{rel}", human_bytes(pb * 4096)));
+    }
+    Some(parts.join(" | "))
+}
+
+/// One row per run: SSD time and the drive's time by cause and by mechanical component.
+pub fn breakdown_table(runs: &[&RunReport]) -> String {
+    let header = [
+        "scheme", "SSD", "media rd", "PB rd", "media wr", "PB wr", "cache", "destage", "RMW rd", "merge",
+        "RMW wr", "wait", "seek", "rotation", "transfer", "overhead",
+    ];
+    let s1 = |n: shingled_core::Nanos| format!("{:.1}", n.as_secs_f64());
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let m = &r.total;
+            let t = &m.counters.drive.time;
+            vec![
+                r.label.clone(),
+                format!("{:.1}", m.ssd_read_time_s + m.ssd_write_time_s),
+                s1(t.host_read),
+                s1(t.pb_read),
+                s1(t.host_write),
+                s1(t.pb_write),
+                s1(t.cache),
+                s1(t.destage),
+                s1(t.clean_band_read),
+                s1(t.clean_merge),
+                s1(t.clean_band_write),
+                s1(t.host_wait),
+                s1(t.seek),
+                s1(t.rotation),
+                s1(t.transfer),
+                s1(t.overhead),
+            ]
+        })
+        .collect();
+    table(&header, &rows)
+}
+
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms";
+pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms,time_host_read_s,time_host_write_s,time_pb_read_s,time_pb_write_s,time_cache_s,time_destage_s,time_clean_band_read_s,time_clean_merge_s,time_clean_band_write_s,time_host_wait_s,time_overhead_s,time_seek_s,time_rotation_s,time_transfer_s";
 
 /// One CSV row per window (`total`, and `after-warmup` when present), without header.
 pub fn csv_rows(r: &RunReport) -> String {
@@ -249,6 +368,12 @@ pub fn csv_rows(r: &RunReport) -> String {
             m.latency.mean_ms,
             m.latency.p99_ms,
         );
+        // The time breakdown, in the order of `TimeBreakdown::fields_s`.
+        out.pop();
+        for (_, v) in c.drive.time.fields_s() {
+            let _ = write!(out, ",{v}");
+        }
+        out.push('\n');
     };
     row("total", &r.total);
     if let Some(a) = &r.after_warmup {
@@ -301,7 +426,11 @@ pub fn column_value(col: crate::experiments::Column, r: &RunReport, group: &[&Ru
 /// An experiment's tables: one per trace, one row per run, the experiment's columns.
 pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}: {}\n", e.experiment.name, e.experiment.title);
+    let _ = writeln!(out, "{}: {}", e.experiment.name, e.experiment.title);
+    if !e.experiment.setup.is_empty() {
+        let _ = writeln!(out, "{}", e.experiment.setup);
+    }
+    out.push('\n');
     let mut traces: Vec<&str> = Vec::new();
     for c in &e.experiment.cells {
         if !traces.contains(&c.trace.as_str()) {
@@ -331,6 +460,10 @@ pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
             .collect();
         out.push_str(&table(&header, &rows));
         out.push('\n');
+    }
+    if !e.paper.is_empty() {
+        out.push_str("the paper's figures beside ours (nothing in the model is fitted to them)\n");
+        out.push_str(&crate::paper::claims_table(&e.paper));
     }
     out
 }

@@ -200,7 +200,7 @@ pub fn run_with(
         }
     };
     let has_cache = cache.is_some();
-    let mut engine = Engine::new(cfg.mode, cache, ssd, drive);
+    let mut engine = Engine::new(cfg.mode, cache, ssd, drive).with_io_unit(cfg.io_unit);
     let mut reader = open_trace(&cfg.trace)?;
     let limit = cfg.trace.limit.unwrap_or(u64::MAX);
     let warm_at = match cfg.warmup {
@@ -263,9 +263,29 @@ pub struct CompareReport {
     pub trace_path: String,
     /// One report per scheme, in the order asked.
     pub runs: Vec<RunReport>,
+    /// The set-up the comparison ran in ([`crate::setup::describe`]).
+    #[serde(default)]
+    pub setup: String,
+    /// The paper's headline figures beside ours, when the comparison ran in a paper's set-up.
+    #[serde(default)]
+    pub paper: Vec<crate::paper::Claim>,
 }
 
 impl CompareReport {
+    /// A comparison of `runs` on one trace, run from `base`: names its set-up and puts the
+    /// paper's figures beside ours where it ran in a paper's set-up.
+    pub fn new(trace: TraceStats, base: &SimConfig, runs: Vec<RunReport>) -> CompareReport {
+        let mut report = CompareReport {
+            trace,
+            trace_path: base.trace.path.clone(),
+            runs,
+            setup: crate::setup::describe(base),
+            paper: Vec::new(),
+        };
+        report.paper = crate::paper::compare_claims(&report);
+        report
+    }
+
     /// The run labelled `label`.
     pub fn run(&self, label: &str) -> Option<&RunReport> {
         self.runs.iter().find(|r| r.label == label)
@@ -314,7 +334,7 @@ pub fn compare(
         base.compare.schemes.iter().map(|s| scheme_config(base, s)).collect::<Result<_, _>>()?;
     let (runs, mut stats) = run_all(&configs, jobs, progress)?;
     let trace = stats.pop().unwrap_or_default();
-    Ok(CompareReport { trace, trace_path: base.trace.path.clone(), runs })
+    Ok(CompareReport::new(trace, base, runs))
 }
 
 /// Runs every configuration, `jobs` at a time on separate threads, measuring each distinct

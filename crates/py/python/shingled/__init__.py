@@ -43,6 +43,7 @@ __all__ = [
     "compare",
     "experiment",
     "experiments",
+    "setups",
     "sweep",
     "open_trace",
     "trace_stats",
@@ -88,6 +89,11 @@ def experiments() -> dict:
     return dict(_core.experiments_list())
 
 
+def setups() -> dict:
+    """The named set-ups (``--setup``): name -> what it models. ``pore`` is the default."""
+    return dict(_core.setups_list())
+
+
 def _progress(progress: Any, desc: str):
     """(callback, close) for a progress argument: None, a callable, ``"tqdm"`` or True."""
     if progress is None or progress is False:
@@ -115,12 +121,18 @@ def make_config(
     cache: Union[str, bool, None] = None,
     mode: Optional[str] = None,
     config: Optional[Config] = None,
+    setup: Optional[str] = None,
     **fields: Any,
 ) -> Config:
-    """A `Config` from a base (default: the CLI's) and the same overrides the CLI flags give."""
+    """A `Config` from a base (default: the CLI's) and the same overrides the CLI flags give.
+
+    ``setup`` (``pore``, ``sac``, ``generic``; see `setups`) replaces the drive, the CMR-only
+    drive and the I/O unit first, as ``--setup`` does."""
     cfg = config if config is not None else Config.default()
     if isinstance(cfg, (str, os.PathLike)):
         cfg = Config.from_toml(cfg)
+    if setup is not None:
+        cfg = cfg.with_setup(setup)
     if trace is not None:
         cfg = cfg.with_trace(trace)
     if mode is not None:
@@ -144,6 +156,7 @@ def simulate(
     mode: Optional[str] = None,
     config: Optional[Config] = None,
     progress: Any = None,
+    setup: Optional[str] = None,
     **fields: Any,
 ) -> Result:
     """Runs one simulation (``shingled sim``).
@@ -152,9 +165,10 @@ def simulate(
     ``name:field=value`` string; ``drive``: a profile name or a drive table; ``cache``: a size
     (``"2%"``) or ``False`` for no cache; ``mode``: ``read-write``, ``write-only``…; ``config``:
     the base `Config`; ``fields``: any other field, nested as ``drive__pb_size="1/128"``.
-    ``progress``: ``callback(requests_done)`` or ``"tqdm"``.
+    ``progress``: ``callback(requests_done)`` or ``"tqdm"``; ``setup``: a named set-up
+    (`setups`), applied before ``drive``.
     """
-    cfg = make_config(trace, policy, drive, cache, mode, config, **fields)
+    cfg = make_config(trace, policy, drive, cache, mode, config, setup, **fields)
     cb, close = _progress(progress, f"sim {cfg.label}")
     try:
         return Result(json.loads(_core.simulate(cfg.to_json(), cb)))
@@ -201,11 +215,14 @@ def compare(
     jobs: Optional[int] = None,
     progress: Any = None,
     raw: bool = False,
+    setup: Optional[str] = None,
     **fields: Any,
 ):
     """Compares schemes on one trace (``shingled compare``): a DataFrame indexed by scheme, with
-    the raw `CompareResult` in ``df.attrs["report"]`` (or returned with ``raw=True``)."""
-    cfg = make_config(trace, policy, drive, cache, mode, config, **fields)
+    the raw `CompareResult` in ``df.attrs["report"]`` (or returned with ``raw=True``). The
+    report names its set-up (``report["setup"]``) and, in PORE's set-up, lists PORE's headline
+    figures beside ours (``report["paper"]``)."""
+    cfg = make_config(trace, policy, drive, cache, mode, config, setup, **fields)
     if schemes is not None:
         if isinstance(schemes, str):
             schemes = [s.strip() for s in schemes.split(",") if s.strip()]
@@ -229,16 +246,24 @@ def experiment(
     config: Optional[Config] = None,
     jobs: Optional[int] = None,
     progress: Any = None,
+    setup: Optional[str] = None,
     **fields: Any,
 ):
     """Runs one of the papers' experiments (``shingled experiment NAME``); a DataFrame with a
-    ``trace`` and a ``label`` column per cell, the report in ``df.attrs["report"]``."""
+    ``trace`` and a ``label`` column per cell, the report in ``df.attrs["report"]`` (with the
+    paper's figures beside ours in ``report["paper"]``).
+
+    The runs use the paper's set-up (``pore`` or ``sac``) unless ``setup``, ``config`` or a
+    drive field says otherwise, as on the command line."""
     import pandas as pd
 
-    cfg = make_config(config=config, **fields)
+    paper_setup = setup is None and config is None and not any(k.startswith("drive") or k == "io_unit" for k in fields)
+    cfg = make_config(config=config, setup=setup, **fields)
     cb, close = _progress(progress, name)
     try:
-        rep = json.loads(_core.experiment(name, cfg.to_json(), list(traces or []), mode, jobs, cb))
+        rep = json.loads(
+            _core.experiment(name, cfg.to_json(), list(traces or []), mode, jobs, cb, paper_setup)
+        )
     finally:
         close()
     rows = []

@@ -155,6 +155,11 @@ class Config:
         table = json.loads(_core.drive_profile(drive)) if isinstance(drive, str) else dict(drive)
         return self.replace(drive=table)
 
+    def with_setup(self, name: str) -> "Config":
+        """A named set-up (``shingled.setups()``: ``pore``, ``sac``, ``generic``): its drive,
+        CMR-only drive and I/O unit replace this configuration's."""
+        return Config(json.loads(_core.apply_setup(self.to_json(), name)))
+
     def with_mode(self, mode: str) -> "Config":
         return self.replace(mode=mode)
 
