@@ -4,4 +4,5 @@ mod calibration;
 mod common;
 mod hand_checked;
 mod reference;
+mod time_model;
 mod timing;

@@ -201,3 +201,107 @@ fn requests_split_into_blocks_and_merge_at_the_drive() {
     assert_eq!(c.drive.pb_writes, 3);
     assert_eq!(c.drive.write_ops, 1, "one drive I/O for the contiguous run");
 }
+
+/// Two reads and a write-back, timed: an LRU cache of one block (read-write) above a DM-SMR
+/// drive with a PB of 8 slots, bands of 4 blocks and its write cache on (1 MiB, 4 extents).
+///
+/// ```text
+/// w10        miss: cache [10 dirty]                 SSD write 20 µs + 4096 B / 1.05 GB/s = 23,901 ns
+/// r20..21    (blocks 200,000 and 200,001, 800 MB into the band region; "20" and "21" below)
+///            block 20 misses: the drive read of 20 is issued (from the head at rest: seek,
+///            rotation, 4 KiB); inserting 20 evicts 10 (dirty): SSD read 85 µs + 4096 B /
+///            3.2 GB/s = 86,280 ns, then the drive write of 10 is taken by the write cache:
+///            0.295 ms + 4096 B / 600 MB/s = 301,827 ns; SSD write of 20: 23,901 ns.
+///            block 21 misses: inserting it evicts 20 (clean, dropped); the drive read of 21
+///            continues where the read of 20 ended (the cached write did not move the head):
+///            overhead + transfer only; SSD write of 21: 23,901 ns.
+/// ```
+/// Without the write cache the write-back goes to the PB at the outer diameter, and the read of
+/// 21 must seek back: the same counts, more drive time.
+#[test]
+fn two_reads_and_a_write_back_timed_cause_by_cause() {
+    use shingled_core::{Nanos, BLOCK_SIZE};
+    use shingled_device::HddConfig;
+    let build = |cache: bool| {
+        let mut mechanism = HddConfig::archive_5900_5tb();
+        mechanism.write_cache = shingled_device::WriteCacheConfig {
+            enabled: cache,
+            max_extents: 4,
+            capacity: ByteSize::mib(1),
+            ..Default::default()
+        };
+        DriveConfig::DmSmr(DmSmrConfig {
+            capacity: ByteSize::gib(1),
+            pb_size: SizeSpec::Absolute(ByteSize(8 * 4096)),
+            pb_flavour: PbFlavour::AppendOnly,
+            pb_free: PbFree::Immediate,
+            bands: BandConfig::Fixed { size: ByteSize(4 * 4096) },
+            mechanism,
+            ..DmSmrConfig::default()
+        })
+        .build(&BuildContext::whole_drive(ByteSize::gib(1)))
+        .unwrap()
+    };
+    let trace = [
+        Request { time_ns: 0, volume: 0, op: Op::Write, offset: 10 * 4096, len: 4096 },
+        Request { time_ns: 1, volume: 0, op: Op::Read, offset: 200_000 * 4096, len: 2 * 4096 },
+    ];
+    let (ssd_w, ssd_r, cached) = (Nanos(23_901), Nanos(86_280), Nanos(301_827));
+    let pb = 8 * BLOCK_SIZE;
+
+    let mut e = engine(Mode::ReadWrite, "lru", 1, build(true));
+    for r in &trace {
+        e.process(r);
+    }
+    let mut m = HddConfig::archive_5900_5tb().mechanism().unwrap();
+    let t0 = ssd_w;
+    let read20 = m.access_timed(t0, pb + 200_000 * BLOCK_SIZE, BLOCK_SIZE, false).total;
+    let t1 = t0 + read20 + ssd_r + cached + ssd_w;
+    let read21 = m.access_timed(t1, pb + 200_001 * BLOCK_SIZE, BLOCK_SIZE, false);
+    assert!(read21.sequential);
+    assert_eq!(read21.total, Nanos(295_000) + read21.transfer);
+    let c = e.counters();
+    assert_eq!((c.dirty_evictions, c.clean_evictions, c.drive.pb_writes), (1, 1, 1));
+    assert_eq!(c.ssd_write_time, ssd_w + ssd_w + ssd_w);
+    assert_eq!(c.ssd_read_time, ssd_r);
+    assert_eq!(c.drive_read_time, read20 + read21.total);
+    assert_eq!(c.drive_write_time, cached);
+    assert_eq!(c.drive.time.cache, cached);
+    assert_eq!(c.drive.time.host_read, read20 + read21.total);
+    assert_eq!(e.clock(), t1 + read21.total + ssd_w);
+
+    // The same without the write cache: the write-back seeks to the PB, the second read back.
+    let mut e = engine(Mode::ReadWrite, "lru", 1, build(false));
+    for r in &trace {
+        e.process(r);
+    }
+    let mut m = HddConfig::archive_5900_5tb().mechanism().unwrap();
+    let read20 = m.access_timed(t0, pb + 200_000 * BLOCK_SIZE, BLOCK_SIZE, false).total;
+    let wb_at = t0 + read20 + ssd_r;
+    let wb = m.access_timed(wb_at, 0, BLOCK_SIZE, true);
+    let read21 = m.access_timed(wb_at + wb.total + ssd_w, pb + 200_001 * BLOCK_SIZE, BLOCK_SIZE, false);
+    assert!(!wb.sequential && !read21.sequential && read21.seek > Nanos(0));
+    let c2 = e.counters();
+    assert_eq!(c2.drive_write_time, wb.total);
+    assert_eq!(c2.drive.time.pb_write, wb.total);
+    assert_eq!(c2.drive_read_time, read20 + read21.total);
+    assert!(c2.total_time() > c.total_time() + Nanos(1_000_000), "{} vs {}", c2.total_time(), c.total_time());
+    assert_eq!(
+        (c2.dirty_evictions, c2.drive.pb_writes, c2.drive.rmws),
+        (c.dirty_evictions, c.drive.pb_writes, c.drive.rmws)
+    );
+}
+
+/// `io_unit = block` issues each block of a request as its own drive command (the papers'
+/// prototypes); the counts are the same, the commands are not.
+#[test]
+fn block_io_unit_issues_one_command_per_block() {
+    for (unit, ops) in [(shingled_sim::IoUnit::Request, 1), (shingled_sim::IoUnit::Block, 3)] {
+        let drive = tiny_smr(64, 4, PbFlavour::AppendOnly, PbFree::Immediate);
+        let ssd = Box::new(SsdConfig::default().build().unwrap());
+        let mut e = Engine::new(Mode::ReadWrite, None, ssd, drive).with_io_unit(unit);
+        e.process(&Request { time_ns: 0, volume: 0, op: Op::Write, offset: 0, len: 3 * 4096 });
+        let c = e.counters();
+        assert_eq!((c.drive.pb_writes, c.drive.write_ops), (3, ops), "{unit:?}");
+    }
+}
