@@ -223,7 +223,7 @@ pub const MERGE_MS_PER_BLOCK: f64 = 0.41;
 /// (docs/drive-models.md, "Batch cleaning").
 pub const ST8000AS0002_CLEAN_LOW_WATERMARK: f64 = 0.985;
 
-/// Idle time after which a Skylight-like drive starts cleaning, ms (SMaRT §4 configures its
+/// Idle time after which a Skylight-like drive starts cleaning, ms (SMaRT §5.1 configures its
 /// Skylight drive "with a 1242ms triggering idle window").
 pub const SKYLIGHT_IDLE_WINDOW_MS: f64 = 1242.0;
 
@@ -246,7 +246,7 @@ pub const ARCHIVE_CACHE_BYTES: u64 = 128_000_000;
 ///   fixed 20 GB PB at the outer diameter, bands falling from 36 MB (LBA 0) to 17 MB, an on-disk
 ///   append-only log (append-only, at-head), calibrated to PORE Fig. 3: a PB entry limit
 ///   ([`ST5000AS0011_PB_ENTRIES`]), 0.41 ms per merged block (SAC §4.4's slope less a PB
-///   append), idle cleaning after 1242 ms (Skylight, as configured by SMaRT §4).
+///   append), idle cleaning after 1242 ms (Skylight, as configured by SMaRT §5.1).
 /// - `st8000as0002`: the Seagate 8 TB DM-SMR drive SAC measured: PB of 30.3 GB and 184,320
 ///   entries (SAC Table 3: 30.3 GB at 256 KB writes, 720 MB at 4 KB), bands 40 → 15 MB (SAC
 ///   §5.2), 0.41 ms per merged block, idle cleaning after 1242 ms, batch cleaning down to

@@ -249,7 +249,7 @@ pub struct DmSmrConfig {
     pub pb_flash: FlashPbConfig,
     /// Idle-time cleaning: when the host leaves the drive idle for longer than this window (ms),
     /// the drive cleans bands in FIFO order until the next request (Skylight: aggressive idle
-    /// cleaning; SMaRT §4 configures its Skylight drive with a 1242 ms window). Only an
+    /// cleaning; SMaRT §5.1 configures its Skylight drive with a 1242 ms window). Only an
     /// open-loop replay calling [`Drive::idle`] triggers it. Default none; bounds 0 ..= 10^7.
     pub idle_window_ms: Option<f64>,
     /// Batch cleaning: once a write finds the PB full (slots or entries), the drive keeps

@@ -181,3 +181,26 @@ def test_cancelled_from_a_callback_stops_the_run(tmp_path):
     import pandas as pd
 
     assert list(pd.read_csv(out)["point_id"]) == [rows[0]["point_id"]]
+
+
+def test_setups_time_breakdown_and_paper_figures():
+    """Named set-ups reach Python; every run carries its time breakdown; a comparison in PORE's
+    set-up and an experiment in its paper's set-up list the paper's figures beside ours."""
+    assert set(shingled.setups()) == {"pore", "sac", "generic"}
+    sac = shingled.Config.default().with_setup("sac")
+    assert sac.io_unit == "block" and sac.drive.bands.size == "20000KiB"
+    with pytest.raises(shingled.ConfigError, match="set-up"):
+        shingled.Config.default().with_setup("nope")
+    df = shingled.compare(SYNTH, schemes=["smr-only", "cmr-only", "lru", "lru-band", "pore"], mode="write-only")
+    rep = df.attrs["report"]
+    assert rep["setup"].startswith("set-up pore:")
+    claims = {c["claim"].split(":")[0]: c for c in rep["paper"]}
+    assert "PORE total I/O time vs SMR-only" in claims and claims["PORE total I/O time vs SMR-only"]["paper"] == "34.90x"
+    t = rep["runs"][0]["total"]["drive"]["time"]
+    causes = ("host_read", "pb_read", "pb_write", "cache", "destage", "clean_band_read", "clean_merge", "clean_band_write")
+    assert sum(t[k] for k in causes) > 0 and t["clean_band_read"] > 0
+    generic = shingled.compare(SYNTH, schemes=["smr-only"], setup="generic", mode="write-only").attrs["report"]
+    assert generic["setup"].startswith("set-up generic:") and generic["paper"] == []
+    exp = shingled.experiment("sac-rw", traces=[SYNTH]).attrs["report"]
+    assert exp["experiment"]["setup"].startswith("set-up sac:")
+    assert any("SAC total I/O time vs LRU" in c["claim"] for c in exp["paper"])
