@@ -209,21 +209,6 @@ impl Default for SimConfig {
 }
 
 impl SimConfig {
-    /// A configuration with the model defaults (no set-up applied), for building the default.
-    fn bare() -> SimConfig {
-        SimConfig {
-            label: None,
-            trace: TraceSpec::default(),
-            mode: Mode::default(),
-            warmup: Warmup::default(),
-            cache: Some(CacheConfig::default()),
-            ssd: SsdConfig::default(),
-            drive: DriveConfig::default(),
-            io_unit: IoUnit::Request,
-            compare: CompareOptions { schemes: default_schemes(), cmr_drive: DriveConfig::default_cmr() },
-        }
-    }
-
     /// Parses a TOML configuration; errors name the field and line.
     pub fn from_toml(text: &str) -> Result<SimConfig, String> {
         toml::from_str(text).map_err(|e| e.to_string())
@@ -265,15 +250,11 @@ fn default_schemes() -> Vec<String> {
 }
 
 fn default_cmr() -> DriveConfig {
-    let mut c = SimConfig { drive: DriveConfig::default_cmr(), ..SimConfig::bare() };
-    crate::setup::default_setup().apply(&mut c);
-    c.compare.cmr_drive
+    crate::setup::default_setup().cmr_config()
 }
 
 fn default_drive() -> DriveConfig {
-    let mut c = SimConfig::bare();
-    crate::setup::default_setup().apply(&mut c);
-    c.drive
+    crate::setup::default_setup().drive_config()
 }
 
 fn default_io_unit() -> IoUnit {

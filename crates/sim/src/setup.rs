@@ -72,10 +72,20 @@ fn drive(name: &str) -> DriveConfig {
 }
 
 impl SetUp {
+    /// The drive under the cache.
+    pub fn drive_config(&self) -> DriveConfig {
+        drive(self.drive)
+    }
+
+    /// The CMR-only baseline's drive.
+    pub fn cmr_config(&self) -> DriveConfig {
+        drive(self.cmr_drive)
+    }
+
     /// Replaces `cfg`'s drive, CMR-only drive and I/O unit with this set-up's.
     pub fn apply(&self, cfg: &mut SimConfig) {
-        cfg.drive = drive(self.drive);
-        cfg.compare.cmr_drive = drive(self.cmr_drive);
+        cfg.drive = self.drive_config();
+        cfg.compare.cmr_drive = self.cmr_config();
         cfg.io_unit = self.io_unit;
     }
 
