@@ -10,7 +10,8 @@ _TOP = ("label", "mode", "policy", "drive")
 
 def flatten_metrics(m: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
     """One flat dict of a `Metrics` table: counters, ratios, times, ``latency_*`` and the
-    drive's own counters (``rmws``, ``pb_writes``…; ``drive_<name>`` where a name repeats)."""
+    drive's own counters (``rmws``, ``pb_writes``…; ``drive_<name>`` where a name repeats) and
+    its time by cause and mechanical component (``time_pb_write_s``, ``time_seek_s``…)."""
     out: Dict[str, Any] = {}
     for k, v in m.items():
         if not isinstance(v, dict):
@@ -18,10 +19,15 @@ def flatten_metrics(m: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
     for k, v in m.get("latency", {}).items():
         out[f"{prefix}latency_{k}"] = v
     for k, v in m.get("drive", {}).items():
+        if isinstance(v, dict):
+            continue
         for name in (k, "drive_" + k):
             if prefix + name not in out:
                 out[prefix + name] = v
                 break
+    # The drive's time by cause and component (ns in the report), as ``time_<part>_s`` seconds.
+    for k, v in m.get("drive", {}).get("time", {}).items():
+        out[f"{prefix}time_{k}_s"] = v / 1e9
     return out
 
 

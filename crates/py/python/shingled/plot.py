@@ -84,6 +84,45 @@ def rmws(df, ax=None, out=None):
     return bars(df, "rmws", "Band RMWs", "RMWs", ax=ax, out=out)
 
 
+#: The drive's time causes drawn by `time_breakdown`, with their legend names.
+TIME_CAUSES = (
+    ("time_host_read_s", "media reads"),
+    ("time_pb_read_s", "PB reads"),
+    ("time_host_write_s", "media writes"),
+    ("time_pb_write_s", "PB writes"),
+    ("time_cache_s", "write cache"),
+    ("time_destage_s", "destage"),
+    ("time_clean_band_read_s", "RMW band read"),
+    ("time_clean_merge_s", "RMW merge"),
+    ("time_clean_band_write_s", "RMW band write"),
+)
+
+
+def time_breakdown(df, ax=None, out=None, title: Optional[str] = None):
+    """Stacked bars of where each scheme's time went: SSD, then the drive's causes
+    (docs/drive-models.md, "Where the time goes"). Background work (destages between requests,
+    idle cleaning) is included, so a bar can exceed the scheme's total time; waits for it are
+    not drawn again (they are in ``time_host_wait_s``)."""
+    import numpy as np
+
+    fig, ax = _fig(ax)
+    labels = _labels(df)
+    x = np.arange(len(labels))
+    bottom = np.zeros(len(labels))
+    parts = [("ssd", "SSD", df["ssd_read_time_s"].astype(float) + df["ssd_write_time_s"].astype(float))]
+    parts += [(c, name, df[c].astype(float)) for c, name in TIME_CAUSES if c in df and df[c].astype(float).sum() > 0]
+    for _, name, vals in parts:
+        v = vals.fillna(0).to_numpy()
+        ax.bar(x, v, 0.7, bottom=bottom, label=name)
+        bottom += v
+    ax.set_xticks(x, labels, rotation=30, ha="right")
+    ax.set_ylabel("seconds")
+    ax.set_title(title or "Where the time goes")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.grid(axis="y", alpha=0.3)
+    return _done(fig, out)
+
+
 def overview(df, out=None):
     """Time, hit ratios, WA and RMWs in one 2x2 figure."""
     import matplotlib.pyplot as plt
