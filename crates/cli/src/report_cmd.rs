@@ -12,7 +12,8 @@ use crate::plot::{bar_chart, BarSeries};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use shingled_sim::experiments::{self, Cell, Column, Experiment, ExperimentReport};
-use shingled_sim::report::{column_value, human_bytes};
+use shingled_sim::paper::{claims_rows, CLAIMS_HEADER};
+use shingled_sim::report::{breakdown_rows, column_value, human_bytes, BREAKDOWN_HEADER};
 use shingled_sim::{CompareReport, RunReport};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -184,42 +185,72 @@ fn trace_line(e: &ExperimentReport, gi: usize, n_groups: usize, runs: &[&RunRepo
     s
 }
 
-/// Renders the page (Markdown or HTML) linking `figures`.
+/// Appends one table in `format`.
+fn emit_table(out: &mut String, format: ReportFormat, header: &[String], rows: &[Vec<String>]) {
+    match format {
+        ReportFormat::Md => {
+            let _ =
+                writeln!(out, "| {} |", header.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
+            let rule: Vec<&str> = (0..header.len()).map(|i| if i == 0 { "---" } else { "---:" }).collect();
+            let _ = writeln!(out, "|{}|", rule.join("|"));
+            for r in rows {
+                let _ = writeln!(out, "| {} |", r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "));
+            }
+            out.push('\n');
+        }
+        ReportFormat::Html => {
+            out.push_str("<table>\n<tr>");
+            for h in header {
+                let _ = write!(out, "<th>{}</th>", html_escape(h));
+            }
+            out.push_str("</tr>\n");
+            for r in rows {
+                out.push_str("<tr>");
+                for c in r {
+                    let _ = write!(out, "<td>{}</td>", html_escape(c));
+                }
+                out.push_str("</tr>\n");
+            }
+            out.push_str("</table>\n");
+        }
+    }
+}
+
+/// Appends a heading of level 2 or 3 and a paragraph.
+fn emit_heading(out: &mut String, format: ReportFormat, level: u8, title: &str, text: &str) {
+    match format {
+        ReportFormat::Md => {
+            let _ = writeln!(out, "{} {title}\n", "#".repeat(level as usize));
+            if !text.is_empty() {
+                let _ = writeln!(out, "{text}\n");
+            }
+        }
+        ReportFormat::Html => {
+            let _ = writeln!(out, "<h{level}>{}</h{level}>", html_escape(title));
+            if !text.is_empty() {
+                let _ = writeln!(out, "<p>{}</p>", html_escape(text));
+            }
+        }
+    }
+}
+
+/// Renders the page (Markdown or HTML) linking `figures`: per trace, the experiment's table and
+/// where the time went; then the paper's figures beside ours, and the charts.
 pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str)]) -> String {
     let groups = groups(e);
     let mut out = String::new();
     let title = format!("shingled report: {}", e.experiment.name);
-    let intro = format!(
+    let mut intro = format!(
         "{}. Times are modelled I/O times (s) of the whole run; speed-ups divide the reference's \
          time by the row's.",
         e.experiment.title
     );
+    if !e.experiment.setup.is_empty() {
+        let _ = write!(intro, " {}.", e.experiment.setup);
+    }
     match format {
         ReportFormat::Md => {
             let _ = writeln!(out, "# {title}\n\n{intro}\n");
-            for (gi, (trace, runs)) in groups.iter().enumerate() {
-                let _ = writeln!(out, "## Trace `{trace}`\n\n{}\n", trace_line(e, gi, groups.len(), runs));
-                let (header, rows) = table(e, runs);
-                let _ = writeln!(
-                    out,
-                    "| {} |",
-                    header.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | ")
-                );
-                let rule: Vec<&str> =
-                    (0..header.len()).map(|i| if i == 0 { "---" } else { "---:" }).collect();
-                let _ = writeln!(out, "|{}|", rule.join("|"));
-                for r in rows {
-                    let _ =
-                        writeln!(out, "| {} |", r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "));
-                }
-                out.push('\n');
-            }
-            if !figures.is_empty() {
-                out.push_str("## Figures\n\n");
-                for (file, title) in figures {
-                    let _ = writeln!(out, "![{title}]({file})\n");
-                }
-            }
         }
         ReportFormat::Html => {
             let _ = writeln!(
@@ -233,29 +264,48 @@ pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str
                 html_escape(&title),
                 html_escape(&intro)
             );
-            for (gi, (trace, runs)) in groups.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "<h2>Trace <code>{}</code></h2>\n<p>{}</p>\n<table>",
-                    html_escape(trace),
-                    html_escape(&trace_line(e, gi, groups.len(), runs))
-                );
-                let (header, rows) = table(e, runs);
-                out.push_str("<tr>");
-                for h in &header {
-                    let _ = write!(out, "<th>{}</th>", html_escape(h));
+        }
+    }
+    let breakdown_header: Vec<String> = BREAKDOWN_HEADER.iter().map(|s| s.to_string()).collect();
+    for (gi, (trace, runs)) in groups.iter().enumerate() {
+        let heading = match format {
+            ReportFormat::Md => format!("Trace `{trace}`"),
+            ReportFormat::Html => format!("Trace {trace}"),
+        };
+        emit_heading(&mut out, format, 2, &heading, &trace_line(e, gi, groups.len(), runs));
+        let (header, rows) = table(e, runs);
+        emit_table(&mut out, format, &header, &rows);
+        emit_heading(
+            &mut out,
+            format,
+            3,
+            "Where the time went (s)",
+            "Drive time by cause and mechanical component (docs/drive-models.md); background work is \
+             counted under its cause but not in the totals.",
+        );
+        emit_table(&mut out, format, &breakdown_header, &breakdown_rows(runs));
+    }
+    if !e.paper.is_empty() {
+        emit_heading(
+            &mut out,
+            format,
+            2,
+            "The paper's figures beside ours",
+            "Verdicts by fixed rules (agrees: within x1.25; same direction; disagrees); nothing in the \
+             model is fitted to these figures.",
+        );
+        let header: Vec<String> = CLAIMS_HEADER.iter().map(|s| s.to_string()).collect();
+        emit_table(&mut out, format, &header, &claims_rows(&e.paper));
+    }
+    if !figures.is_empty() {
+        match format {
+            ReportFormat::Md => {
+                out.push_str("## Figures\n\n");
+                for (file, title) in figures {
+                    let _ = writeln!(out, "![{title}]({file})\n");
                 }
-                out.push_str("</tr>\n");
-                for r in rows {
-                    out.push_str("<tr>");
-                    for c in &r {
-                        let _ = write!(out, "<td>{}</td>", html_escape(c));
-                    }
-                    out.push_str("</tr>\n");
-                }
-                out.push_str("</table>\n");
             }
-            if !figures.is_empty() {
+            ReportFormat::Html => {
                 out.push_str("<h2>Figures</h2>\n");
                 for (file, title) in figures {
                     let _ = writeln!(
@@ -266,8 +316,10 @@ pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str
                     );
                 }
             }
-            out.push_str("</body>\n</html>\n");
         }
+    }
+    if let ReportFormat::Html = format {
+        out.push_str("</body>\n</html>\n");
     }
     out
 }

@@ -301,14 +301,21 @@ pub fn compare_claims(c: &CompareReport) -> Vec<Claim> {
     out
 }
 
+/// Header of [`claims_rows`].
+pub const CLAIMS_HEADER: [&str; 5] = ["the paper's figure", "paper", "ours", "verdict", "source"];
+
+/// One row per claim under [`CLAIMS_HEADER`].
+pub fn claims_rows(claims: &[Claim]) -> Vec<Vec<String>> {
+    claims
+        .iter()
+        .map(|c| vec![c.claim.clone(), c.paper.clone(), c.ours.clone(), c.verdict.clone(), c.source.clone()])
+        .collect()
+}
+
 /// The claims as a table (empty string when there are none).
 pub fn claims_table(claims: &[Claim]) -> String {
     if claims.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<String>> = claims
-        .iter()
-        .map(|c| vec![c.claim.clone(), c.paper.clone(), c.ours.clone(), c.verdict.clone(), c.source.clone()])
-        .collect();
-    crate::report::plain_table(&["the paper's figure", "paper", "ours", "verdict", "source"], &rows)
+    crate::report::plain_table(&CLAIMS_HEADER, &claims_rows(claims))
 }

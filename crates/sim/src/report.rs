@@ -283,15 +283,17 @@ fn sizing_line(c: &CompareReport) -> Option<String> {
     Some(parts.join(" | "))
 }
 
-/// One row per run: SSD time and the drive's time by cause and by mechanical component.
-pub fn breakdown_table(runs: &[&RunReport]) -> String {
-    let header = [
-        "scheme", "SSD", "media rd", "PB rd", "media wr", "PB wr", "cache", "destage", "RMW rd", "merge",
-        "RMW wr", "wait", "seek", "rotation", "transfer", "overhead",
-    ];
+/// Header of [`breakdown_rows`].
+pub const BREAKDOWN_HEADER: [&str; 16] = [
+    "scheme", "SSD", "media rd", "PB rd", "media wr", "PB wr", "cache", "destage", "RMW rd", "merge",
+    "RMW wr", "wait", "seek", "rotation", "transfer", "overhead",
+];
+
+/// One row per run (seconds): SSD time and the drive's time by cause and by mechanical
+/// component, under [`BREAKDOWN_HEADER`].
+pub fn breakdown_rows(runs: &[&RunReport]) -> Vec<Vec<String>> {
     let s1 = |n: shingled_core::Nanos| format!("{:.1}", n.as_secs_f64());
-    let rows: Vec<Vec<String>> = runs
-        .iter()
+    runs.iter()
         .map(|r| {
             let m = &r.total;
             let t = &m.counters.drive.time;
@@ -314,8 +316,12 @@ pub fn breakdown_table(runs: &[&RunReport]) -> String {
                 s1(t.overhead),
             ]
         })
-        .collect();
-    table(&header, &rows)
+        .collect()
+}
+
+/// [`breakdown_rows`] as a text table.
+pub fn breakdown_table(runs: &[&RunReport]) -> String {
+    table(&BREAKDOWN_HEADER, &breakdown_rows(runs))
 }
 
 /// CSV header for [`csv_rows`].
