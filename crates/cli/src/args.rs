@@ -12,6 +12,10 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Progress of long commands on stderr: a bar on a terminal and a line every 10 s otherwise
+    /// (auto), always a bar, always lines, or none.
+    #[arg(long, global = true, value_enum, default_value_t = crate::progress::ProgressMode::Auto)]
+    pub progress: crate::progress::ProgressMode,
 }
 
 #[derive(Subcommand, Debug)]

@@ -18,6 +18,7 @@ use std::io::Write;
 
 fn main() {
     let cli = Cli::parse();
+    progress::set_mode(cli.progress);
     if let Err(e) = run(cli) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
@@ -71,9 +72,10 @@ fn sim(a: args::SimCmd) -> Result<()> {
     let cfg = a.sim.to_config()?;
     let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default())
         .with_context(|| format!("reading trace {}", cfg.trace.path))?;
-    let bar = progress::bar(stats.requests, &format!("sim {}", cfg.display_label()));
-    let r = shingled_sim::run(&cfg, &stats, &mut |n| bar.set_position(n))?;
-    bar.finish_and_clear();
+    let total = cfg.trace.limit.map_or(stats.requests, |l| l.min(stats.requests));
+    let bar = progress::Reporter::requests(&format!("sim {}", cfg.display_label()), total);
+    let r = shingled_sim::run(&cfg, &stats, &mut |n| bar.set(n))?;
+    bar.finish();
     let text = match a.emit.output {
         Output::Table => report::run_table(&r),
         Output::Json => serde_json::to_string_pretty(&r)? + "\n",
@@ -94,11 +96,10 @@ fn compare(a: args::CompareCmd) -> Result<()> {
         shingled_sim::scheme_config(&cfg, s)?;
     }
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let bar =
-        progress::spinner(&format!("compare {} schemes on {}", cfg.compare.schemes.len(), cfg.trace.path));
-    let report = shingled_sim::compare(&cfg, jobs, &|n| bar.set_position(n))
+    let bar = progress::Reporter::runs(&format!("compare on {}", cfg.trace.path));
+    let report = shingled_sim::compare_with(&cfg, jobs, &|p| bar.update(p))
         .with_context(|| format!("comparing on {}", cfg.trace.path))?;
-    bar.finish_and_clear();
+    bar.finish();
     let text = match a.emit.output {
         Output::Table => report::compare_table(&report),
         Output::Json => serde_json::to_string_pretty(&report)? + "\n",
@@ -131,9 +132,9 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     };
     let plan = experiments::plan(&a.name, &opts)?;
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let bar = progress::spinner(&format!("{} ({} simulations)", a.name, plan.cells.len()));
-    let report = experiments::run_experiment(plan, jobs, &|n| bar.set_position(n))?;
-    bar.finish_and_clear();
+    let bar = progress::Reporter::runs(&a.name);
+    let report = experiments::run_experiment_with(plan, jobs, &|p| bar.update(p))?;
+    bar.finish();
     let text = match a.emit.output {
         Output::Table => report::experiment_table(&report),
         Output::Json => serde_json::to_string_pretty(&report)? + "\n",

@@ -1,38 +1,131 @@
-//! Progress bars on a terminal, nothing when stderr is not one (piped, CI).
+//! Progress of long commands: a bar on a terminal; when stderr is not one (piped, CI, batch),
+//! a line every [`LINE_EVERY`] on stderr; or nothing. `--progress auto|bar|lines|none` chooses.
 
+use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use shingled_sim::Progress;
 use std::io::IsTerminal;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
-fn target() -> ProgressDrawTarget {
-    if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
+/// How progress is shown (`--progress`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ProgressMode {
+    /// A bar when stderr is a terminal, else a line every 10 s.
+    #[default]
+    Auto,
+    /// Always a bar (drawn only on a terminal).
+    Bar,
+    /// A line on stderr every 10 s.
+    Lines,
+    /// Nothing.
+    None,
+}
+
+static MODE: OnceLock<ProgressMode> = OnceLock::new();
+
+/// Sets the mode for the whole process (first call wins).
+pub fn set_mode(m: ProgressMode) {
+    let _ = MODE.set(m);
+}
+
+/// How often a line is printed in `lines` mode.
+pub const LINE_EVERY: Duration = Duration::from_secs(10);
+
+fn mode() -> ProgressMode {
+    match MODE.get().copied().unwrap_or_default() {
+        ProgressMode::Auto if std::io::stderr().is_terminal() => ProgressMode::Bar,
+        ProgressMode::Auto => ProgressMode::Lines,
+        m => m,
     }
 }
 
-/// A bar counting trace requests up to `total`.
-pub fn bar(total: u64, msg: &str) -> ProgressBar {
-    let b = ProgressBar::with_draw_target(Some(total), target());
-    b.set_style(
-        ProgressStyle::with_template(
-            "{msg} [{bar:40}] {human_pos}/{human_len} requests ({per_sec}, eta {eta})",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    b.set_message(msg.to_string());
-    b
+struct Lines {
+    start: Instant,
+    last: Instant,
 }
 
-/// A counter without a known total.
-pub fn spinner(msg: &str) -> ProgressBar {
-    let b = ProgressBar::with_draw_target(None, target());
-    b.set_style(
-        ProgressStyle::with_template("{spinner} {msg}: {human_pos} requests replayed ({per_sec})")
-            .expect("valid template"),
-    );
-    b.set_message(msg.to_string());
-    b.enable_steady_tick(std::time::Duration::from_millis(200));
-    b
+/// A progress display for one command.
+pub struct Reporter {
+    bar: ProgressBar,
+    lines: Option<Mutex<Lines>>,
+    what: String,
+}
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template).expect("valid template").progress_chars("=> ")
+}
+
+impl Reporter {
+    fn new(what: &str, total: Option<u64>, template: &str) -> Reporter {
+        let m = mode();
+        let target =
+            if m == ProgressMode::Bar { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        let bar = ProgressBar::with_draw_target(total, target);
+        bar.set_style(style(template));
+        bar.set_message(what.to_string());
+        if m == ProgressMode::Bar {
+            bar.enable_steady_tick(Duration::from_millis(250));
+        }
+        let now = Instant::now();
+        let lines = (m == ProgressMode::Lines).then(|| Mutex::new(Lines { start: now, last: now }));
+        Reporter { bar, lines, what: what.to_string() }
+    }
+
+    /// Several runs (compare, experiment): requests over all of them, runs finished, ETA.
+    pub fn runs(what: &str) -> Reporter {
+        Reporter::new(
+            what,
+            None,
+            "{msg} [{bar:30}] {percent:>3}% {human_pos}/{human_len} requests, elapsed {elapsed}, eta {eta}",
+        )
+    }
+
+    /// One run of `total` trace requests (sim).
+    pub fn requests(what: &str, total: u64) -> Reporter {
+        Reporter::new(
+            what,
+            Some(total),
+            "{msg} [{bar:30}] {percent:>3}% {human_pos}/{human_len} requests, elapsed {elapsed}, eta {eta}",
+        )
+    }
+
+    /// Shows where a batch of runs stands.
+    pub fn update(&self, p: Progress) {
+        if p.requests_total > 0 && self.bar.length() != Some(p.requests_total) {
+            self.bar.set_length(p.requests_total);
+        }
+        self.bar.set_position(p.requests);
+        self.bar.set_message(format!("{} ({}/{} runs done)", self.what, p.runs_done, p.runs));
+        self.line(p.requests, p.requests_total, &p.line());
+    }
+
+    /// Shows the requests read by a single run.
+    pub fn set(&self, requests: u64) {
+        self.bar.set_position(requests);
+        let total = self.bar.length().unwrap_or(0);
+        self.line(requests, total, &format!("{requests}/{total} requests"));
+    }
+
+    fn line(&self, done: u64, total: u64, text: &str) {
+        let Some(lines) = &self.lines else { return };
+        let mut l = lines.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if now.duration_since(l.last) < LINE_EVERY {
+            return;
+        }
+        l.last = now;
+        let elapsed = now.duration_since(l.start).as_secs_f64();
+        let eta = if done > 0 && total > done {
+            format!(", about {:.0} s left", elapsed * (total - done) as f64 / done as f64)
+        } else {
+            String::new()
+        };
+        eprintln!("{}: {text}, {elapsed:.0} s elapsed{eta}", self.what);
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
 }

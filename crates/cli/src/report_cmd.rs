@@ -375,9 +375,9 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
             traces: a.on.clone(),
         };
         let plan = experiments::plan(name, &opts)?;
-        let bar = crate::progress::spinner(&format!("{name} ({} simulations)", plan.cells.len()));
-        let r = experiments::run_experiment(plan, jobs, &|n| bar.set_position(n))?;
-        bar.finish_and_clear();
+        let bar = crate::progress::Reporter::runs(name);
+        let r = experiments::run_experiment_with(plan, jobs, &|p| bar.update(p))?;
+        bar.finish();
         return Ok(r);
     }
     let mut cfg = base;
@@ -387,10 +387,10 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
     if cfg.compare.schemes.is_empty() {
         bail!("--schemes names no scheme");
     }
-    let bar = crate::progress::spinner(&format!("compare {} schemes", cfg.compare.schemes.len()));
-    let c = shingled_sim::compare(&cfg, jobs, &|n| bar.set_position(n))
+    let bar = crate::progress::Reporter::runs(&format!("compare on {}", cfg.trace.path));
+    let c = shingled_sim::compare_with(&cfg, jobs, &|p| bar.update(p))
         .with_context(|| format!("comparing on {}", cfg.trace.path))?;
-    bar.finish_and_clear();
+    bar.finish();
     Ok(from_compare(c))
 }
 

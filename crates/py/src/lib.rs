@@ -138,6 +138,8 @@ fn drive_profile(name: &str) -> PyResult<String> {
 
 /// What the simulation threads tell the waiting Python thread.
 enum Event {
+    /// The traces are measured: all runs together will read this many trace requests.
+    Total(u64),
     /// More trace requests were read (delta).
     Progress(u64),
     /// Run `i` finished.
@@ -194,6 +196,12 @@ fn run_many(
                 }
             }
             *stats.lock().unwrap() = distinct.clone();
+            let expected: u64 = configs
+                .iter()
+                .zip(&which)
+                .map(|(c, &w)| c.trace.limit.map_or(distinct[w].requests, |l| l.min(distinct[w].requests)))
+                .sum();
+            let _ = tx.send(Event::Total(expected));
             let next = AtomicUsize::new(0);
             std::thread::scope(|w| {
                 for _ in 0..jobs {
@@ -225,6 +233,18 @@ fn run_many(
             let ev = py.detach(|| rx.lock().unwrap().recv_timeout(POLL));
             match ev {
                 Ok(Event::Progress(d)) => total += d,
+                Ok(Event::Total(n)) => {
+                    // A progress object that wants the total (the tqdm bar of `progress="tqdm"`)
+                    // has `set_total`; a plain callback gets request counts only.
+                    if let (Some(cb), None) = (progress, &pending) {
+                        if cb.hasattr("set_total").unwrap_or(false) {
+                            if let Err(e) = cb.call_method1("set_total", (n,)) {
+                                cancel.store(true, Ordering::Relaxed);
+                                pending = Some(e);
+                            }
+                        }
+                    }
+                }
                 Ok(Event::Done(i, r)) => match *r {
                     Ok(rep) => {
                         if let (Some(cb), None) = (on_result, &pending) {

@@ -1,3 +1,4 @@
+import pytest
 import shingled
 import shingled.plot as splot
 from conftest import SYNTH
@@ -25,3 +26,30 @@ def test_time_breakdown_plot(tmp_path):
     out = tmp_path / "t.png"
     shingled.plot.time_breakdown(df, out=out)
     assert out.stat().st_size > 1000
+
+
+def test_plots_survive_missing_values_and_name_their_context(tmp_path):
+    """Baselines without cleaning have no WA (None): the WA panel says so instead of crashing;
+    titles name the trace and the set-up."""
+    df = shingled.compare(SYNTH, schemes=["cmr-only"], mode="write-only")
+    assert df["write_amplification"].isna().all()
+    fig = splot.overview(df, out=tmp_path / "o.png")
+    titles = [a.get_title() for a in fig.axes]
+    assert any("no run has a value" in t.get_text() for a in fig.axes for t in a.texts)
+    assert all("set-up pore" in t for t in titles), titles
+    sw = shingled.sweep({"cache": ["1%", "2%"]}, SYNTH, config=shingled.Config.default().with_mode("write-only"),
+                        progress="tqdm")
+    f = splot.sweep_lines(sw, "cache_blocks", "total_time_s")
+    assert f.axes[0].get_xlabel() == "SSD cache (4 KiB blocks)" and f.axes[0].get_ylabel() == "total I/O time (s)"
+
+
+def test_missing_optional_dependency_names_the_extra(monkeypatch):
+    import sys
+
+    df = shingled.compare(SYNTH, schemes=["smr-only"], mode="write-only")
+    for m in ("matplotlib", "matplotlib.pyplot", "tqdm", "tqdm.auto"):
+        monkeypatch.setitem(sys.modules, m, None)  # `import m` now raises ImportError
+    with pytest.raises(ImportError, match=r"shingled\[plot\]"):
+        splot.total_time(df)
+    with pytest.raises(ImportError, match=r"shingled\[progress\]"):
+        shingled.simulate(SYNTH, mode="write-only", progress="tqdm")

@@ -6,7 +6,7 @@
 //! paper's metrics. Configurations start from a base [`SimConfig`] (drive, SSD, sizes), so a
 //! user's configuration file and flags apply to every run.
 
-use crate::run::{run_all, scheme_config, RunReport};
+use crate::run::{scheme_config, RunReport};
 use crate::{Mode, SimConfig, SimError};
 use serde::{Deserialize, Serialize};
 use shingled_core::SizeSpec;
@@ -354,8 +354,17 @@ pub fn run_experiment(
     jobs: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ExperimentReport, SimError> {
+    run_experiment_with(exp, jobs, &|p: crate::Progress| progress(p.requests))
+}
+
+/// [`run_experiment`] reporting a [`crate::Progress`] (see [`crate::run_all_with`]).
+pub fn run_experiment_with(
+    exp: Experiment,
+    jobs: usize,
+    progress: &(dyn Fn(crate::Progress) + Sync),
+) -> Result<ExperimentReport, SimError> {
     let configs: Vec<SimConfig> = exp.cells.iter().map(|c| c.config.clone()).collect();
-    let (runs, traces) = run_all(&configs, jobs, progress)?;
+    let (runs, traces) = crate::run_all_with(&configs, jobs, progress)?;
     Ok(ExperimentReport::new(exp, runs, traces))
 }
 

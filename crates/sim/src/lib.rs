@@ -26,7 +26,7 @@ pub use error::SimError;
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
 pub use run::{
-    compare, measure, open_trace, run, run_all, run_with, scheme_config, simulate, sizing, CompareReport,
-    RunReport, Sizing, PROGRESS_EVERY,
+    compare, compare_with, measure, open_trace, run, run_all, run_all_with, run_with, scheme_config,
+    simulate, sizing, CompareReport, Progress, RunReport, Sizing, PROGRESS_EVERY,
 };
 pub use setup::{describe as describe_setup, setup, SetUp, SETUPS};

@@ -330,11 +330,52 @@ pub fn compare(
     jobs: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CompareReport, SimError> {
+    compare_with(base, jobs, &|p: Progress| progress(p.requests))
+}
+
+/// [`compare`] reporting a [`Progress`] (see [`run_all_with`]).
+pub fn compare_with(
+    base: &SimConfig,
+    jobs: usize,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<CompareReport, SimError> {
     let configs: Vec<SimConfig> =
         base.compare.schemes.iter().map(|s| scheme_config(base, s)).collect::<Result<_, _>>()?;
-    let (runs, mut stats) = run_all(&configs, jobs, progress)?;
+    let (runs, mut stats) = run_all_with(&configs, jobs, progress)?;
     let trace = stats.pop().unwrap_or_default();
     Ok(CompareReport::new(trace, base, runs))
+}
+
+/// Where a batch of runs stands, for progress displays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Trace requests read so far, over all runs.
+    pub requests: u64,
+    /// Trace requests all runs will read (known once the traces are measured; 0 before).
+    pub requests_total: u64,
+    /// Runs finished.
+    pub runs_done: usize,
+    /// Runs in all.
+    pub runs: usize,
+}
+
+impl Progress {
+    /// A one-line summary: runs finished, requests (in millions) and percentage.
+    pub fn line(&self) -> String {
+        let m = |n: u64| format!("{:.1} M", n as f64 / 1e6);
+        let pct = if self.requests_total > 0 {
+            format!(" ({:.0}%)", 100.0 * self.requests as f64 / self.requests_total as f64)
+        } else {
+            String::new()
+        };
+        format!(
+            "{}/{} runs finished, {}/{} requests{pct}",
+            self.runs_done,
+            self.runs,
+            m(self.requests),
+            if self.requests_total > 0 { m(self.requests_total) } else { "?".into() }
+        )
+    }
 }
 
 /// Runs every configuration, `jobs` at a time on separate threads, measuring each distinct
@@ -345,6 +386,16 @@ pub fn run_all(
     configs: &[SimConfig],
     jobs: usize,
     progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Vec<RunReport>, Vec<TraceStats>), SimError> {
+    run_all_with(configs, jobs, &|p: Progress| progress(p.requests))
+}
+
+/// [`run_all`] reporting a [`Progress`]: once after the traces are measured (with the total
+/// known), then as requests are read and as runs finish.
+pub fn run_all_with(
+    configs: &[SimConfig],
+    jobs: usize,
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(Vec<RunReport>, Vec<TraceStats>), SimError> {
     let key =
         |c: &SimConfig| serde_json::to_string(&(&c.trace, c.drive.bands_or_default())).expect("serializable");
@@ -366,6 +417,19 @@ pub fn run_all(
         configs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let done = AtomicU64::new(0);
+    let runs_done = AtomicUsize::new(0);
+    let requests_total: u64 = configs
+        .iter()
+        .zip(&which)
+        .map(|(c, &w)| c.trace.limit.map_or(stats[w].requests, |l| l.min(stats[w].requests)))
+        .sum();
+    let snapshot = |requests: u64, finished: usize| Progress {
+        requests,
+        requests_total,
+        runs_done: finished,
+        runs: configs.len(),
+    };
+    progress(snapshot(0, 0));
     let jobs = jobs.clamp(1, configs.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..jobs {
@@ -378,9 +442,11 @@ pub fn run_all(
                 let r = run(&configs[i], &stats[which[i]], &mut |n| {
                     let total = done.fetch_add(n - last, Ordering::Relaxed) + (n - last);
                     last = n;
-                    progress(total);
+                    progress(snapshot(total, runs_done.load(Ordering::Relaxed)));
                 });
                 *results[i].lock().unwrap() = Some(r);
+                let finished = runs_done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(snapshot(done.load(Ordering::Relaxed), finished));
             });
         }
     });

@@ -94,21 +94,47 @@ def setups() -> dict:
     return dict(_core.setups_list())
 
 
+class _TqdmProgress:
+    """A tqdm bar fed by the core: request counts, and the total once the traces are measured."""
+
+    def __init__(self, desc: str):
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(desc=desc, unit=" req", unit_scale=True)
+
+    def set_total(self, total: int) -> None:
+        self.bar.total = total
+        self.bar.refresh()
+
+    def __call__(self, n: int) -> None:
+        self.bar.update(n - self.bar.n)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _need(module: str, extra: str):
+    """Imports an optional dependency, or raises ImportError naming the extra that installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(
+            f"{module} is not installed; install it with: pip install 'shingled[{extra}]' "
+            f"(or pip install {module})"
+        ) from e
+
+
 def _progress(progress: Any, desc: str):
-    """(callback, close) for a progress argument: None, a callable, ``"tqdm"`` or True."""
+    """(callback, close) for a progress argument: None, a callable, ``"tqdm"`` or True (a tqdm
+    bar with the total and an ETA; needs the ``progress`` extra)."""
     if progress is None or progress is False:
         return None, lambda: None
     if progress == "tqdm" or progress is True:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            return None, lambda: None
-        bar = tqdm(desc=desc, unit=" req", unit_scale=True)
-
-        def cb(n: int) -> None:
-            bar.update(n - bar.n)
-
-        return cb, bar.close
+        _need("tqdm", "progress")
+        bar = _TqdmProgress(desc)
+        return bar, bar.close
     if callable(progress):
         return progress, lambda: None
     raise TypeError(f"progress must be a callable, 'tqdm' or None, not {progress!r}")

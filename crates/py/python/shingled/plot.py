@@ -9,9 +9,19 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 
+def _plt():
+    """matplotlib.pyplot, or ImportError naming the ``plot`` extra."""
+    from . import _need
+
+    _need("matplotlib", "plot")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _fig(ax):
     if ax is None:
-        import matplotlib.pyplot as plt
+        plt = _plt()
 
         fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
         return fig, ax
@@ -28,6 +38,50 @@ def _labels(df):
     return list(df["label"]) if "label" in df else [str(i) for i in df.index]
 
 
+#: Readable axis names for the columns people plot.
+NAMES = {
+    "total_time_s": "total I/O time (s)",
+    "ssd_read_time_s": "SSD read time (s)",
+    "ssd_write_time_s": "SSD write time (s)",
+    "drive_read_time_s": "drive read time (s)",
+    "drive_write_time_s": "drive write time (s)",
+    "hit_ratio": "hit ratio",
+    "read_hit_ratio": "read hit ratio",
+    "write_hit_ratio": "write hit ratio",
+    "write_amplification": "write amplification",
+    "rmws": "band RMWs",
+    "cache_blocks": "SSD cache (4 KiB blocks)",
+    "pb_blocks": "persistent buffer (4 KiB blocks)",
+    "cache": "SSD cache size",
+    "policy": "policy",
+    "latency_p99_ms": "p99 latency (ms)",
+    "latency_mean_ms": "mean latency (ms)",
+}
+
+
+def _name(col: str) -> str:
+    return NAMES.get(col, col.replace("_", " "))
+
+
+def _context(df) -> str:
+    """What the figure shows: its trace (when there is one) and the set-up of the runs."""
+    parts = []
+    if "trace" in df and df["trace"].nunique() == 1:
+        parts.append(str(df["trace"].iloc[0]))
+    report = getattr(df, "attrs", {}).get("report") or {}
+    setup = report.get("setup") or (report.get("experiment") or {}).get("setup") or ""
+    if setup.startswith("set-up "):
+        parts.append(setup.split(":")[0])
+    if "mode" in df and df["mode"].nunique() == 1:
+        parts.append(f"mode {df['mode'].iloc[0]}")
+    return " | ".join(parts)
+
+
+def _title(ax, title: str, df) -> None:
+    ctx = _context(df)
+    ax.set_title(f"{title}\n{ctx}" if ctx else title, fontsize="medium")
+
+
 def bars(df, metric: str, title: Optional[str] = None, ylabel: Optional[str] = None, ax=None, out=None,
          by: Optional[str] = "trace"):
     """Bars of ``metric`` per scheme (label), grouped by ``by`` when the frame has several."""
@@ -38,16 +92,25 @@ def bars(df, metric: str, title: Optional[str] = None, ylabel: Optional[str] = N
     labels = list(dict.fromkeys(_labels(df)))
     width = 0.8 / len(groups)
     x = np.arange(len(labels))
+    import pandas as pd
+
+    drawn = 0
     for gi, g in enumerate(groups):
         sub = df if g is None else df[df[by] == g]
-        vals = dict(zip(_labels(sub), sub[metric]))
-        ax.bar(x + gi * width - 0.4 + width / 2, [vals.get(l, np.nan) for l in labels], width,
-               label=None if g is None else str(g))
+        # None (a metric a run does not have, e.g. WA without cleaning) becomes NaN: no bar.
+        vals = dict(zip(_labels(sub), pd.to_numeric(sub[metric], errors="coerce")))
+        heights = [vals.get(l, np.nan) for l in labels]
+        drawn += sum(1 for h in heights if not np.isnan(h))
+        ax.bar(x + gi * width - 0.4 + width / 2, heights, width, label=None if g is None else str(g))
     ax.set_xticks(x, labels, rotation=30, ha="right")
-    ax.set_ylabel(ylabel or metric)
-    ax.set_title(title or metric)
+    ax.set_ylabel(ylabel or _name(metric))
+    _title(ax, title or _name(metric), df)
+    if drawn == 0:
+        ax.text(0.5, 0.5, f"no run has a value of {_name(metric)}", transform=ax.transAxes, ha="center",
+                va="center", color="gray")
     if groups != [None]:
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.margins(y=0.1)
     ax.grid(axis="y", alpha=0.3)
     return _done(fig, out)
 
@@ -64,13 +127,15 @@ def hit_ratios(df, ax=None, out=None):
     fig, ax = _fig(ax)
     labels = _labels(df)
     x = np.arange(len(labels))
-    ax.bar(x - 0.2, df["read_hit_ratio"].astype(float), 0.4, label="read")
-    ax.bar(x + 0.2, df["write_hit_ratio"].astype(float), 0.4, label="write")
+    import pandas as pd
+
+    ax.bar(x - 0.2, pd.to_numeric(df["read_hit_ratio"], errors="coerce"), 0.4, label="read")
+    ax.bar(x + 0.2, pd.to_numeric(df["write_hit_ratio"], errors="coerce"), 0.4, label="write")
     ax.set_xticks(x, labels, rotation=30, ha="right")
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.15)
     ax.set_ylabel("hit ratio")
-    ax.set_title("Hit ratios")
-    ax.legend()
+    _title(ax, "Hit ratios", df)
+    ax.legend(ncols=2, loc="upper right")
     return _done(fig, out)
 
 
@@ -117,7 +182,7 @@ def time_breakdown(df, ax=None, out=None, title: Optional[str] = None):
         bottom += v
     ax.set_xticks(x, labels, rotation=30, ha="right")
     ax.set_ylabel("seconds")
-    ax.set_title(title or "Where the time goes")
+    _title(ax, title or "Where the time goes", df)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0.3)
     return _done(fig, out)
@@ -125,13 +190,16 @@ def time_breakdown(df, ax=None, out=None, title: Optional[str] = None):
 
 def overview(df, out=None):
     """Time, hit ratios, WA and RMWs in one 2x2 figure."""
-    import matplotlib.pyplot as plt
+    plt = _plt()
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 7), layout="constrained")
     total_time(df, ax=axes[0][0])
     hit_ratios(df, ax=axes[0][1])
     write_amplification(df, ax=axes[1][0])
     rmws(df, ax=axes[1][1])
+    ctx = _context(df)
+    if ctx:
+        fig.suptitle(ctx)
     return _done(fig, out)
 
 
@@ -147,9 +215,9 @@ def sweep_lines(df, x: str, y: str = "total_time_s", hue: Optional[str] = None, 
         ax.plot(sub[x], sub[y], marker="o", label=name or None)
     if logx:
         ax.set_xscale("log")
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(f"{y} vs {x}")
+    ax.set_xlabel(_name(x))
+    ax.set_ylabel(_name(y))
+    _title(ax, f"{_name(y)} vs {_name(x)}", df)
     if keys:
         ax.legend(fontsize="small")
     ax.grid(alpha=0.3)

@@ -120,7 +120,7 @@ def sweep(
     out: Optional[Union[str, os.PathLike]] = None,
     resume: bool = True,
     config=None,
-    progress: Optional[Callable[[int], None]] = None,
+    progress: Any = None,
     on_row: Optional[Callable[[dict], None]] = None,
 ):
     """Runs every point of ``grid`` (dict of lists over ``policy``, ``cache``, ``mode``,
@@ -131,8 +131,10 @@ def sweep(
     cluster; a local one is started otherwise). Rows stream into ``out`` (``.parquet`` or
     ``.csv``); with ``resume`` points already there are skipped. Returns a DataFrame with one
     row per point: the grid values, ``trace``, ``point_id`` and every metric of
-    `Result.row`.
+    `Result.row`. ``progress``: ``callback(requests_done)``, or ``"tqdm"`` for a bar with the
+    total and an ETA (local backend; with Ray, a bar of points done).
     """
+    from . import _progress
     from ._config import Config
 
     if isinstance(traces, (str, os.PathLike)):
@@ -146,6 +148,7 @@ def sweep(
             pid = point_id(t, params)
             if pid not in sink.done:
                 todo.append((t, params, pid, point_config(base, t, params)))
+    cb, close = _progress(progress, "sweep")
     try:
         if not todo:
             pass
@@ -157,18 +160,21 @@ def sweep(
                 if on_row:
                     on_row(row)
 
-            _core.run_configs([c.to_json() for *_, c in todo], jobs, progress, got)
+            _core.run_configs([c.to_json() for *_, c in todo], jobs, cb, got)
         elif backend == "ray":
             _sweep_ray(todo, jobs, sink, on_row)
         else:
             raise _core.ConfigError(f"sweep backend {backend!r}: use 'local' or 'ray'")
     finally:
+        close()
         sink.save()
     return sink.frame()
 
 
 def _sweep_ray(todo, jobs, sink: _Sink, on_row) -> None:
-    import ray
+    from . import _need
+
+    ray = _need("ray", "ray")
 
     if not ray.is_initialized():
         ray.init(num_cpus=jobs or os.cpu_count(), include_dashboard=False, log_to_driver=False)
