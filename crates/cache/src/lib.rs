@@ -36,5 +36,5 @@ pub use cache::Cache;
 pub use list::{Links, List, NIL};
 pub use pb_length::PbLength;
 pub use policy::{Policy, PolicyContext, PolicyError, SmrCosts};
-pub use registry::{PolicyBuilder, PolicyConfig};
+pub use registry::{PolicyBuilder, PolicyConfig, ALIASES};
 pub use table::{BlockMeta, BlockTable};

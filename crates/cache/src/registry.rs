@@ -23,18 +23,23 @@ pub trait PolicyBuilder {
 }
 
 macro_rules! policies {
-    ($( $(#[$doc:meta])* $variant:ident($cfg:ty) = $name:literal ),* $(,)?) => {
+    ($( $(#[doc = $doc:literal])* $variant:ident($cfg:ty) = $name:literal ),* $(,)?) => {
         /// Every policy, tagged by `policy = "<name>"` in configuration files.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "policy")]
         #[non_exhaustive]
         pub enum PolicyConfig {
-            $( $(#[$doc])* #[serde(rename = $name)] $variant($cfg), )*
+            $( $(#[doc = $doc])* #[serde(rename = $name)] $variant($cfg), )*
         }
 
         impl PolicyConfig {
             /// The names of all policies, in registry order.
             pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// `(name, one-line description)` of every policy, in registry order (the
+            /// description is the variant's doc comment).
+            pub const DESCRIPTIONS: &'static [(&'static str, &'static str)] =
+                &[$(($name, concat!($($doc),*))),*];
 
             /// This policy's name.
             pub fn name(&self) -> &'static str {

@@ -32,10 +32,15 @@ fn run(cli: Cli) -> Result<()> {
         Command::Trace(t) => trace(t),
         Command::Experiment(a) => experiment(a),
         Command::Policies => {
-            for name in shingled_cache::PolicyConfig::NAMES {
-                println!("{name}");
+            let mut out = String::new();
+            for (name, doc) in shingled_cache::PolicyConfig::DESCRIPTIONS {
+                out.push_str(&format!("{name:<10} {}\n", doc.trim()));
             }
-            Ok(())
+            out.push_str("\naliases (a policy with fields set; any field: name:field=value,...):\n");
+            for (alias, expands) in shingled_cache::ALIASES {
+                out.push_str(&format!("{alias:<10} {expands}\n"));
+            }
+            emit(&None, &out)
         }
         Command::Drive(d) => drive_cmd::run(d),
         Command::Drives => {

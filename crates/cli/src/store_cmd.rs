@@ -202,7 +202,8 @@ pub struct PutArgs {
 pub struct GetArgs {
     #[command(flatten)]
     pub devices: Devices,
-    /// Chunk id: 48 hex digits, or name:NAME for a chunk put with --name.
+    /// Chunk id: 48 hex digits or a prefix of them that only one chunk has (as `git` takes
+    /// abbreviated commits), or name:NAME for a chunk put with --name.
     pub id: String,
     /// Write to this file instead of stdout.
     #[arg(long, short = 'o')]
@@ -222,7 +223,7 @@ pub struct LsArgs {
 pub struct RmArgs {
     #[command(flatten)]
     pub devices: Devices,
-    /// Chunk ids (48 hex digits, or name:NAME).
+    /// Chunk ids (48 hex digits or a unique prefix, or name:NAME).
     #[arg(required = true)]
     pub ids: Vec<String>,
 }
@@ -263,7 +264,13 @@ type Front = StoreFront<FileZoned>;
 
 fn open_dev(p: &Path) -> Result<FileZoned> {
     // The device error names the file and the OS error already.
-    FileZoned::open(p, FileOptions { io_mode: IoMode::Buffered }).map_err(|e| anyhow!("{e}"))
+    FileZoned::open(p, FileOptions { io_mode: IoMode::Buffered }).map_err(|e| {
+        if p.exists() {
+            anyhow!("{e}")
+        } else {
+            anyhow!("{e} (to make a store there: shingled store format {} --create)", p.display())
+        }
+    })
 }
 
 /// The format configuration of `p` from its superzone record, with the CLI's run-time
@@ -274,7 +281,11 @@ fn read_super(p: &Path, dev: &mut FileZoned) -> Result<StoredFormat> {
             f.config.durability = Durability::Batched;
             Ok(f)
         }
-        Err(StoreError::NotFormatted(why)) => Err(anyhow!("{} is not a shingled store: {why}", p.display())),
+        Err(StoreError::NotFormatted(why)) => Err(anyhow!(
+            "{} is not a shingled store: {why} (a zoned device file is formatted with: shingled store format {})",
+            p.display(),
+            p.display()
+        )),
         Err(e) => Err(anyhow!("{}: {e}", p.display())),
     }
 }
@@ -413,6 +424,31 @@ fn stream_name(s: StreamType) -> String {
         StreamType::METADATA => "metadata".into(),
         StreamType::GC => "gc".into(),
         StreamType(n) => format!("stream-{n}"),
+    }
+}
+
+/// The chunk `s` names in `front`: a full id or `name:NAME` (as [`parse_id`]), or a prefix of
+/// the hex id that exactly one chunk has (as git accepts abbreviated commits).
+fn resolve_id(front: &Front, s: &str, paths: &[PathBuf]) -> Result<ChunkId> {
+    let t = s.trim();
+    if t.starts_with("name:") || t.len() == 48 {
+        return parse_id(t);
+    }
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        bail!("chunk id {s:?}: expected hex digits (the id or a unique prefix of it) or name:NAME");
+    }
+    let want = t.to_ascii_lowercase();
+    let hits: Vec<ChunkId> =
+        front.list().into_iter().map(|(_, c)| c.id).filter(|id| id.to_string().starts_with(&want)).collect();
+    match hits.as_slice() {
+        [one] => Ok(*one),
+        [] => bail!("no chunk id starts with {t} in {}", list_paths(paths)),
+        many => bail!(
+            "chunk id prefix {t} is ambiguous: {} chunks start with it ({}{}); give more digits",
+            many.len(),
+            many.iter().take(4).map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
+            if many.len() > 4 { ", ..." } else { "" }
+        ),
     }
 }
 
@@ -588,9 +624,9 @@ fn read_full(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 fn get(a: GetArgs) -> Result<()> {
-    let id = parse_id(&a.id)?;
     let paths = a.devices.all()?;
     let (mut front, _) = open_front(&a.devices, true)?;
+    let id = resolve_id(&front, &a.id, &paths)?;
     let (_, c) = front.chunk(id).ok_or_else(|| anyhow!("no chunk {id} in {}", list_paths(&paths)))?;
     let mut out: Box<dyn Write> = match &a.out {
         Some(p) => Box::new(std::io::BufWriter::new(
@@ -655,9 +691,9 @@ fn ls(a: LsArgs) -> Result<()> {
 }
 
 fn rm(a: RmArgs) -> Result<()> {
-    let ids = a.ids.iter().map(|s| parse_id(s)).collect::<Result<Vec<_>>>()?;
     let paths = a.devices.all()?;
     let (mut front, _) = open_front(&a.devices, false)?;
+    let ids = a.ids.iter().map(|s| resolve_id(&front, s, &paths)).collect::<Result<Vec<_>>>()?;
     for id in &ids {
         if front.chunk(*id).is_none() {
             bail!("no chunk {id} in {}", list_paths(&paths));

@@ -367,3 +367,53 @@ fn fsck_ls_info_get_leave_a_damaged_device_file_unchanged() {
     ok(&["store", "put", devs, s(&g)]);
     assert!(std::fs::read(&dev).unwrap() != img);
 }
+
+/// `get` and `rm` take a unique prefix of a chunk id, as git takes abbreviated commits; an
+/// ambiguous or unknown prefix is refused naming it; an unformatted or missing drive says how to
+/// format it.
+#[test]
+fn id_prefixes_and_format_hints() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let dev = s(&dev);
+    ok(&["store", "format", dev, "--create", "--zones", "12", "--zone-size", "4MiB", "--metazones", "2"]);
+    let files: Vec<_> = (0..3u64)
+        .map(|i| {
+            let p = dir.path().join(format!("f{i}.bin"));
+            std::fs::write(&p, bytes(10 + i, 5000 + i as usize)).unwrap();
+            p
+        })
+        .collect();
+    let ids = put_ids(&ok(&["store", "put", dev, s(&files[0]), s(&files[1]), s(&files[2])]));
+    // The shortest prefix that tells each id from the others.
+    let unique = |i: usize| {
+        (1..=48)
+            .map(|n| &ids[i][..n])
+            .find(|p| ids.iter().filter(|x| x.starts_with(p)).count() == 1)
+            .unwrap()
+            .to_string()
+    };
+    let out = dir.path().join("back.bin");
+    ok(&["store", "get", dev, &unique(1), "-o", s(&out)]);
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&files[1]).unwrap());
+    // A prefix all three share (the empty string is refused as not hex).
+    let common = (0..48).take_while(|&n| ids.iter().all(|x| x[..n + 1] == ids[0][..n + 1])).count();
+    if common > 0 {
+        let e = fails(&["store", "get", dev, &ids[0][..common]]);
+        assert!(e.contains("ambiguous") && e.contains("3 chunks"), "{e}");
+    }
+    let absent = if ids.iter().any(|x| x.starts_with("fff")) { "000" } else { "fff" };
+    let e = fails(&["store", "get", dev, absent]);
+    assert!(e.contains(&format!("no chunk id starts with {absent}")), "{e}");
+    assert!(fails(&["store", "get", dev, "xyz"]).contains("hex"));
+    ok(&["store", "rm", dev, &unique(0)]);
+    assert!(!ok(&["store", "ls", dev]).contains(&ids[0]));
+
+    let missing = dir.path().join("d1.zbd");
+    let e = fails(&["store", "put", dev, "-d", s(&missing), s(&files[2])]);
+    assert!(e.contains("shingled store format") && e.contains("d1.zbd"), "{e}");
+    let raw = dir.path().join("raw.zbd");
+    ok(&["zone", "create", s(&raw), "--zone-size", "4MiB", "--zones", "8"]);
+    let e = fails(&["store", "ls", s(&raw)]);
+    assert!(e.contains("not a shingled store") && e.contains("shingled store format"), "{e}");
+}
