@@ -127,7 +127,7 @@ pub struct ConfigCmd {
 }
 
 /// Flags shared by `sim`, `compare` and `config`. Each overrides the same field of `--config`.
-#[derive(Args, Debug, Default)]
+#[derive(Args, Clone, Debug, Default)]
 pub struct SimArgs {
     /// A TOML configuration file (see `shingled config`); flags override its fields.
     #[arg(long, short = 'c')]
@@ -167,14 +167,16 @@ pub struct SimArgs {
     /// After-warm-up window: none, cache-full, a request count, or a percentage of the trace.
     #[arg(long)]
     pub warmup: Option<String>,
-    /// Cache replacement policy (see `shingled policies`).
+    /// Cache replacement policy (see `shingled policies`); `sim` takes a comma-separated list
+    /// (`lru,sac,pore:scheme=cf,zone_size=10MiB`) and runs each.
     #[arg(long, short)]
     pub policy: Option<String>,
     /// No SSD cache: replay straight onto the drive.
     #[arg(long, conflicts_with_all = ["policy", "cache_size"])]
     pub no_cache: bool,
     /// Cache size: absolute (4GiB, 5000blocks) or a fraction of the trace's accessed range
-    /// (written range in write-only/write-cache modes): 2%, 1/50.
+    /// (written range in write-only/write-cache modes): 2%, 1/50. `sim` takes a comma-separated
+    /// list (`1%,2%,4%`) and runs each size with each policy.
     #[arg(long)]
     pub cache_size: Option<String>,
     /// Drive profile (see `shingled drives`).
@@ -206,6 +208,23 @@ where
     T::Err: std::fmt::Display,
 {
     v.parse::<T>().map_err(|e| anyhow::anyhow!("--{flag} {v:?}: {e}"))
+}
+
+/// Splits a comma-separated list of policy specs, keeping `field=value` parameters with the
+/// policy they follow: `lru,pore:scheme=cf,zone_size=10MiB` is `lru` and
+/// `pore:scheme=cf,zone_size=10MiB`.
+pub fn split_policies(v: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match out.last_mut() {
+            Some(prev) if part.contains('=') && !part.contains(':') && prev.contains(':') => {
+                prev.push(',');
+                prev.push_str(part);
+            }
+            _ => out.push(part.to_string()),
+        }
+    }
+    out
 }
 
 /// Parses `fixed:SIZE`, `uniform:MIN:MAX[:SEED]` or `lba:OUTER:INNER`.

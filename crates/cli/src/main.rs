@@ -73,7 +73,70 @@ fn emit(out: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
     }
 }
 
+/// `sim` with a list of policies and/or cache sizes: one run per combination, one table.
+fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<()> {
+    use shingled_sim::experiments::{self, Cell, Column, Experiment};
+    let mut bare = a.sim.clone();
+    bare.policy = None;
+    bare.cache_size = None;
+    let base = bare.to_config()?;
+    let mut cells = Vec::new();
+    for p in policies {
+        for size in sizes {
+            let mut cfg = base.clone();
+            let cache = cfg.cache.get_or_insert_with(Default::default);
+            if !p.is_empty() {
+                cache.policy = p.parse().map_err(|e| anyhow::anyhow!("--policy {p:?}: {e}"))?;
+            }
+            if !size.is_empty() {
+                cache.size = size.parse().map_err(|e| anyhow::anyhow!("--cache-size {size:?}: {e}"))?;
+            }
+            let label =
+                [p.as_str(), size.as_str()].iter().filter(|x| !x.is_empty()).cloned().collect::<Vec<_>>();
+            let label = if label.is_empty() { cfg.display_label() } else { label.join(" ") };
+            cfg.label = Some(label.clone());
+            cells.push(Cell { trace: cfg.trace.path.clone(), label, config: cfg });
+        }
+    }
+    let exp = Experiment {
+        name: "sim".into(),
+        title: format!("{} runs: policies x cache sizes", cells.len()),
+        cells,
+        columns: vec![
+            Column::TotalTime,
+            Column::SsdTime,
+            Column::DriveReadTime,
+            Column::DriveWriteTime,
+            Column::ReadHit,
+            Column::WriteHit,
+            Column::HitRatio,
+            Column::Wa,
+            Column::Rmws,
+        ],
+        setup: shingled_sim::describe_setup(&base),
+    };
+    let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let bar = progress::Reporter::runs("sim");
+    let report = experiments::run_experiment_with(exp, jobs, &|p| bar.update(p))?;
+    bar.finish();
+    emit_experiment(&report, a.emit.output, &a.emit.out)
+}
+
 fn sim(a: args::SimCmd) -> Result<()> {
+    let policies = a.sim.policy.as_deref().map(args::split_policies).unwrap_or_default();
+    let sizes: Vec<String> = a
+        .sim
+        .cache_size
+        .as_deref()
+        .map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
+        .unwrap_or_default();
+    if policies.len() > 1 || sizes.len() > 1 {
+        if a.sim.no_cache {
+            bail!("--no-cache runs no policy; give one configuration or drop --no-cache");
+        }
+        let or_default = |v: Vec<String>| if v.is_empty() { vec![String::new()] } else { v };
+        return sim_grid(&a, &or_default(policies), &or_default(sizes));
+    }
     let cfg = a.sim.to_config()?;
     let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default())
         .with_context(|| format!("reading trace {}", cfg.trace.path))?;
@@ -140,9 +203,18 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     let bar = progress::Reporter::runs(&a.name);
     let report = experiments::run_experiment_with(plan, jobs, &|p| bar.update(p))?;
     bar.finish();
-    let text = match a.emit.output {
-        Output::Table => report::experiment_table(&report),
-        Output::Json => serde_json::to_string_pretty(&report)? + "\n",
+    emit_experiment(&report, a.emit.output, &a.emit.out)
+}
+
+/// Prints an experiment report as a table, JSON or CSV (a `trace` column first).
+fn emit_experiment(
+    report: &shingled_sim::experiments::ExperimentReport,
+    output: Output,
+    out: &Option<std::path::PathBuf>,
+) -> Result<()> {
+    let text = match output {
+        Output::Table => report::experiment_table(report),
+        Output::Json => serde_json::to_string_pretty(report)? + "\n",
         Output::Csv => {
             let mut s = String::from("trace,");
             s.push_str(report::CSV_HEADER);
@@ -155,7 +227,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
             s
         }
     };
-    emit(&a.emit.out, &text)
+    emit(out, &text)
 }
 
 fn trace(t: TraceCommand) -> Result<()> {

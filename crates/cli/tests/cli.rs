@@ -141,3 +141,50 @@ fn convert_then_read_back() {
     b["format"] = "x".into();
     assert_eq!(a, b);
 }
+
+/// `sim` takes lists of policies and cache sizes and runs every combination into one table, the
+/// same numbers as the single runs; parameters with commas stay with their policy.
+#[test]
+fn sim_runs_lists_of_policies_and_cache_sizes() {
+    let trace = "synth:wdev,scale=0.01";
+    let o = shingled(&[
+        "sim",
+        "--trace",
+        trace,
+        "--mode",
+        "write-only",
+        "--policy",
+        "lru,pore:scheme=cf,zone_size=10MiB",
+        "--cache-size",
+        "1%,2%",
+        "--output",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let labels: Vec<&str> =
+        v["experiment"]["cells"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        ["lru 1%", "lru 2%", "pore:scheme=cf,zone_size=10MiB 1%", "pore:scheme=cf,zone_size=10MiB 2%"]
+    );
+    let one = shingled(&[
+        "sim",
+        "--trace",
+        trace,
+        "--mode",
+        "write-only",
+        "--policy",
+        "lru",
+        "--cache-size",
+        "2%",
+        "--output",
+        "json",
+    ]);
+    let one: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert_eq!(v["runs"][1]["total"]["drive"]["rmws"], one["total"]["drive"]["rmws"]);
+    assert_eq!(v["runs"][1]["total"]["write_hits"], one["total"]["write_hits"]);
+    let o = shingled(&["sim", "--trace", trace, "--policy", "lru,nosuch"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("nosuch"), "{}", stderr(&o));
+}
