@@ -1,11 +1,17 @@
 # One command runs locally exactly what CI runs: `make check`.
 CARGO ?= cargo
 
-.PHONY: demo test rust-test pytest check fmt lint bench
+.PHONY: demo install test rust-test pytest check fmt lint bench
 
-## Build the release binary and compare the cache schemes on a generated MSR-like trace.
+## Build the release binary (cargo's progress shown: the first build takes minutes) and compare
+## the cache schemes on a generated MSR-like trace.
 demo:
-	$(CARGO) run --release -q -p shingled-cli -- compare
+	$(CARGO) build --release -p shingled-cli
+	./target/release/shingled compare
+
+## Install `shingled` into ~/.cargo/bin (cargo's default install root).
+install:
+	$(CARGO) install --locked --path crates/cli
 
 ## The test suite (what README tells a new user to run): Rust, then the Python package.
 test: rust-test pytest
