@@ -142,7 +142,10 @@ pub fn bar_chart(
         return Err(anyhow!("nothing to plot"));
     }
     let y1 = series.iter().flat_map(|s| s.values.iter().flatten()).fold(0.0f64, |a, &v| a.max(v));
-    let hi = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+    // Headroom above the tallest bar: 10%, plus the legend's height (about 10 + 22 px per series
+    // of a ~520 px plot) when one is drawn, so that the legend never covers a bar.
+    let legend = if series.len() > 1 { (10.0 + 22.0 * series.len() as f64) / 520.0 } else { 0.0 };
+    let hi = if y1 > 0.0 { y1 * 1.1 / (1.0 - legend.min(0.6)) } else { 1.0 };
     let width = (n as u32 * 90).clamp(800, 2400);
     let root = BitMapBackend::new(path, (width, 620)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;

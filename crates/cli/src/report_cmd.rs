@@ -131,15 +131,29 @@ fn groups(e: &ExperimentReport) -> Vec<(&str, Vec<&RunReport>)> {
     out
 }
 
-/// Header and rows of the table of one trace (the columns of `shingled experiment`).
+/// The columns of the report's tables: the experiment's, then those of the charts it lacks
+/// (hit ratio, WA, RMWs), so every charted number is in a table too.
+fn columns(e: &ExperimentReport) -> Vec<Column> {
+    let mut cols = e.experiment.columns.clone();
+    for c in [Column::TotalTime, Column::HitRatio, Column::Wa, Column::Rmws] {
+        if !cols.contains(&c) {
+            cols.push(c);
+        }
+    }
+    cols
+}
+
+/// Header and rows of the table of one trace (the columns of `shingled experiment`, and the
+/// charted ones).
 fn table(e: &ExperimentReport, runs: &[&RunReport]) -> (Vec<String>, Vec<Vec<String>>) {
+    let cols = columns(e);
     let mut header = vec!["scheme".to_string()];
-    header.extend(e.experiment.columns.iter().map(|c| c.header().to_string()));
+    header.extend(cols.iter().map(|c| c.header().to_string()));
     let rows = runs
         .iter()
         .map(|r| {
             let mut row = vec![r.label.clone()];
-            row.extend(e.experiment.columns.iter().map(|&c| column_value(c, r, runs)));
+            row.extend(cols.iter().map(|&c| column_value(c, r, runs)));
             row
         })
         .collect();
@@ -240,10 +254,16 @@ pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str
     let groups = groups(e);
     let mut out = String::new();
     let title = format!("shingled report: {}", e.experiment.name);
+    let speedups =
+        columns(e).iter().any(|c| matches!(c, Column::VsSmrOnly | Column::VsCmrOnly | Column::VsLru));
     let mut intro = format!(
-        "{}. Times are modelled I/O times (s) of the whole run; speed-ups divide the reference's \
-         time by the row's.",
-        e.experiment.title
+        "{}. Times are modelled I/O times (s) of the whole run{}",
+        e.experiment.title,
+        if speedups {
+            "; a speed-up (vs SMR-only, CMR-only, LRU) is the reference's total time divided by the row's."
+        } else {
+            "."
+        }
     );
     if !e.experiment.setup.is_empty() {
         let _ = write!(intro, " {}.", e.experiment.setup);

@@ -325,7 +325,7 @@ pub fn breakdown_table(runs: &[&RunReport]) -> String {
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms,time_host_read_s,time_host_write_s,time_pb_read_s,time_pb_write_s,time_cache_s,time_destage_s,time_clean_band_read_s,time_clean_merge_s,time_clean_band_write_s,time_host_wait_s,time_overhead_s,time_seek_s,time_rotation_s,time_transfer_s";
+pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms,time_host_read_s,time_host_write_s,time_pb_read_s,time_pb_write_s,time_cache_s,time_destage_s,time_clean_band_read_s,time_clean_merge_s,time_clean_band_write_s,time_host_wait_s,time_overhead_s,time_seek_s,time_rotation_s,time_transfer_s,setup,io_unit";
 
 /// One CSV row per window (`total`, and `after-warmup` when present), without header.
 pub fn csv_rows(r: &RunReport) -> String {
@@ -379,7 +379,8 @@ pub fn csv_rows(r: &RunReport) -> String {
         for (_, v) in c.drive.time.fields_s() {
             let _ = write!(out, ",{v}");
         }
-        out.push('\n');
+        let setup = crate::setup::setup_of(&r.config).map_or("custom", |s| s.name);
+        let _ = writeln!(out, ",{setup},{}", r.config.io_unit.name());
     };
     row("total", &r.total);
     if let Some(a) = &r.after_warmup {

@@ -89,10 +89,12 @@ impl SetUp {
         cfg.io_unit = self.io_unit;
     }
 
-    /// Whether `cfg` runs in exactly this set-up (drive, CMR-only drive and I/O unit).
+    /// Whether `cfg` runs in exactly this set-up (drive, CMR-only drive and I/O unit); the
+    /// CMR-only run of a comparison, whose drive is the CMR drive, counts too.
     pub fn matches(&self, cfg: &SimConfig) -> bool {
-        cfg.drive == drive(self.drive)
-            && cfg.compare.cmr_drive == drive(self.cmr_drive)
+        let cmr = self.cmr_config();
+        (cfg.drive == self.drive_config() || (cfg.cache.is_none() && cfg.drive == cmr))
+            && cfg.compare.cmr_drive == cmr
             && cfg.io_unit == self.io_unit
     }
 }
