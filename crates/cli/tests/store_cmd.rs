@@ -211,7 +211,9 @@ fn user_errors_name_what_and_where() {
     ]);
     assert!(e.contains("is given twice"), "{e}");
     let e = fails(&["store", "get", dev, "0123"]);
-    assert!(e.contains("\"0123\"") && e.contains("48 hex digits"), "{e}");
+    assert!(e.contains("no chunk id starts with 0123"), "{e}");
+    let e = fails(&["store", "get", dev, "01z3"]);
+    assert!(e.contains("\"01z3\"") && e.contains("hex digits"), "{e}");
     let e = fails(&["store", "get", dev, &"ab".repeat(24)]);
     assert!(e.contains(&format!("no chunk {}", "ab".repeat(24))), "{e}");
     let e = fails(&["store", "rm", dev, "name:nothing"]);
