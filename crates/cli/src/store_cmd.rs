@@ -427,6 +427,53 @@ fn stream_name(s: StreamType) -> String {
     }
 }
 
+/// The first line of a parts manifest: a file larger than a chunk is stored as part chunks and
+/// a manifest chunk (metadata stream) under the id `put` prints, which `get` joins and `rm`
+/// removes whole.
+const PARTS_MAGIC: &[u8] = b"shingled-parts 1\n";
+
+/// The manifest of a file stored in `parts` of `lens` bytes: the magic line, the total length,
+/// then one `id length` line per part.
+fn parts_manifest(parts: &[ChunkId], lens: &[u64]) -> Vec<u8> {
+    let mut m = PARTS_MAGIC.to_vec();
+    m.extend_from_slice(format!("length {}\n", lens.iter().sum::<u64>()).as_bytes());
+    for (p, l) in parts.iter().zip(lens) {
+        m.extend_from_slice(format!("{p} {l}\n").as_bytes());
+    }
+    m
+}
+
+/// The parts of chunk `id` if it is a parts manifest: `(part, length)` each and the total.
+fn parts_of(front: &mut Front, id: ChunkId, paths: &[PathBuf]) -> Result<Option<(Vec<(ChunkId, u64)>, u64)>> {
+    let Some((_, c)) = front.chunk(id) else { return Ok(None) };
+    if c.stream != StreamType::METADATA || c.len < PARTS_MAGIC.len() as u64 || c.len > 1 << 20 {
+        return Ok(None);
+    }
+    let text = front.read(id, 0, c.len).map_err(|e| with_paths(e, paths))?;
+    let Some(body) = text.strip_prefix(PARTS_MAGIC) else { return Ok(None) };
+    let body =
+        std::str::from_utf8(body).map_err(|_| anyhow!("chunk {id}: a parts manifest that is not text"))?;
+    let mut lines = body.lines();
+    let total = lines
+        .next()
+        .and_then(|l| l.strip_prefix("length "))
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| anyhow!("chunk {id}: parts manifest without its length line"))?;
+    let mut parts = Vec::new();
+    for (i, l) in lines.enumerate() {
+        let (p, n) =
+            l.split_once(' ').ok_or_else(|| anyhow!("chunk {id}: parts manifest line {}: {l:?}", i + 3))?;
+        let n = n
+            .parse::<u64>()
+            .map_err(|_| anyhow!("chunk {id}: parts manifest line {}: length {n:?}", i + 3))?;
+        parts.push((parse_id(p)?, n));
+    }
+    if parts.iter().map(|p| p.1).sum::<u64>() != total {
+        bail!("chunk {id}: parts manifest lengths do not add up to {total}");
+    }
+    Ok(Some((parts, total)))
+}
+
 /// The chunk `s` names in `front`: a full id or `name:NAME` (as [`parse_id`]), or a prefix of
 /// the hex id that exactly one chunk has (as git accepts abbreviated commits).
 fn resolve_id(front: &Front, s: &str, paths: &[PathBuf]) -> Result<ChunkId> {
@@ -560,49 +607,106 @@ fn put(a: PutArgs) -> Result<()> {
             bail!("chunk {id} already exists (on {})", paths[d].display());
         }
     }
+    // The largest chunk any drive takes in this stream: a bigger file is stored in parts.
+    let limit = (0..front.drives())
+        .filter_map(|i| front.drive(i).map(|st| st.chunk_limit(a.stream.stream())))
+        .min()
+        .unwrap_or(u64::MAX);
     let bar = bytes_bar(sizes.iter().sum(), "put");
     let mut buf = vec![0u8; PIECE];
     let mut result = Ok(());
-    for (f, id) in a.files.iter().zip(&ids) {
+    let mut size_of = sizes.iter();
+    for (fi, (f, id)) in a.files.iter().zip(&ids).enumerate() {
+        let size = if stdin(f) { None } else { size_of.next().copied() };
+        let split = size.is_some_and(|n| n > limit);
+        if split && a.no_seal {
+            result = Err(anyhow!(
+                "{} ({} bytes) is larger than a chunk ({limit} bytes) and is stored in parts, which are sealed; \
+                 drop --no-seal",
+                f.display(),
+                size.unwrap_or(0)
+            ));
+            break;
+        }
+        // The chunks this file goes into: itself, or its parts then the manifest `id`.
+        let parts: Vec<ChunkId> = if split {
+            let n = size.unwrap_or(0).div_ceil(limit);
+            (0..n).map(|k| fresh_id(f, (fi as u64) << 32 | (k + 1))).collect()
+        } else {
+            vec![*id]
+        };
         result = (|| -> Result<()> {
             let mut file: Box<dyn Read> = if stdin(f) {
                 Box::new(std::io::stdin().lock())
             } else {
                 Box::new(std::fs::File::open(f).with_context(|| format!("reading {}", f.display()))?)
             };
-            front.create(*id, a.stream.stream()).map_err(|e| with_paths(e, &paths))?;
-            loop {
-                let n = read_full(&mut file, &mut buf).with_context(|| format!("reading {}", f.display()))?;
-                if n == 0 {
-                    break;
+            let mut lens = Vec::with_capacity(parts.len());
+            for (k, part) in parts.iter().enumerate() {
+                front.create(*part, a.stream.stream()).map_err(|e| with_paths(e, &paths))?;
+                let cap = if split { limit } else { u64::MAX };
+                let mut len = 0u64;
+                loop {
+                    let want = (cap - len).min(buf.len() as u64) as usize;
+                    if want == 0 {
+                        break;
+                    }
+                    let n = read_full(&mut file, &mut buf[..want])
+                        .with_context(|| format!("reading {}", f.display()))?;
+                    if n == 0 {
+                        break;
+                    }
+                    if k == 0
+                        && len == 0
+                        && matches!(a.stream, StreamArg::Metadata)
+                        && buf[..n].starts_with(PARTS_MAGIC)
+                    {
+                        bail!(
+                            "{} begins like a parts manifest ({:?}); store it in another stream",
+                            f.display(),
+                            String::from_utf8_lossy(PARTS_MAGIC)
+                        );
+                    }
+                    front
+                        .append(*part, &buf[..n])
+                        .map_err(|e| with_paths(e, &paths))
+                        .with_context(|| format!("storing {} as chunk {part}", f.display()))?;
+                    bar.inc(n as u64);
+                    len += n as u64;
+                    if n < want {
+                        break;
+                    }
                 }
-                front
-                    .append(*id, &buf[..n])
-                    .map_err(|e| with_paths(e, &paths))
-                    .with_context(|| format!("storing {} as chunk {id}", f.display()))?;
-                bar.inc(n as u64);
-                if n < buf.len() {
-                    break;
+                lens.push(len);
+                if !a.no_seal {
+                    front.seal(*part).map_err(|e| with_paths(e, &paths))?;
                 }
             }
-            if !a.no_seal {
+            if split {
+                let manifest = parts_manifest(&parts, &lens);
+                front.create(*id, StreamType::METADATA).map_err(|e| with_paths(e, &paths))?;
+                front.append(*id, &manifest).map_err(|e| with_paths(e, &paths))?;
                 front.seal(*id).map_err(|e| with_paths(e, &paths))?;
             }
             Ok(())
         })();
         if result.is_err() {
             // No half-stored file stays behind.
-            if front.chunk(*id).is_some() {
-                let _ = front.delete(*id);
+            for c in parts.iter().chain(split.then_some(id)) {
+                if front.chunk(*c).is_some() {
+                    let _ = front.delete(*c);
+                }
             }
             break;
         }
         let (d, c) = front.chunk(*id).expect("just stored");
+        let len = if split { size.unwrap_or(0) } else { c.len };
+        let how = if split { format!("  in {} parts", parts.len()) } else { String::new() };
         bar.suspend(|| {
             if paths.len() > 1 {
-                println!("{id}  {}  {} bytes  {}", f.display(), c.len, paths[d].display());
+                println!("{id}  {}  {len} bytes{how}  {}", f.display(), paths[d].display());
             } else {
-                println!("{id}  {}  {} bytes", f.display(), c.len);
+                println!("{id}  {}  {len} bytes{how}", f.display());
             }
         });
     }
@@ -628,18 +732,36 @@ fn get(a: GetArgs) -> Result<()> {
     let (mut front, _) = open_front(&a.devices, true)?;
     let id = resolve_id(&front, &a.id, &paths)?;
     let (_, c) = front.chunk(id).ok_or_else(|| anyhow!("no chunk {id} in {}", list_paths(&paths)))?;
+    // A file stored in parts is its parts, joined.
+    let pieces: Vec<(ChunkId, u64)> = match parts_of(&mut front, id, &paths)? {
+        Some((parts, _)) => {
+            for (p, n) in &parts {
+                match front.chunk(*p) {
+                    Some((_, pc)) if pc.len == *n => {}
+                    Some((_, pc)) => {
+                        bail!("part {p} of chunk {id} holds {} bytes, the manifest says {n}", pc.len)
+                    }
+                    None => bail!("part {p} of chunk {id} is missing from {}", list_paths(&paths)),
+                }
+            }
+            parts
+        }
+        None => vec![(id, c.len)],
+    };
     let mut out: Box<dyn Write> = match &a.out {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
         )),
         None => Box::new(std::io::stdout().lock()),
     };
-    let mut pos = 0;
-    while pos < c.len {
-        let n = (c.len - pos).min(PIECE as u64);
-        let v = front.read(id, pos, n).map_err(|e| with_paths(e, &paths))?;
-        out.write_all(&v).context("writing the chunk's bytes")?;
-        pos += n;
+    for (part, len) in pieces {
+        let mut pos = 0;
+        while pos < len {
+            let n = (len - pos).min(PIECE as u64);
+            let v = front.read(part, pos, n).map_err(|e| with_paths(e, &paths))?;
+            out.write_all(&v).context("writing the chunk's bytes")?;
+            pos += n;
+        }
     }
     out.flush().context("writing the chunk's bytes")?;
     Ok(())
@@ -700,8 +822,18 @@ fn rm(a: RmArgs) -> Result<()> {
         }
     }
     for id in &ids {
+        // A file stored in parts goes whole: its parts first, then the manifest.
+        if let Some((parts, _)) = parts_of(&mut front, *id, &paths)? {
+            for (p, _) in &parts {
+                if front.chunk(*p).is_some() {
+                    front.delete(*p).map_err(|e| with_paths(e, &paths))?;
+                }
+            }
+            println!("deleted {id} and its {} parts", parts.len());
+        } else {
+            println!("deleted {id}");
+        }
         front.delete(*id).map_err(|e| with_paths(e, &paths))?;
-        println!("deleted {id}");
     }
     close(&mut front, &paths)
 }

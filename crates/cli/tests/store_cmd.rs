@@ -419,3 +419,31 @@ fn id_prefixes_and_format_hints() {
     let e = fails(&["store", "ls", s(&raw)]);
     assert!(e.contains("not a shingled store") && e.contains("shingled store format"), "{e}");
 }
+
+/// A file larger than a chunk (what fits in one zone) is stored in parts under one id: `get`
+/// joins them byte for byte, `ls` lists the parts and the manifest, `rm` removes the whole file,
+/// fsck stays clean; a small file is one chunk as before.
+#[test]
+fn a_file_larger_than_a_chunk_is_stored_in_parts_and_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let dev = s(&dev);
+    ok(&["store", "format", dev, "--create", "--zones", "16", "--zone-size", "4MiB", "--metazones", "2"]);
+    let big = dir.path().join("big.bin");
+    let data = bytes(7, 10 * 1024 * 1024 + 12345);
+    std::fs::write(&big, &data).unwrap();
+    let out = ok(&["store", "put", dev, s(&big)]);
+    assert!(out.contains(&format!("{} bytes  in 3 parts", data.len())), "{out}");
+    let id = put_ids(&out).remove(0);
+    let ls = ok(&["store", "ls", dev]);
+    assert_eq!(ls.lines().count(), 1 + 4, "3 parts and the manifest:\n{ls}");
+    let back = dir.path().join("back.bin");
+    ok(&["store", "get", dev, &id[..12], "-o", s(&back)]);
+    assert!(std::fs::read(&back).unwrap() == data, "joined parts differ from the file");
+    ok(&["store", "fsck", dev]);
+    let rm = ok(&["store", "rm", dev, &id]);
+    assert!(rm.contains("and its 3 parts"), "{rm}");
+    assert_eq!(ok(&["store", "ls", dev]).lines().count(), 1, "nothing left");
+    let e = fails(&["store", "put", dev, "--no-seal", s(&big)]);
+    assert!(e.contains("stored in parts") && e.contains("--no-seal"), "{e}");
+}
