@@ -443,8 +443,11 @@ fn parts_manifest(parts: &[ChunkId], lens: &[u64]) -> Vec<u8> {
     m
 }
 
-/// The parts of chunk `id` if it is a parts manifest: `(part, length)` each and the total.
-fn parts_of(front: &mut Front, id: ChunkId, paths: &[PathBuf]) -> Result<Option<(Vec<(ChunkId, u64)>, u64)>> {
+/// A part of a file stored in parts, and its length.
+type Part = (ChunkId, u64);
+
+/// The parts of chunk `id` if it is a parts manifest (checked to add up to its length line).
+fn parts_of(front: &mut Front, id: ChunkId, paths: &[PathBuf]) -> Result<Option<Vec<Part>>> {
     let Some((_, c)) = front.chunk(id) else { return Ok(None) };
     if c.stream != StreamType::METADATA || c.len < PARTS_MAGIC.len() as u64 || c.len > 1 << 20 {
         return Ok(None);
@@ -471,7 +474,7 @@ fn parts_of(front: &mut Front, id: ChunkId, paths: &[PathBuf]) -> Result<Option<
     if parts.iter().map(|p| p.1).sum::<u64>() != total {
         bail!("chunk {id}: parts manifest lengths do not add up to {total}");
     }
-    Ok(Some((parts, total)))
+    Ok(Some(parts))
 }
 
 /// The chunk `s` names in `front`: a full id or `name:NAME` (as [`parse_id`]), or a prefix of
@@ -733,8 +736,8 @@ fn get(a: GetArgs) -> Result<()> {
     let id = resolve_id(&front, &a.id, &paths)?;
     let (_, c) = front.chunk(id).ok_or_else(|| anyhow!("no chunk {id} in {}", list_paths(&paths)))?;
     // A file stored in parts is its parts, joined.
-    let pieces: Vec<(ChunkId, u64)> = match parts_of(&mut front, id, &paths)? {
-        Some((parts, _)) => {
+    let pieces: Vec<Part> = match parts_of(&mut front, id, &paths)? {
+        Some(parts) => {
             for (p, n) in &parts {
                 match front.chunk(*p) {
                     Some((_, pc)) if pc.len == *n => {}
@@ -823,7 +826,7 @@ fn rm(a: RmArgs) -> Result<()> {
     }
     for id in &ids {
         // A file stored in parts goes whole: its parts first, then the manifest.
-        if let Some((parts, _)) = parts_of(&mut front, *id, &paths)? {
+        if let Some(parts) = parts_of(&mut front, *id, &paths)? {
             for (p, _) in &parts {
                 if front.chunk(*p).is_some() {
                     front.delete(*p).map_err(|e| with_paths(e, &paths))?;
