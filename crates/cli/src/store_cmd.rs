@@ -902,7 +902,8 @@ fn gc(a: GcArgs) -> Result<()> {
         let mut rounds = 0;
         let st = front.drive_mut(d).expect("one store per path");
         while a.rounds.is_none_or(|r| rounds < r) {
-            match st.gc().with_context(|| format!("GC on {}", path.display()))? {
+            // An explicit GC reclaims any dead data, not only zones a quarter dead.
+            match st.gc_any().with_context(|| format!("GC on {}", path.display()))? {
                 Some(z) => println!("{}: reclaimed zone {z}", path.display()),
                 None => break,
             }
@@ -959,6 +960,9 @@ fn info(a: InfoArgs) -> Result<()> {
                 "max_record": s.config.max_record,
             },
             "datazones": ds.datazones,
+            "gc_reserve_zones": ds.gc_reserve_zones,
+            "usable_bytes": ds.usable_bytes,
+            "chunk_limit": st.chunk_limit(shingled_store::StreamType::DATA),
             "zones_by_state": by_state,
             "chunks": ds.chunks, "sealed_chunks": ds.sealed_chunks, "records": ds.records,
             "live_bytes": ds.live_bytes,
@@ -1013,6 +1017,10 @@ fn info(a: InfoArgs) -> Result<()> {
         println!(
             "  datazones   {} (free {}, opened {}, activated {}, full {}, garbage {})",
             v["datazones"], z["free"], z["opened"], z["activated"], z["full"], z["garbage"]
+        );
+        println!(
+            "  capacity    usable {} user bytes ({} datazone(s) kept for GC), chunk limit {} bytes",
+            v["usable_bytes"], v["gc_reserve_zones"], v["chunk_limit"]
         );
         println!("  chunks      {} ({} sealed), {} records", v["chunks"], v["sealed_chunks"], v["records"]);
         println!(

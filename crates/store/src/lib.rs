@@ -45,7 +45,7 @@ pub use error::{Result, StoreError};
 pub use front::{read_format, DriveStats, FrontError, FrontResult, FrontStats, StoreFront, StoredFormat};
 pub use store::{
     ChunkInfo, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store, StoreStats, ZoneState,
-    FORMAT_VERSION, GC_HARD_MIN_FREE,
+    FORMAT_VERSION, GC_HARD_MIN_FREE, GC_RESERVE_ZONES,
 };
 
 use std::fmt;

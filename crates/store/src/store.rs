@@ -26,6 +26,14 @@ const GC_POOL: u8 = 3;
 /// GC unthrottled (one zone stays for the GC zone to migrate into).
 pub const GC_HARD_MIN_FREE: usize = 1;
 
+/// Datazones kept free (or garbage) for GC to copy into: foreground placement never takes the
+/// last of them, so that GC can always migrate a victim and give a zone back while any dead
+/// data exists. One suffices: a victim with dead data holds less than a zone of live data, so
+/// it fits in an empty GC zone, and its reset returns a zone before the next victim needs one.
+/// Counted out of the usable capacity ([`StoreStats::usable_bytes`]). With GC off
+/// (`gc_free_zones = 0`) nothing is reserved.
+pub const GC_RESERVE_ZONES: usize = 1;
+
 /// A periodic checkpoint being written piece by piece into the current metazone: the table
 /// as it was at its start (a copy), and how much of it is written.
 #[derive(Clone, Debug)]
@@ -173,6 +181,11 @@ pub struct StoreStats {
     pub records: u64,
     /// Datazones in total.
     pub datazones: u64,
+    /// User bytes the store can hold ([`Store::usable_bytes`]: every datazone but the GC
+    /// reserve).
+    pub usable_bytes: u64,
+    /// Datazones kept for GC to copy into ([`GC_RESERVE_ZONES`]).
+    pub gc_reserve_zones: u64,
     /// Datazones per state: free, opened, activated, full, garbage.
     pub zones_by_state: [u64; 5],
     /// Appends since open.
@@ -322,6 +335,9 @@ pub struct Store<D: ZonedDevice> {
     ckpt_sub: u32,
     gc_active: bool,
     gc_credit: u64,
+    /// GC may take any full zone with dead data as its victim, not only one a quarter dead
+    /// (explicit and emergency GC).
+    gc_any_dead: bool,
     poisoned: bool,
     stats: StoreStats,
     recovery: Option<RecoveryReport>,
@@ -401,6 +417,7 @@ impl<D: ZonedDevice> Store<D> {
             ckpt_sub: 0,
             gc_active: false,
             gc_credit: 0,
+            gc_any_dead: false,
             poisoned: false,
             stats: StoreStats { datazones: nr_data, ..Default::default() },
             recovery: None,
@@ -749,6 +766,49 @@ impl<D: ZonedDevice> Store<D> {
         }
     }
 
+    /// One round of GC like [`Store::gc`], but any full zone with dead data may be the victim
+    /// (the one with the most dead bytes), not only one at least a quarter dead: what an explicit
+    /// `store gc`, and a store running short of free zones, do. Returns the zone reclaimed.
+    pub fn gc_any(&mut self) -> Result<Option<u64>> {
+        self.gc_any_dead = true;
+        let r = self.gc();
+        self.gc_any_dead = false;
+        r
+    }
+
+    /// Free or garbage datazones: what placement may still take (the GC reserve among them).
+    pub fn spare_zones(&self) -> usize {
+        self.zones.iter().filter(|z| matches!(z.state, ZoneState::Free | ZoneState::Garbage)).count()
+    }
+
+    /// Datazones kept for GC ([`GC_RESERVE_ZONES`], or none with GC off).
+    pub fn gc_reserve_zones(&self) -> usize {
+        if self.cfg.gc_free_zones == 0 {
+            0
+        } else {
+            GC_RESERVE_ZONES.min(self.zones.len().saturating_sub(1))
+        }
+    }
+
+    /// User bytes the store can hold: the datazones but the GC reserve, each holding what one
+    /// chunk of full records fills it with ([`format::chunk_fits`]). Appends in small pieces
+    /// (each its own record, padded to 4 KiB) fit less.
+    pub fn usable_bytes(&self) -> u64 {
+        let per_zone = format::chunk_fits(self.info.zone_capacity_sectors * SECTOR_SIZE, self.cfg.max_record);
+        (self.zones.len() - self.gc_reserve_zones()) as u64 * per_zone
+    }
+
+    fn out_of_space(&self) -> StoreError {
+        let live: u64 = self.chunks.values().map(|c| c.len).sum();
+        StoreError::NoSpace(format!(
+            "no free datazone left outside the GC reserve and no dead data to reclaim: {live} live user bytes, \
+             usable capacity {} bytes ({} datazones, {} kept for GC); delete chunks to make room",
+            self.usable_bytes(),
+            self.zones.len(),
+            self.gc_reserve_zones()
+        ))
+    }
+
     /// One step of incremental greedy GC (SMRSTORE §4.5), migrating at most `budget` live user
     /// bytes (whole records; a single record larger than `budget` only when `budget` is at
     /// least [`StoreConfig::gc_step_bytes`]):
@@ -833,7 +893,8 @@ impl<D: ZonedDevice> Store<D> {
         (0..self.zones.len())
             .filter(|&d| {
                 let z = &self.zones[d];
-                z.state == ZoneState::Full && z.live * 4 <= z.stored * 3
+                z.state == ZoneState::Full
+                    && if self.gc_any_dead { z.live < z.stored } else { z.live * 4 <= z.stored * 3 }
             })
             .max_by_key(|&d| (self.zones[d].stored.saturating_sub(self.zones[d].live), std::cmp::Reverse(d)))
     }
@@ -868,8 +929,14 @@ impl<D: ZonedDevice> Store<D> {
             return Ok(());
         }
         if before {
-            while self.free_zones() <= GC_HARD_MIN_FREE {
-                match self.gc() {
+            // Emergency: before the append starts (GC never runs in the middle of one), make
+            // sure the zones it may open exist outside the GC reserve, reclaiming any dead data.
+            let cap = self.info.zone_capacity_sectors * SECTOR_SIZE;
+            let need = len.div_ceil(cap.max(1)) as usize + 1;
+            while self.free_zones() <= GC_HARD_MIN_FREE
+                || self.spare_zones() <= self.gc_reserve_zones() + need
+            {
+                match self.gc_any() {
                     Ok(Some(_)) => self.stats.gc_emergency_rounds += 1,
                     Ok(None) | Err(StoreError::NoSpace(_)) => break,
                     Err(e) => return Err(e),
@@ -995,10 +1062,20 @@ impl<D: ZonedDevice> Store<D> {
             let n = p.zones.len();
             let order: Vec<u32> = (0..n).map(|i| p.zones[(p.next + i) % n]).collect();
             let free: Vec<u32> = order.iter().copied().filter(|&d| !self.appended_to(d as usize)).collect();
+            // A new zone while the pool is under target, unless only the GC reserve is left:
+            // then the pool's own zones.
+            let fresh = if free.iter().any(|&d| self.zones[d as usize].written == 0) || len >= target {
+                None
+            } else {
+                match self.allocate_zone(key) {
+                    Ok(d) => Some(d),
+                    Err(StoreError::NoSpace(_)) => None,
+                    Err(e) => return Err(e),
+                }
+            };
             if let Some(&d) = free.iter().find(|&&d| self.zones[d as usize].written == 0) {
                 d
-            } else if len < target {
-                let d = self.allocate_zone(key)?;
+            } else if let Some(d) = fresh {
                 self.pools.get_mut(&key).expect("created above").zones.push(d as u32);
                 d as u32
             } else if let Some(&d) = free.iter().min_by_key(|&&d| self.zones[d as usize].written) {
@@ -1008,8 +1085,18 @@ impl<D: ZonedDevice> Store<D> {
             }
         } else {
             if len < target {
-                let d = self.allocate_zone(key)?;
-                self.pools.get_mut(&key).expect("created above").zones.push(d as u32);
+                match self.allocate_zone(key) {
+                    Ok(d) => self.pools.get_mut(&key).expect("created above").zones.push(d as u32),
+                    // Only the GC reserve is left: the pool's own zones, if it has any, else
+                    // the room left in the GC zone.
+                    Err(StoreError::NoSpace(_)) if len > 0 => {}
+                    Err(StoreError::NoSpace(why)) => {
+                        let d = self.gc_zone_with_room().ok_or(StoreError::NoSpace(why))?;
+                        self.set_cur_zone(id, Some(d as u32));
+                        return Ok(d);
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             let p = &self.pools[&key];
             p.zones[p.next % p.zones.len()]
@@ -1018,6 +1105,17 @@ impl<D: ZonedDevice> Store<D> {
         p.next = p.next.wrapping_add(1);
         self.set_cur_zone(id, Some(d));
         Ok(d as usize)
+    }
+
+    /// The GC zone, if it is open with room for a record: where foreground appends go when
+    /// every other zone is full and only the GC reserve is free (the reserve is then what GC
+    /// takes when its zone fills).
+    fn gc_zone_with_room(&self) -> Option<usize> {
+        let d = self.gc_zone?;
+        let z = &self.zones[d];
+        (matches!(z.state, ZoneState::Opened | ZoneState::Activated)
+            && self.cap_bytes(self.zone_no(d)) - z.written >= BLOCK)
+            .then_some(d)
     }
 
     /// Points chunk `id` (unsealed) at zone `to`, keeping `appenders` in step.
@@ -1042,7 +1140,11 @@ impl<D: ZonedDevice> Store<D> {
     }
 
     /// Takes a free datazone for pool `key`, resetting a garbage zone when none is free.
+    /// Foreground pools never take the last [`Store::gc_reserve_zones`] spare zones; GC may.
     fn allocate_zone(&mut self, key: u8) -> Result<usize> {
+        if key != GC_POOL && self.spare_zones() <= self.gc_reserve_zones() {
+            return Err(self.out_of_space());
+        }
         let d = match self.zones.iter().position(|z| z.state == ZoneState::Free) {
             Some(d) => d,
             None => {
@@ -1244,6 +1346,8 @@ impl<D: ZonedDevice> Store<D> {
         for z in &self.zones {
             s.zones_by_state[z.state as usize] += 1;
         }
+        s.usable_bytes = self.usable_bytes();
+        s.gc_reserve_zones = self.gc_reserve_zones() as u64;
         s
     }
 

@@ -129,7 +129,11 @@ fn emergency_gc_keeps_appends_going_without_bandwidth() {
         }
     }
     let s = st.stats();
-    assert!(s.gc_emergency_rounds > 5 && s.gc_migrations > 5 && s.gc_throttled_steps > 0, "{s:?}");
+    // Every migration came from the emergency path (the background has no bandwidth). Since
+    // the GC reserve, the emergency path runs before the free zones fall to the background's
+    // watermark, so no throttled background step need be counted.
+    assert!(s.gc_emergency_rounds > 5 && s.gc_migrations > 5, "{s:?}");
+    assert!(s.gc_emergency_rounds >= s.gc_migrations, "{s:?}");
     for round in 0..60u64 {
         for i in 0..8 {
             let live = i == 0 || round == 59;

@@ -10,4 +10,5 @@ mod gc;
 mod model;
 mod readonly;
 mod recovery_harness;
+mod reserve;
 mod scan;
