@@ -1,5 +1,18 @@
 //! `shingled`: simulate SSD caches above SMR drives, inspect and convert traces.
 
+// `println!` and `print!` for the whole crate: a closed stdout (`shingled … | head`) ends the
+// output quietly instead of panicking, and the command still finishes its work (a multi-file
+// `store put` stores every file). Defined before the modules so that they shadow std's.
+macro_rules! println {
+    () => { $crate::out::write(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::out::write(format_args!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! print {
+    ($($t:tt)*) => { $crate::out::write(format_args!($($t)*)) };
+}
+
+mod out;
+
 mod args;
 mod drive_cmd;
 mod plot;
@@ -14,7 +27,6 @@ use anyhow::{bail, Context, Result};
 use args::{Cli, Command, Output, TraceCommand};
 use clap::Parser;
 use shingled_sim::report;
-use std::io::Write;
 
 fn main() {
     let cli = Cli::parse();
@@ -66,8 +78,7 @@ fn emit(out: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
     match out {
         Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
         None => {
-            let mut so = std::io::stdout().lock();
-            so.write_all(text.as_bytes())?;
+            out::write(format_args!("{text}"));
             Ok(())
         }
     }

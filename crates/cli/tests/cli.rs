@@ -188,3 +188,65 @@ fn sim_runs_lists_of_policies_and_cache_sizes() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("nosuch"), "{}", stderr(&o));
 }
+
+/// A closed stdout (`shingled … | head`) never makes a command panic: listings end quietly with
+/// exit 0, and a multi-file `store put` still stores every file.
+#[test]
+fn a_closed_stdout_ends_output_quietly() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("d.zbd");
+    let dev = dev.to_str().unwrap();
+    let run_closed = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_shingled"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader goes away before anything is printed
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    };
+    run_closed(&[
+        "store",
+        "format",
+        dev,
+        "--create",
+        "--zones",
+        "12",
+        "--zone-size",
+        "4MiB",
+        "--metazones",
+        "2",
+    ]);
+    let files: Vec<String> = (0..4)
+        .map(|i| {
+            let p = dir.path().join(format!("f{i}"));
+            std::fs::write(&p, vec![i as u8; 5000]).unwrap();
+            p.to_str().unwrap().to_string()
+        })
+        .collect();
+    let mut put = vec!["store", "put", dev];
+    put.extend(files.iter().map(String::as_str));
+    run_closed(&put);
+    let ls = shingled(&["store", "ls", dev]);
+    assert_eq!(stdout(&ls).lines().count(), 1 + 4, "every file stored: {}", stdout(&ls));
+    let zdev = dir.path().join("z.img");
+    let zdev = zdev.to_str().unwrap();
+    assert!(shingled(&["zone", "create", zdev, "--zone-size", "1MiB", "--zones", "64"]).status.success());
+    for args in [
+        vec!["store", "ls", dev],
+        vec!["zone", "report", zdev],
+        vec!["drives"],
+        vec!["policies"],
+        vec!["trace", "profiles"],
+        vec!["trace", "formats"],
+        vec!["experiment", "list"],
+        vec!["sim", "--trace", "synth:wdev,scale=0.01"],
+    ] {
+        run_closed(&args);
+    }
+}
