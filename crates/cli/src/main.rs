@@ -252,9 +252,7 @@ fn trace(t: TraceCommand) -> Result<()> {
             emit(&None, &text)
         }
         TraceCommand::Convert(a) => {
-            let mut reader = shingled_trace::open(&a.input.path, &a.input.options()?)
-                .with_context(|| format!("opening {}", a.input.path))?;
-            let s = shingled_trace::convert(&mut reader, &a.output)?;
+            let s = shingled_trace::convert_file(&a.input.path, &a.input.options()?, &a.output)?;
             eprintln!("wrote {} ({} requests)", a.output.display(), s.requests);
             Ok(())
         }

@@ -250,3 +250,40 @@ fn a_closed_stdout_ends_output_quietly() {
         run_closed(&args);
     }
 }
+
+/// `trace convert` and `trace mix` refuse an output that is their input (the same path, a hard
+/// link or a symbolic link), which used to destroy the trace; a failed conversion leaves the
+/// output as it was; absurd copy counts are refused instead of aborting.
+#[test]
+fn convert_and_mix_never_destroy_their_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("t.csv");
+    std::fs::copy(data("traces/msr.csv"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let hard = dir.path().join("hard.csv");
+    std::fs::hard_link(&input, &hard).unwrap();
+    let soft = dir.path().join("soft.csv");
+    std::os::unix::fs::symlink(&input, &soft).unwrap();
+    let i = input.to_str().unwrap();
+    for out in [i, hard.to_str().unwrap(), soft.to_str().unwrap()] {
+        let o = shingled(&["trace", "convert", i, "-o", out]);
+        assert_eq!(o.status.code(), Some(1), "convert to {out}");
+        assert!(stderr(&o).contains("is the input"), "{}", stderr(&o));
+        let o = shingled(&["trace", "mix", i, "--copies", "2", "-o", out]);
+        assert_eq!(o.status.code(), Some(1), "mix to {out}");
+        assert!(stderr(&o).contains("is the input"), "{}", stderr(&o));
+        assert_eq!(std::fs::read(&input).unwrap(), before, "input changed writing {out}");
+    }
+    // A bad input line: the existing output is left alone, no temporary remains.
+    let out = dir.path().join("out.bin");
+    std::fs::write(&out, b"keep me").unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "128166372003061629,hm,0,Write,0,4096,1\nnot,a,line\n").unwrap();
+    let o = shingled(&["trace", "convert", bad.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 5, "no temporary left behind");
+    let o = shingled(&["trace", "mix", i, "--copies", "4294967295", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("at most"), "{}", stderr(&o));
+}

@@ -413,11 +413,8 @@ fn trace_stats(py: Python<'_>, spec: &str, bands: Option<&str>) -> PyResult<Stri
 /// number of requests written.
 #[pyfunction]
 fn convert(py: Python<'_>, input: &str, out: std::path::PathBuf) -> PyResult<u64> {
-    py.detach(|| {
-        let mut r = shingled_trace::open(input, &Default::default())?;
-        shingled_trace::convert(&mut r, &out).map(|s| s.requests)
-    })
-    .map_err(trace_err)
+    py.detach(|| shingled_trace::convert_file(input, &Default::default(), &out).map(|s| s.requests))
+        .map_err(trace_err)
 }
 
 /// Builds a mixed trace (`shingled trace mix`); returns the summary as JSON.

@@ -343,17 +343,76 @@ pub struct ConvertSummary {
 
 /// Writes every request of `reader` to a new `bin` trace at `out`.
 pub fn convert(reader: &mut dyn TraceReader, out: &Path) -> Result<ConvertSummary, TraceError> {
-    let mut w = BinaryWriter::create(out)?;
-    while let Some(r) = reader.next_request()? {
-        w.write(&r)?;
-    }
-    let (_, requests) = w.finish()?;
+    let requests = write_atomically(out, 0, |w| {
+        while let Some(r) = reader.next_request()? {
+            w.write(&r)?;
+        }
+        Ok(())
+    })?;
     Ok(ConvertSummary {
         requests,
         skipped: reader.skipped(),
         filtered: reader.filtered(),
         bytes: HEADER_SIZE as u64 + requests * RECORD_SIZE as u64,
     })
+}
+
+/// [`convert`] of the trace at `input`, refusing an `out` that is the input itself (the same
+/// path, a hard link or a symbolic link to it), which would destroy the trace.
+pub fn convert_file(
+    input: &str,
+    opts: &crate::OpenOptions,
+    out: &Path,
+) -> Result<ConvertSummary, TraceError> {
+    refuse_same_file(&[input], out)?;
+    let mut reader = crate::open(input, opts)?;
+    convert(&mut *reader, out)
+}
+
+/// An error if `out` is one of the `inputs` (by device and inode, so hard and symbolic links
+/// count). Synthetic specs and paths that do not exist yet cannot be.
+pub fn refuse_same_file(inputs: &[&str], out: &Path) -> Result<(), TraceError> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(o) = std::fs::metadata(out) else { return Ok(()) };
+    for input in inputs {
+        if input.starts_with("synth:") {
+            continue;
+        }
+        if let Ok(i) = std::fs::metadata(input) {
+            if i.dev() == o.dev() && i.ino() == o.ino() {
+                return Err(TraceError::Invalid(format!(
+                    "the output {} is the input {input} (the same file): writing it would destroy the trace; \
+                     choose another output path",
+                    out.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes a binary trace through `body` into a temporary file beside `out`, then renames it
+/// over `out`: a failure (a bad input line, a full disk) leaves `out` as it was and no
+/// temporary behind. Returns the number of records.
+pub(crate) fn write_atomically(
+    out: &Path,
+    flags: u32,
+    body: impl FnOnce(&mut BinaryWriter<File>) -> Result<(), TraceError>,
+) -> Result<u64, TraceError> {
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
+    let tmp = out.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut w = BinaryWriter::create_with_flags(&tmp, flags)?;
+        body(&mut w)?;
+        let (f, n) = w.finish()?;
+        f.sync_all().map_err(|source| TraceError::Io { path: tmp.clone(), source })?;
+        std::fs::rename(&tmp, out).map_err(|source| TraceError::Io { path: out.to_path_buf(), source })?;
+        Ok(n)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 #[cfg(test)]

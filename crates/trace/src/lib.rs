@@ -26,7 +26,7 @@ pub mod mix;
 pub mod stats;
 pub mod synth;
 
-pub use binary::{convert, BinaryReader, BinaryWriter, ConvertSummary};
+pub use binary::{convert, convert_file, refuse_same_file, BinaryReader, BinaryWriter, ConvertSummary};
 pub use error::TraceError;
 pub use formats::{Format, UnknownFormat};
 pub use mix::{mix, MixStream, MixSummary};

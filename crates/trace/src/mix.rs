@@ -15,7 +15,7 @@
 //! carries [`crate::binary::FLAG_TIME_IS_INDEX`]), because the inputs' clocks are unrelated and
 //! the replay that uses mixes is closed-loop. Volumes are all set to 0: the mix is one volume.
 
-use crate::binary::{BinaryWriter, FLAG_TIME_IS_INDEX, MAX_OFFSET};
+use crate::binary::{FLAG_TIME_IS_INDEX, MAX_OFFSET};
 use crate::{open, OpenOptions, TraceError, TraceReader};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -69,6 +69,17 @@ pub fn mix(
     if copies == 0 {
         return Err(TraceError::Invalid("mix needs at least one copy of each input".into()));
     }
+    // Each stream keeps an open reader: bound them, so no argument can make the process abort
+    // on an allocation.
+    const MAX_STREAMS: u64 = 1 << 16;
+    let streams_asked = inputs.len() as u64 * copies as u64;
+    if streams_asked > MAX_STREAMS {
+        return Err(TraceError::Invalid(format!(
+            "mix: {} inputs x {copies} copies = {streams_asked} streams; at most {MAX_STREAMS} (each keeps a reader open)",
+            inputs.len()
+        )));
+    }
+    crate::binary::refuse_same_file(&inputs.iter().map(String::as_str).collect::<Vec<_>>(), out)?;
     let mut streams = Vec::with_capacity(inputs.len() * copies as usize);
     let mut base = 0u64;
     for input in inputs {
@@ -91,31 +102,32 @@ pub fn mix(
     }
     let mut remaining = Fenwick::new(streams.iter().map(|s| s.requests));
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
-    let mut w = BinaryWriter::create_with_flags(out, FLAG_TIME_IS_INDEX)?;
     let total = remaining.total();
-    for index in 0..total {
-        let pick = rng.random_range(0..remaining.total());
-        let i = remaining.find(pick);
-        remaining.sub_one(i);
-        let s = &streams[i];
-        let Some(mut r) = readers[i].next_request()? else {
-            return Err(TraceError::Invalid(format!(
-                "mix: {} ended before the {} requests counted in the first pass (did it change?)",
-                s.input, s.requests
-            )));
-        };
-        if r.offset.saturating_add(r.len as u64) > s.range {
-            return Err(TraceError::Invalid(format!(
-                "mix: {} has a request beyond the extent measured in the first pass (did it change?)",
-                s.input
-            )));
+    let requests = crate::binary::write_atomically(out, FLAG_TIME_IS_INDEX, |w| {
+        for index in 0..total {
+            let pick = rng.random_range(0..remaining.total());
+            let i = remaining.find(pick);
+            remaining.sub_one(i);
+            let s = &streams[i];
+            let Some(mut r) = readers[i].next_request()? else {
+                return Err(TraceError::Invalid(format!(
+                    "mix: {} ended before the {} requests counted in the first pass (did it change?)",
+                    s.input, s.requests
+                )));
+            };
+            if r.offset.saturating_add(r.len as u64) > s.range {
+                return Err(TraceError::Invalid(format!(
+                    "mix: {} has a request beyond the extent measured in the first pass (did it change?)",
+                    s.input
+                )));
+            }
+            r.offset += s.base;
+            r.time_ns = index;
+            r.volume = 0;
+            w.write(&r)?;
         }
-        r.offset += s.base;
-        r.time_ns = index;
-        r.volume = 0;
-        w.write(&r)?;
-    }
-    let (_, requests) = w.finish()?;
+        Ok(())
+    })?;
     Ok(MixSummary { streams, requests, lba_span, out: out.to_path_buf() })
 }
 
