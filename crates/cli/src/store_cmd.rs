@@ -345,6 +345,20 @@ fn parse_pools(s: &str) -> Result<(u32, u32, u32)> {
 }
 
 fn format(a: FormatArgs) -> Result<()> {
+    // With --create, a format that fails leaves no device file behind (a retry would otherwise
+    // meet "File exists").
+    let created: Vec<PathBuf> =
+        if a.create { a.devices.all()?.into_iter().filter(|p| !p.exists()).collect() } else { Vec::new() };
+    let r = format_inner(a);
+    if r.is_err() {
+        for p in &created {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    r
+}
+
+fn format_inner(a: FormatArgs) -> Result<()> {
     let (pool_gc, pool_data, pool_metadata) = parse_pools(&a.pools)?;
     let cfg = StoreConfig {
         nr_metazones: a.metazones,

@@ -448,3 +448,23 @@ fn a_file_larger_than_a_chunk_is_stored_in_parts_and_read_back_whole() {
     let e = fails(&["store", "put", dev, "--no-seal", s(&big)]);
     assert!(e.contains("stored in parts") && e.contains("--no-seal"), "{e}");
 }
+
+/// A `store format --create` that fails (bad geometry or configuration) leaves no file behind,
+/// so the corrected retry works.
+#[test]
+fn a_failed_format_create_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("d.zbd");
+    let dev = s(&dev);
+    for bad in [
+        vec!["--zones", "5", "--zone-size", "4MiB"],
+        vec!["--zones", "12", "--zone-size", "4KiB"],
+        vec!["--zones", "12", "--zone-size", "4MiB", "--metazones", "1000"],
+    ] {
+        let mut args = vec!["store", "format", dev, "--create"];
+        args.extend(bad.iter().copied());
+        fails(&args);
+        assert!(!Path::new(dev).exists(), "{bad:?} left {dev} behind");
+    }
+    ok(&["store", "format", dev, "--create", "--zones", "12", "--zone-size", "4MiB", "--metazones", "2"]);
+}

@@ -33,17 +33,20 @@ use std::time::Duration;
 /// Longest wait between two checks of Python signals while simulations run.
 const POLL: Duration = Duration::from_millis(200);
 
-create_exception!(_core, ShingledError, PyException, "Base class of every error shingled raises.");
-create_exception!(_core, TraceError, ShingledError, "A trace could not be opened or parsed.");
+// The exceptions' module is `shingled` (which re-exports them), so that `pickle` finds them by
+// name: errors cross process pools and Ray workers, and `except shingled.ShingledError` catches
+// a failing sweep point's error there too.
+create_exception!(shingled, ShingledError, PyException, "Base class of every error shingled raises.");
+create_exception!(shingled, TraceError, ShingledError, "A trace could not be opened or parsed.");
 create_exception!(
-    _core,
+    shingled,
     ConfigError,
     ShingledError,
     "A configuration is invalid (the message names the field)."
 );
-create_exception!(_core, DeviceError, ShingledError, "A drive or SSD configuration is invalid.");
-create_exception!(_core, PolicyError, ShingledError, "A cache policy name or setting is invalid.");
-create_exception!(_core, Cancelled, ShingledError, "A simulation was cancelled.");
+create_exception!(shingled, DeviceError, ShingledError, "A drive or SSD configuration is invalid.");
+create_exception!(shingled, PolicyError, ShingledError, "A cache policy name or setting is invalid.");
+create_exception!(shingled, Cancelled, ShingledError, "A simulation was cancelled.");
 
 /// The Python exception of a simulation error, with the Rust message unchanged.
 fn sim_err(e: SimError) -> PyErr {
@@ -478,20 +481,20 @@ impl Reader {
 // ----- chunk store ----------------------------------------------------------------------------
 
 create_exception!(
-    _core,
+    shingled,
     StoreError,
     ShingledError,
     "The chunk store failed (the message names the chunk, zone or offset)."
 );
-create_exception!(_core, NoSuchChunk, StoreError, "No chunk with this id.");
+create_exception!(shingled, NoSuchChunk, StoreError, "No chunk with this id.");
 create_exception!(
-    _core,
+    shingled,
     ReadOnlyError,
     StoreError,
     "A call that would change a store opened read-only (create, append, seal, delete, sync, checkpoint, gc)."
 );
 create_exception!(
-    _core,
+    shingled,
     CorruptionError,
     StoreError,
     "Stored data or metadata failed its checks (CRC, chunk id, offset); never wrong bytes."

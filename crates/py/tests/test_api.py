@@ -204,3 +204,18 @@ def test_setups_time_breakdown_and_paper_figures():
     exp = shingled.experiment("sac-rw", traces=[SYNTH]).attrs["report"]
     assert exp["experiment"]["setup"].startswith("set-up sac:")
     assert any("SAC total I/O time vs LRU" in c["claim"] for c in exp["paper"])
+
+
+def test_errors_pickle_and_cross_process_pools(tmp_path):
+    """Errors can be pickled (they live in `shingled`), so a process pool hands back the
+    `TraceError` itself instead of a PicklingError."""
+    import concurrent.futures
+
+    for cls in (shingled.ShingledError, shingled.TraceError, shingled.ConfigError, shingled.StoreError,
+                shingled.NoSuchChunk, shingled.Cancelled):
+        e = pickle.loads(pickle.dumps(cls("x")))
+        assert type(e) is cls and str(e) == "x" and cls.__module__ == "shingled"
+    with concurrent.futures.ProcessPoolExecutor(1) as pool:
+        fut = pool.submit(shingled.trace_stats, str(tmp_path / "missing.csv"))
+        with pytest.raises(shingled.TraceError, match="missing.csv"):
+            fut.result()

@@ -69,3 +69,33 @@ def test_sweep_ray(tmp_path):
         assert len(pd.read_csv(tmp_path / "ray.csv")) == 4
     finally:
         ray.shutdown()
+
+
+def test_resume_never_mixes_configurations_and_outputs_are_guarded(tmp_path):
+    """Rows are keyed on the whole resolved configuration: resuming a read-write sweep from a
+    write-only one's output recomputes every point. A second sweep into a locked output, an
+    unsupported extension and an unrelated existing CSV are refused."""
+    import shingled
+    from shingled.sweep import _Sink
+
+    out = tmp_path / "s.csv"
+    grid = {"cache": ["1%", "2%"]}
+    wo = shingled.sweep(grid, SYNTH, config=shingled.Config.default().with_mode("write-only"), out=out)
+    rw = shingled.sweep(grid, SYNTH, config=shingled.Config.default().with_mode("read-write"), out=out)
+    assert set(wo["mode"]) == {"write-only"}
+    assert len(rw) == 4 and sorted(rw["mode"]) == ["read-write", "read-write", "write-only", "write-only"]
+    again = shingled.sweep(grid, SYNTH, config=shingled.Config.default().with_mode("read-write"), out=out)
+    assert len(again) == 4, "a resumed identical sweep adds nothing"
+    held = _Sink(out, True)
+    try:
+        with pytest.raises(shingled.ConfigError, match="another sweep"):
+            shingled.sweep(grid, SYNTH, out=out)
+    finally:
+        held.close()
+    with pytest.raises(shingled.ConfigError, match="parquet or a .csv"):
+        shingled.sweep(grid, SYNTH, out=tmp_path / "x.xlsx")
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n1,2\n")
+    with pytest.raises(shingled.ConfigError, match="not a sweep"):
+        shingled.sweep(grid, SYNTH, out=other)
+    assert other.read_text() == "a,b\n1,2\n"

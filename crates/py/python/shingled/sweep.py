@@ -25,9 +25,16 @@ def _points(grid: Mapping[str, Sequence[Any]]) -> List[Dict[str, Any]]:
     return [dict(zip(keys, vals)) for vals in itertools.product(*(list(grid[k]) for k in keys))]
 
 
-def point_id(trace: str, params: Mapping[str, Any]) -> str:
-    """The key identifying a point in an output file (what ``resume`` skips)."""
-    return json.dumps({"trace": trace, **params}, sort_keys=True, default=str)
+def point_id(trace: str, params: Mapping[str, Any], config=None) -> str:
+    """The key identifying a point in an output file (what ``resume`` skips): the trace, the
+    grid values and a digest of the point's whole resolved configuration, so that a resumed
+    sweep never returns a row computed under another base configuration."""
+    import hashlib
+
+    key = {"trace": trace, **params}
+    if config is not None:
+        key["config"] = hashlib.sha256(config.to_json().encode()).hexdigest()[:16]
+    return json.dumps(key, sort_keys=True, default=str)
 
 
 def point_config(base, trace: str, params: Mapping[str, Any]):
@@ -47,7 +54,11 @@ def _cell(v: Any) -> Any:
 
 
 class _Sink:
-    """Rows so far, saved atomically to ``out`` at most every ``every`` seconds and at the end."""
+    """Rows so far, saved atomically to ``out`` at most every ``every`` seconds and at the end.
+
+    ``out`` is locked while the sweep runs (a second sweep into it is refused instead of both
+    writing and the last one winning); only ``.parquet`` and ``.csv`` are written; an existing
+    file that is not a sweep's output is refused rather than merged."""
 
     def __init__(self, out: Optional[Union[str, os.PathLike]], resume: bool, every: float = 2.0):
         import pandas as pd
@@ -57,12 +68,44 @@ class _Sink:
         self.last = 0.0
         self.rows: List[dict] = []
         self.done: set = set()
+        self.lock = None
+        if self.out is not None:
+            if self.out.suffix not in (".parquet", ".csv"):
+                raise _core.ConfigError(
+                    f"sweep out={str(self.out)!r}: write a .parquet or a .csv file ({self.out.suffix or 'no suffix'} is not supported)"
+                )
+            self._lock()
         if self.out is not None and resume and self.out.exists():
             old = self._read(self.out)
+            if "point_id" not in old:
+                self.close()
+                raise _core.ConfigError(
+                    f"sweep out={str(self.out)!r} exists and is not a sweep's output (no point_id column); "
+                    "choose another path, or pass resume=False to replace it"
+                )
             self.rows = old.to_dict("records")
-            self.done = set(old["point_id"]) if "point_id" in old else set()
+            self.done = set(old["point_id"])
         self.dirty = False
         self.pd = pd
+
+    def _lock(self) -> None:
+        import fcntl
+
+        path = self.out.with_name(self.out.name + ".lock")
+        f = open(path, "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            raise _core.ConfigError(
+                f"sweep out={str(self.out)!r} is being written by another sweep (lock {path} is held)"
+            ) from None
+        self.lock = f
+
+    def close(self) -> None:
+        if self.lock is not None:
+            self.lock.close()
+            self.lock = None
 
     @staticmethod
     def _read(p: Path):
@@ -142,13 +185,18 @@ def sweep(
     base = config if config is not None else Config.default()
     sink = _Sink(out, resume)
     todo = []
-    for t in traces:
-        t = os.fspath(t)
-        for params in _points(grid):
-            pid = point_id(t, params)
-            if pid not in sink.done:
-                todo.append((t, params, pid, point_config(base, t, params)))
-    cb, close = _progress(progress, "sweep")
+    try:
+        for t in traces:
+            t = os.fspath(t)
+            for params in _points(grid):
+                cfg = point_config(base, t, params)
+                pid = point_id(t, params, cfg)
+                if pid not in sink.done:
+                    todo.append((t, params, pid, cfg))
+        cb, close = _progress(progress, "sweep")
+    except BaseException:
+        sink.close()
+        raise
     try:
         if not todo:
             pass
@@ -168,6 +216,7 @@ def sweep(
     finally:
         close()
         sink.save()
+        sink.close()
     return sink.frame()
 
 
