@@ -117,19 +117,13 @@ impl Serialize for PbLength {
 
 impl<'de> Deserialize<'de> for PbLength {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(u64),
-            F(f64),
-            S(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(PbLength::Blocks(n)),
-            Raw::F(x) => Err(serde::de::Error::custom(format!(
+        use shingled_core::de::NumberOrString as N;
+        match N::deserialize(d)? {
+            N::Number(n) => Ok(PbLength::Blocks(n)),
+            N::Float(x) => Err(serde::de::Error::custom(format!(
                 "length {x}: write {x}pb for a multiple of the persistent buffer, or a whole number of blocks"
             ))),
-            Raw::S(s) => s.parse().map_err(serde::de::Error::custom),
+            N::Text(s) => s.parse().map_err(serde::de::Error::custom),
         }
     }
 }

@@ -32,9 +32,25 @@ fn main() {
     let cli = Cli::parse();
     progress::set_mode(cli.progress);
     if let Err(e) = run(cli) {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", chain(&e));
         std::process::exit(1);
     }
+}
+
+/// The error and its causes joined by ": ", leaving out a cause whose text the message already
+/// ends with (library errors that print their source and also expose it as the source).
+fn chain(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let s = cause.to_string();
+        if msg.is_empty() {
+            msg = s;
+        } else if !msg.ends_with(&s) {
+            msg.push_str(": ");
+            msg.push_str(&s);
+        }
+    }
+    msg
 }
 
 fn run(cli: Cli) -> Result<()> {

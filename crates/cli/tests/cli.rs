@@ -287,3 +287,34 @@ fn convert_and_mix_never_destroy_their_input() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("at most"), "{}", stderr(&o));
 }
+
+/// Errors name what is wrong once: no I/O message printed twice, no "did not match any variant
+/// of untagged enum", sizes that hold no block or use exponents refused by name.
+#[test]
+fn error_messages_name_the_value_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["sim".into(), "--trace".into(), "/nonexistent/t.csv".into()], "No such file or directory"),
+        (vec!["sim".into(), "--policy".into(), "pore:zone_size=-1".into()], "-1: a size or count cannot be negative"),
+        (vec!["sim".into(), "--cache-size".into(), "1e99".into()], "exponent notation"),
+        (
+            vec!["sim".into(), "--trace".into(), "synth:wdev,scale=0.01".into(), "--cache-size".into(), "0".into()],
+            "holds no 4 KiB block",
+        ),
+    ];
+    let toml = dir.path().join("bad.toml");
+    std::fs::write(&toml, "[cache]\npolicy = { policy = \"pore\", zone_size = -1 }\n").unwrap();
+    let mut cases = cases;
+    cases.push((vec!["sim".into(), "-c".into(), toml.to_str().unwrap().into()], "cannot be negative"));
+    for (args, needle) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = shingled(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(e.contains(needle), "{args:?}: {e}");
+        assert!(!e.contains("untagged enum"), "{args:?}: {e}");
+        if needle == "No such file or directory" {
+            assert_eq!(e.matches(needle).count(), 1, "printed twice: {e}");
+        }
+    }
+}

@@ -6,6 +6,7 @@
 //! here only when two or more crates must agree on it.
 
 mod bands;
+pub mod de;
 mod size;
 mod time;
 

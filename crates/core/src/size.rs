@@ -86,6 +86,13 @@ impl FromStr for ByteSize {
             "GB" | "gb" => 1_000_000_000,
             "TB" | "tb" => 1_000_000_000_000,
             "blk" | "blks" | "block" | "blocks" => crate::BLOCK_SIZE,
+            u if u.starts_with(['e', 'E'])
+                && u[1..].trim_start_matches(['+', '-']).bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                return Err(err(
+                    "exponent notation is not a size: write the number in full or with a unit (4GiB)",
+                ))
+            }
             _ => return Err(err("unknown unit (use B, KiB/MiB/GiB/TiB, KB/MB/GB/TB, K/M/G/T or blocks)")),
         };
         if let Ok(n) = num.parse::<u64>() {
@@ -133,15 +140,11 @@ impl Serialize for ByteSize {
 
 impl<'de> Deserialize<'de> for ByteSize {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(u64),
-            S(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(ByteSize(n)),
-            Raw::S(s) => s.parse().map_err(serde::de::Error::custom),
+        use crate::de::NumberOrString as N;
+        match N::deserialize(d)? {
+            N::Number(n) => Ok(ByteSize(n)),
+            N::Float(x) => Err(serde::de::Error::custom(N::not_whole(x))),
+            N::Text(s) => s.parse().map_err(serde::de::Error::custom),
         }
     }
 }
@@ -221,15 +224,11 @@ impl Serialize for SizeSpec {
 
 impl<'de> Deserialize<'de> for SizeSpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(u64),
-            S(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(SizeSpec::Absolute(ByteSize(n))),
-            Raw::S(s) => s.parse().map_err(serde::de::Error::custom),
+        use crate::de::NumberOrString as N;
+        match N::deserialize(d)? {
+            N::Number(n) => Ok(SizeSpec::Absolute(ByteSize(n))),
+            N::Float(x) => Err(serde::de::Error::custom(N::not_whole(x))),
+            N::Text(s) => s.parse().map_err(serde::de::Error::custom),
         }
     }
 }

@@ -145,15 +145,11 @@ impl Default for CacheConfig {
 }
 
 fn policy_name_or_table<'de, D: Deserializer<'de>>(d: D) -> Result<PolicyConfig, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Name(String),
-        Full(PolicyConfig),
-    }
-    match Raw::deserialize(d)? {
-        Raw::Name(n) => n.parse().map_err(serde::de::Error::custom),
-        Raw::Full(p) => Ok(p),
+    // Through a JSON value rather than an untagged enum, so that an error in a policy table
+    // names its field and value instead of "data did not match any variant".
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(n) => n.parse().map_err(serde::de::Error::custom),
+        v => serde_json::from_value(v).map_err(|e| serde::de::Error::custom(format!("cache.policy: {e}"))),
     }
 }
 

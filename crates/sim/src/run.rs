@@ -8,7 +8,7 @@ use crate::metrics::{Counters, Metrics};
 use crate::SimError;
 use serde::{Deserialize, Serialize};
 use shingled_cache::{Cache, PolicyContext};
-use shingled_core::{BandConfig, ByteSize, BLOCK_SIZE};
+use shingled_core::{BandConfig, ByteSize, SizeSpec, BLOCK_SIZE};
 use shingled_device::{BuildContext, DriveConfig};
 use shingled_trace::{TraceReader, TraceStats};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -123,6 +123,14 @@ pub fn sizing(cfg: &SimConfig, stats: &TraceStats) -> Result<Sizing, SimError> {
     let cache_blocks = match &cfg.cache {
         None => 0,
         Some(CacheConfig { size, .. }) => {
+            if matches!(size, SizeSpec::Absolute(b) if b.0 < BLOCK_SIZE) {
+                return Err(SimError::Config {
+                    field: "cache.size",
+                    reason: format!(
+                        "{size} holds no 4 KiB block; give at least 4KiB (or run without a cache: --no-cache)"
+                    ),
+                });
+            }
             let base = if cfg.mode.sized_by_written_range() { written } else { accessed };
             size.resolve(base).blocks()
         }
