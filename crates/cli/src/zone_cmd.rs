@@ -25,7 +25,10 @@ pub enum ZoneCommand {
     Open(RangeArgs),
     /// Close open zones (whole device by default).
     Close(RangeArgs),
-    /// Finish zones: write pointer to the end, condition FULL (whole device by default).
+    /// Finish zones: write pointer to the end, condition FULL. With no range this is ZBC's
+    /// FINISH ALL, which finishes the open and closed zones and leaves EMPTY zones EMPTY;
+    /// `blkzone finish` instead finishes every zone of its range one by one, EMPTY ones too:
+    /// give --offset and --count for that.
     Finish(RangeArgs),
 }
 

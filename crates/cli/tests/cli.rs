@@ -295,10 +295,19 @@ fn error_messages_name_the_value_once() {
     let dir = tempfile::tempdir().unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
         (vec!["sim".into(), "--trace".into(), "/nonexistent/t.csv".into()], "No such file or directory"),
-        (vec!["sim".into(), "--policy".into(), "pore:zone_size=-1".into()], "-1: a size or count cannot be negative"),
+        (
+            vec!["sim".into(), "--policy".into(), "pore:zone_size=-1".into()],
+            "-1: a size or count cannot be negative",
+        ),
         (vec!["sim".into(), "--cache-size".into(), "1e99".into()], "exponent notation"),
         (
-            vec!["sim".into(), "--trace".into(), "synth:wdev,scale=0.01".into(), "--cache-size".into(), "0".into()],
+            vec![
+                "sim".into(),
+                "--trace".into(),
+                "synth:wdev,scale=0.01".into(),
+                "--cache-size".into(),
+                "0".into(),
+            ],
             "holds no 4 KiB block",
         ),
     ];
