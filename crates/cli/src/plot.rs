@@ -56,6 +56,7 @@ pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> R
         x1 = x0 + 1.0;
     }
     let (x_label, y_label) = (series[0].x_label.clone(), series[0].y_label.clone());
+    writable(path)?;
     let root = BitMapBackend::new(path, (1000, 620)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let colors =
@@ -147,6 +148,7 @@ pub fn bar_chart(
     let legend = if series.len() > 1 { (10.0 + 22.0 * series.len() as f64) / 520.0 } else { 0.0 };
     let hi = if y1 > 0.0 { y1 * 1.1 / (1.0 - legend.min(0.6)) } else { 1.0 };
     let width = (n as u32 * 90).clamp(800, 2400);
+    writable(path)?;
     let root = BitMapBackend::new(path, (width, 620)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let colors = [
@@ -210,4 +212,10 @@ pub fn bar_chart(
     }
     root.present().map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
     Ok(())
+}
+
+/// An error naming the file and the OS error if `path` cannot be written (the drawing backend's
+/// own error is a debug dump of nested enums).
+fn writable(path: &Path) -> Result<()> {
+    std::fs::File::create(path).map(|_| ()).map_err(|e| anyhow!("writing {}: {e}", path.display()))
 }

@@ -370,6 +370,12 @@ fn format_inner(a: FormatArgs) -> Result<()> {
         ..StoreConfig::default()
     };
     cfg.sanitize().context("store configuration")?;
+    if a.metadata_chunk_limit.0 < 4096 {
+        bail!(
+            "--metadata-chunk-limit {}: a metadata chunk must hold at least 4 KiB (every metadata put would fail)",
+            a.metadata_chunk_limit
+        );
+    }
     let paths = a.devices.all()?;
     let mut devs = Vec::new();
     for p in &paths {

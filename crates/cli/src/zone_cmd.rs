@@ -164,6 +164,10 @@ fn create(a: CreateArgs) -> Result<()> {
         (Some(_), Some(_)) => unreachable!("clap rejects both"),
     };
     let nr_zones = capacity.0.div_ceil(zs.max(1));
+    if a.zone_capacity.is_some_and(|c| c.0 == 0) {
+        // 0 means "the zone size" inside ZonedConfig; given on the command line it is a mistake.
+        bail!("--zone-capacity 0: a zone must hold something; leave the flag out for capacity = zone size");
+    }
     let cfg = ZonedConfig {
         capacity,
         zone_size: a.zone_size,

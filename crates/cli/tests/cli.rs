@@ -327,3 +327,47 @@ fn error_messages_name_the_value_once() {
         }
     }
 }
+
+/// Inputs that used to hang or be accepted by mistake are refused by name: a FIFO as the trace
+/// (read twice: the second open blocked forever), `--zone-capacity 0`, a metadata chunk limit
+/// that no metadata put could meet.
+#[test]
+fn fifos_and_zero_sizes_are_refused_not_hung_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = shingled(&["sim", "--trace", fifo.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("is a FIFO"), "{}", stderr(&o));
+    let img = dir.path().join("z.img");
+    let o = shingled(&[
+        "zone",
+        "create",
+        img.to_str().unwrap(),
+        "--zones",
+        "4",
+        "--zone-size",
+        "1MiB",
+        "--zone-capacity",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--zone-capacity 0"), "{}", stderr(&o));
+    let dev = dir.path().join("d.zbd");
+    let o = shingled(&[
+        "store",
+        "format",
+        dev.to_str().unwrap(),
+        "--create",
+        "--zones",
+        "12",
+        "--zone-size",
+        "4MiB",
+        "--metazones",
+        "2",
+        "--metadata-chunk-limit",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--metadata-chunk-limit") && !dev.exists(), "{}", stderr(&o));
+}

@@ -219,3 +219,14 @@ def test_errors_pickle_and_cross_process_pools(tmp_path):
         fut = pool.submit(shingled.trace_stats, str(tmp_path / "missing.csv"))
         with pytest.raises(shingled.TraceError, match="missing.csv"):
             fut.result()
+
+
+def test_unclear_python_errors_now_say_what_is_wrong(tmp_path):
+    with pytest.raises(TypeError, match="policy must be a name"):
+        shingled.simulate(SYNTH, policy=["lru"])
+    with pytest.raises(TypeError, match="config must be a shingled.Config"):
+        shingled.simulate(SYNTH, config=3)
+    with pytest.raises(shingled.ConfigError, match="no such configuration file"):
+        shingled.Config.from_toml("missing.toml")
+    r = shingled.simulate(SYNTH.encode(), mode="write-only", cache="1%")
+    assert r.total_time_s > 0

@@ -370,3 +370,27 @@ def test_store_front_opens_cli_formatted_drives_in_any_order(tmp_path, cli):
         [cli, "store", "ls", devs[0], "-d", devs[1], "-d", devs[2], "-O", "json"], check=True, capture_output=True, text=True
     ).stdout
     assert sorted(r["id"] for r in json.loads(out)) == sorted(ids)
+
+
+def test_a_forked_child_cannot_use_the_parents_store(tmp_path):
+    """Appends from a forked child used to vanish silently (fsck clean); now the child gets a
+    StoreError and the parent's store is untouched."""
+    import os
+
+    st = shingled.ChunkStore.create_file(tmp_path / "d.zbd", zones=12, zone_size=1 << 20)
+    cid = st.create()
+    st.append(cid, b"parent")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            st.append(cid, b"child")
+            os.write(w, b"appended")
+        except shingled.StoreError as e:
+            os.write(w, b"refused" if "forked child" in str(e) else b"other")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(r, 100) == b"refused"
+    assert st.read(cid) == b"parent"
+    st.close()

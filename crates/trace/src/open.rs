@@ -61,6 +61,21 @@ pub fn open(path_or_spec: &str, opts: &OpenOptions) -> Result<Box<dyn TraceReade
         });
     }
     let path = PathBuf::from(path_or_spec);
+    // A FIFO or socket would block the second open (a run reads its trace twice: sizing, then
+    // replay) or never end: refuse it by name instead of hanging.
+    if let Ok(m) = std::fs::metadata(&path) {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_fifo() || t.is_socket() {
+            return Err(TraceError::Invalid(format!(
+                "{} is a {}: a trace is read more than once (sizing, then replay); save it to a file first \
+                 (cat {} > trace.csv)",
+                path.display(),
+                if t.is_fifo() { "FIFO" } else { "socket" },
+                path.display()
+            )));
+        }
+    }
     let f = File::open(&path).map_err(|source| TraceError::Io { path: path.clone(), source })?;
     open_stream(Box::new(f), &path, opts)
 }

@@ -155,8 +155,18 @@ def make_config(
     ``setup`` (``pore``, ``sac``, ``generic``; see `setups`) replaces the drive, the CMR-only
     drive and the I/O unit first, as ``--setup`` does."""
     cfg = config if config is not None else Config.default()
-    if isinstance(cfg, (str, os.PathLike)):
+    if isinstance(cfg, (str, bytes, os.PathLike)):
         cfg = Config.from_toml(cfg)
+    if not isinstance(cfg, Config):
+        raise TypeError(f"config must be a shingled.Config or a path to a TOML file, not {type(cfg).__name__} {cfg!r}")
+    if isinstance(trace, bytes):
+        trace = os.fsdecode(trace)
+    for name, v in (("policy", policy), ("drive", drive)):
+        if v is not None and not isinstance(v, (str, Mapping)):
+            raise TypeError(
+                f"{name} must be a name (str) or a table (dict), not {type(v).__name__} {v!r}"
+                + ("; to run several, use shingled.sweep({'policy': [...]}, trace)" if name == "policy" else "")
+            )
     if setup is not None:
         cfg = cfg.with_setup(setup)
     if trace is not None:

@@ -85,9 +85,14 @@ class Config:
     @classmethod
     def from_toml(cls, text_or_path: Union[str, os.PathLike]) -> "Config":
         """Parses TOML text, or reads a TOML file when given a path."""
-        if isinstance(text_or_path, os.PathLike) or (
-            "\n" not in text_or_path and "=" not in text_or_path and Path(text_or_path).is_file()
-        ):
+        if isinstance(text_or_path, bytes):
+            text_or_path = os.fsdecode(text_or_path)
+        if not isinstance(text_or_path, (str, os.PathLike)):
+            raise TypeError(f"Config.from_toml takes TOML text or a path, not {type(text_or_path).__name__}")
+        looks_like_path = isinstance(text_or_path, str) and "\n" not in text_or_path and "=" not in text_or_path
+        if looks_like_path and not Path(text_or_path).is_file() and text_or_path.strip().endswith(".toml"):
+            raise _core.ConfigError(f"{text_or_path}: no such configuration file")
+        if isinstance(text_or_path, os.PathLike) or (looks_like_path and Path(text_or_path).is_file()):
             p = Path(text_or_path)
             try:
                 text = p.read_text()

@@ -57,9 +57,26 @@ def _config(**fields: Any) -> Optional[dict]:
 
 class _ChunkApi:
     """The chunk API that :class:`ChunkStore` and :class:`StoreFront` share, over their
-    ``_core`` object ``self._inner``."""
+    ``_core`` object ``self._inner``.
 
-    _inner: Any
+    A store belongs to the process that opened it: a child made by ``fork`` shares its device
+    file but not its in-memory index, so its appends would be lost without an error. Any use
+    from another process raises :class:`StoreError`; open the device again in the child."""
+
+    @property
+    def _inner(self) -> Any:
+        pid = self.__dict__.get("_pid")
+        if pid is not None and pid != os.getpid():
+            raise _core.StoreError(
+                f"this store was opened by process {pid} and cannot be used from process {os.getpid()} "
+                "(a forked child): its writes would be lost; open the device again in this process"
+            )
+        return self.__dict__["_obj"]
+
+    @_inner.setter
+    def _inner(self, obj: Any) -> None:
+        self.__dict__["_obj"] = obj
+        self.__dict__["_pid"] = os.getpid()
 
     def create(self, id: Optional[ChunkIdLike] = None, stream: Union[int, str] = "data") -> str:
         """Creates an empty chunk (a fresh random id when ``id`` is None); returns its hex id."""
