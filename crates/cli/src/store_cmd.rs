@@ -639,6 +639,7 @@ fn put(a: PutArgs) -> Result<()> {
     let mut buf = vec![0u8; PIECE];
     let mut result = Ok(());
     let mut size_of = sizes.iter();
+    let mut leftovers: Vec<ChunkId> = Vec::new();
     for (fi, (f, id)) in a.files.iter().zip(&ids).enumerate() {
         let size = if stdin(f) { None } else { size_of.next().copied() };
         let split = size.is_some_and(|n| n > limit);
@@ -714,10 +715,11 @@ fn put(a: PutArgs) -> Result<()> {
             Ok(())
         })();
         if result.is_err() {
-            // No half-stored file stays behind.
+            // No half-stored file stays behind. A device error leaves the store refusing
+            // further changes, so what it cannot delete now is deleted after reopening it.
             for c in parts.iter().chain(split.then_some(id)) {
-                if front.chunk(*c).is_some() {
-                    let _ = front.delete(*c);
+                if front.chunk(*c).is_some() && front.delete(*c).is_err() {
+                    leftovers.push(*c);
                 }
             }
             break;
@@ -736,6 +738,27 @@ fn put(a: PutArgs) -> Result<()> {
     bar.finish_and_clear();
     // Whatever was stored before a failure is made durable too.
     let closed = close(&mut front, &paths);
+    if !leftovers.is_empty() {
+        drop(front);
+        let cleaned = (|| -> Result<()> {
+            let (mut again, _) = open_front(&a.devices, false)?;
+            for c in &leftovers {
+                if again.chunk(*c).is_some() {
+                    again.delete(*c).map_err(|e| with_paths(e, &paths))?;
+                }
+            }
+            close(&mut again, &paths)
+        })();
+        if let Err(e) = cleaned {
+            let ids: Vec<String> = leftovers.iter().map(|c| c.to_string()).collect();
+            return result.and(closed).and(Err(e)).with_context(|| {
+                format!(
+                    "the failed put left chunk(s) {} behind; remove them with `shingled store rm`",
+                    ids.join(" ")
+                )
+            });
+        }
+    }
     result.and(closed)
 }
 

@@ -468,3 +468,36 @@ fn a_failed_format_create_leaves_no_file() {
     }
     ok(&["store", "format", dev, "--create", "--zones", "12", "--zone-size", "4MiB", "--metazones", "2"]);
 }
+
+/// A device error in the middle of a put (here: the file-size limit `ulimit -f` makes every
+/// write past 14 MB fail with EFBIG, so the journal in the metazones is written but the data in
+/// the datazones is not) leaves no chunk behind, however often it is retried: the store refuses
+/// changes after a device error, so the put reopens it to delete what it created.
+#[test]
+fn a_put_failing_on_a_device_error_leaves_no_chunk_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("d.zbd");
+    let dev = s(&dev);
+    ok(&["store", "format", dev, "--create", "--zones", "12", "--zone-size", "4MiB", "--metazones", "2"]);
+    let f = dir.path().join("f.bin");
+    std::fs::write(&f, bytes(5, 100_000)).unwrap();
+    let bin = env!("CARGO_BIN_EXE_shingled");
+    for _ in 0..2 {
+        // 28000 blocks of 512 bytes: the metazones (from 4 MiB) fit, the datazones (from 12 MiB
+        // on, first write at 16 MiB) do not. SIGXFSZ is ignored so the write fails instead.
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!("trap '' XFSZ; ulimit -f 28000; '{bin}' store put '{dev}' '{}'", s(&f)))
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(e.contains("File too large") && !e.contains("left chunk"), "{e}");
+    }
+    assert_eq!(ok(&["store", "ls", dev]).lines().count(), 1, "no chunk left behind");
+    ok(&["store", "fsck", dev]);
+    let id = put_ids(&ok(&["store", "put", dev, s(&f)])).remove(0);
+    let back = dir.path().join("back.bin");
+    ok(&["store", "get", dev, &id, "-o", s(&back)]);
+    assert_eq!(std::fs::read(&back).unwrap(), bytes(5, 100_000));
+}
