@@ -105,6 +105,18 @@ impl FileZoned<FileStorage> {
     }
 }
 
+/// Where the backup copy of the header lives: the last 4 KiB before the data region, when the
+/// second table copy leaves it free (it does unless that copy ends exactly 4 KiB below a MiB
+/// boundary: tables of `128m − 1` pages).
+fn backup_header_offset(table_offset: u64, nr_pages: u64, data_offset: u64) -> Option<u64> {
+    let tables_end = table_offset + 2 * nr_pages * BLOCK as u64;
+    (data_offset >= tables_end + BLOCK as u64).then(|| data_offset - BLOCK as u64)
+}
+
+/// How far open looks for a backup header when the header itself is unreadable: the slot
+/// before every MiB boundary up to this many MiB (tables of the largest devices take 4 MiB).
+const BACKUP_SEARCH_MIB: u64 = 64;
+
 fn layout(info: &DeviceInfo) -> (u64, u64, u64) {
     let nr_pages = info.nr_zones.div_ceil(ENTRIES_PER_PAGE as u64);
     let table_offset = BLOCK as u64;
@@ -143,6 +155,10 @@ impl<S: Storage> FileZoned<S> {
         }
         dev.sync_meta()?;
         let header = encode_header(&info, table_offset, nr_pages, data_offset);
+        // The backup first: until the header itself is written the file is not a device.
+        if let Some(at) = backup_header_offset(table_offset, nr_pages, data_offset) {
+            dev.write_meta(at, &header)?;
+        }
         dev.write_meta(0, &header)?;
         dev.sync_meta()?;
         Ok(dev)
@@ -157,7 +173,28 @@ impl<S: Storage> FileZoned<S> {
         storage
             .read_at(0, &mut header)
             .map_err(|e| ZonedError::io(format!("reading the header of {name}"), e))?;
-        let (info, table_offset, nr_pages, data_offset) = decode_header(&header).map_err(corrupt)?;
+        let (info, table_offset, nr_pages, data_offset) = match decode_header(&header) {
+            Ok(h) => h,
+            // The header is damaged: use its backup (the file's layout is in it), and say so
+            // if there is none.
+            Err(why) => match find_backup_header(&mut storage) {
+                Some(h) => h,
+                None if header[0..8] != HEADER_MAGIC && header.iter().all(|&b| b == 0) => {
+                    return Err(corrupt(format!(
+                        "not a zoned device file: {why} (the file starts with zeros)"
+                    )))
+                }
+                None if header[0..8] != HEADER_MAGIC => return Err(corrupt(format!(
+                    "not a zoned device file, or one whose header and backup header are both damaged: {why}"
+                ))),
+                None => {
+                    return Err(corrupt(format!(
+                        "damaged zoned device file: {why}, and no valid backup header (do not reformat it: \
+                         its zones may still hold data)"
+                    )))
+                }
+            },
+        };
         if (table_offset, nr_pages, data_offset) != layout(&info) {
             return Err(corrupt(format!(
                 "header layout (table at {table_offset}, {nr_pages} pages, data at {data_offset}) does not \
@@ -390,6 +427,23 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
+/// The first valid backup header (one whose layout puts it where it was found).
+fn find_backup_header<S: Storage>(storage: &mut S) -> Option<(DeviceInfo, u64, u64, u64)> {
+    let mut b = vec![0u8; BLOCK];
+    for mib in 1..=BACKUP_SEARCH_MIB {
+        let at = mib * DATA_ALIGN - BLOCK as u64;
+        if storage.read_at(at, &mut b).is_err() {
+            continue;
+        }
+        if let Ok(h) = decode_header(&b) {
+            if backup_header_offset(h.1, h.2, h.3) == Some(at) && (h.1, h.2, h.3) == layout(&h.0) {
+                return Some(h);
+            }
+        }
+    }
+    None
+}
+
 fn encode_header(info: &DeviceInfo, table_offset: u64, nr_pages: u64, data_offset: u64) -> Vec<u8> {
     let mut b = vec![0u8; BLOCK];
     b[0..8].copy_from_slice(&HEADER_MAGIC);
@@ -584,10 +638,27 @@ mod tests {
     #[test]
     fn header_damage_is_reported() {
         let d = FileZoned::create_with(SimStorage::new(), &cfg()).unwrap();
+        let (_, np, data) = layout(&d.zone_set().info());
+        let backup = backup_header_offset(BLOCK as u64, np, data).expect("room for a backup");
+        // The header alone damaged: the backup opens the device, same geometry.
         let mut st = d.storage().power_cut(Survivors::None);
         st.write_at(30, &[9]).unwrap();
+        let again = FileZoned::open_with(st).unwrap();
+        assert_eq!(again.zone_set().info(), d.zone_set().info());
+        // Header and backup damaged: a damaged device, not "not a device".
+        let mut st = d.storage().power_cut(Survivors::None);
+        st.write_at(30, &[9]).unwrap();
+        st.write_at(backup + 30, &[9]).unwrap();
         let e = FileZoned::open_with(st).unwrap_err();
-        assert!(e.to_string().contains("CRC32C"), "{e}");
+        assert!(
+            e.to_string().contains("CRC32C") && e.to_string().contains("damaged zoned device file"),
+            "{e}"
+        );
         assert_eq!(e.errno(), libc::EIO);
+        // Not a device at all (no magic anywhere).
+        let mut st = SimStorage::new();
+        st.write_at(0, &[0u8; 8192]).unwrap();
+        let e = FileZoned::open_with(st).unwrap_err().to_string();
+        assert!(e.contains("not a zoned device file"), "{e}");
     }
 }
