@@ -184,9 +184,11 @@ impl<S: Storage> FileZoned<S> {
                         "not a zoned device file: {why} (the file starts with zeros)"
                     )))
                 }
-                None if header[0..8] != HEADER_MAGIC => return Err(corrupt(format!(
+                None if header[0..8] != HEADER_MAGIC => {
+                    return Err(corrupt(format!(
                     "not a zoned device file, or one whose header and backup header are both damaged: {why}"
-                ))),
+                )))
+                }
                 None => {
                     return Err(corrupt(format!(
                         "damaged zoned device file: {why}, and no valid backup header (do not reformat it: \
@@ -638,7 +640,7 @@ mod tests {
     #[test]
     fn header_damage_is_reported() {
         let d = FileZoned::create_with(SimStorage::new(), &cfg()).unwrap();
-        let (_, np, data) = layout(&d.zone_set().info());
+        let (_, np, data) = layout(d.zone_set().info());
         let backup = backup_header_offset(BLOCK as u64, np, data).expect("room for a backup");
         // The header alone damaged: the backup opens the device, same geometry.
         let mut st = d.storage().power_cut(Survivors::None);
