@@ -336,38 +336,19 @@ fn fifos_and_zero_sizes_are_refused_not_hung_on() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pipe");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    let o = shingled(&["sim", "--trace", fifo.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("is a FIFO"), "{}", stderr(&o));
     let img = dir.path().join("z.img");
-    let o = shingled(&[
-        "zone",
-        "create",
-        img.to_str().unwrap(),
-        "--zones",
-        "4",
-        "--zone-size",
-        "1MiB",
-        "--zone-capacity",
-        "0",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("--zone-capacity 0"), "{}", stderr(&o));
     let dev = dir.path().join("d.zbd");
-    let o = shingled(&[
-        "store",
-        "format",
-        dev.to_str().unwrap(),
-        "--create",
-        "--zones",
-        "12",
-        "--zone-size",
-        "4MiB",
-        "--metazones",
-        "2",
-        "--metadata-chunk-limit",
-        "0",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("--metadata-chunk-limit") && !dev.exists(), "{}", stderr(&o));
+    let (fifo, img, dev) = (fifo.to_str().unwrap(), img.to_str().unwrap(), dev.to_str().unwrap());
+    let zones = "--zones 12 --zone-size 4MiB --metazones 2";
+    for (args, needle) in [
+        (format!("sim --trace {fifo}"), "is a FIFO"),
+        (format!("zone create {img} --zones 4 --zone-size 1MiB --zone-capacity 0"), "--zone-capacity 0"),
+        (format!("store format {dev} --create {zones} --metadata-chunk-limit 0"), "--metadata-chunk-limit"),
+    ] {
+        let args: Vec<&str> = args.split(' ').collect();
+        let o = shingled(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+    assert!(!std::path::Path::new(dev).exists(), "a refused format --create leaves no file");
 }
