@@ -372,7 +372,10 @@ impl<D: ZonedDevice> Store<D> {
         p.extend_from_slice(&(cfg.max_record as u32).to_le_bytes());
         let rec = encode_record(RecordType::Super, 0, &p);
         let zs = info.zone_start(super_zone);
-        dev.write(zs, &rec).map_err(StoreError::dev("writing the superzone"))?;
+        // Two copies: one flipped bit in a single record made the whole store unopenable.
+        let mut both = rec.clone();
+        both.extend_from_slice(&rec);
+        dev.write(zs, &both).map_err(StoreError::dev("writing the superzone"))?;
         dev.zone_mgmt(ZoneOp::Finish, zs, info.zone_len(super_zone))
             .map_err(StoreError::dev("finishing the superzone"))?;
         let mut st = Store::empty(dev, info, cfg, super_zone, data_first);
@@ -2197,11 +2200,36 @@ fn placement_from_code(c: u8) -> Placement {
 }
 
 /// Reads, CRC-checks and decodes the superzone record of zone `z`, whatever its format version
-/// (`read_format` reports the version; [`read_super`] refuses others).
+/// (`read_format` reports the version; [`read_super`] refuses others). The superzone holds two
+/// copies of the record (stores formatted before the second copy have one); the first valid
+/// copy is used. When none is: "not formatted" if neither copy even has the record magic,
+/// else a damaged superzone ([`StoreError::CorruptMeta`]) naming both copies' faults.
 pub(crate) fn read_super_record<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64) -> Result<SuperInfo> {
-    let mut b = vec![0u8; BLOCK as usize];
+    let mut b = vec![0u8; 2 * BLOCK as usize];
     dev.read(info.zone_start(z), &mut b).map_err(StoreError::dev("reading the superzone"))?;
-    let h = decode_header(&b).map_err(|e| StoreError::NotFormatted(format!("superzone (zone {z}): {e}")))?;
+    let mut faults = Vec::new();
+    for (k, copy) in b.chunks(BLOCK as usize).enumerate() {
+        match super_copy(copy, z) {
+            Ok(s) => return Ok(s),
+            Err(e) => faults.push((k, e)),
+        }
+    }
+    let magic = b.chunks(BLOCK as usize).any(|c| c[..4] == format::MAGIC.to_le_bytes());
+    let why = faults.iter().map(|(k, e)| format!("copy {k}: {e}")).collect::<Vec<_>>().join("; ");
+    if !magic {
+        return Err(StoreError::NotFormatted(format!("superzone (zone {z}): no superzone record ({why})")));
+    }
+    Err(StoreError::CorruptMeta {
+        structure: "superzone",
+        zone: z,
+        offset: 0,
+        what: format!("both copies of the superzone record are damaged ({why}); the store's data may be intact: do not format it again"),
+    })
+}
+
+/// One copy of the superzone record.
+fn super_copy(b: &[u8], z: u64) -> Result<SuperInfo> {
+    let h = decode_header(b).map_err(|e| StoreError::NotFormatted(format!("superzone (zone {z}): {e}")))?;
     if h.rtype != RecordType::Super || h.payload_len as usize > b.len() - HEADER_LEN {
         return Err(StoreError::NotFormatted(format!("zone {z} does not start with a superzone record")));
     }

@@ -205,11 +205,27 @@ fn damaged_journal_checkpoint_and_superzone_are_errors() {
             other => panic!("flip at zone {zone} byte {byte}: {:?}", other.map(|_| ())),
         }
     }
+    // The superzone holds two copies of its record (blocks 0 and 1): one damaged copy, payload
+    // or magic, is survived; both damaged is a damaged store, not "not formatted"; both without
+    // the magic is not a store.
+    for byte in [40, 0] {
+        let mut st2 = raw_copy(&st);
+        flip(&mut st2, 0, byte, 0);
+        let again = reopen(st2).unwrap_or_else(|e| panic!("one bad copy (byte {byte}): {e}"));
+        assert_eq!(again.list().len(), 3);
+    }
     let mut st2 = raw_copy(&st);
     flip(&mut st2, 0, 40, 0);
-    assert!(matches!(reopen(st2), Err(StoreError::CorruptMeta { structure: "superzone", .. })));
+    flip(&mut st2, 0, 4096 + 40, 0);
+    match reopen(st2) {
+        Err(StoreError::CorruptMeta { structure: "superzone", what, .. }) => {
+            assert!(what.contains("both copies") && what.contains("do not format"), "{what}")
+        }
+        other => panic!("both copies damaged: {:?}", other.map(|_| ())),
+    }
     let mut st2 = raw_copy(&st);
     flip(&mut st2, 0, 0, 0);
+    flip(&mut st2, 0, 4096, 0);
     assert!(matches!(reopen(st2), Err(StoreError::NotFormatted(_))));
 }
 
