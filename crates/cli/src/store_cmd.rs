@@ -68,7 +68,21 @@ impl Devices {
     fn all(&self) -> Result<Vec<PathBuf>> {
         let v: Vec<PathBuf> = std::iter::once(self.dev.clone()).chain(self.more.iter().cloned()).collect();
         let key = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        // The same file under two names (hard links) too: compare device and inode.
+        let inode = |p: &PathBuf| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+        };
         for (i, p) in v.iter().enumerate() {
+            if let Some(q) =
+                v[..i].iter().find(|q| inode(q).is_some() && inode(q) == inode(p) && key(q) != key(p))
+            {
+                bail!(
+                    "{} and {} are the same file (hard links): give each device once",
+                    q.display(),
+                    p.display()
+                );
+            }
             if let Some(q) = v[..i].iter().find(|q| key(q) == key(p)) {
                 bail!("device {} is given twice (as {} and {})", key(p).display(), q.display(), p.display());
             }

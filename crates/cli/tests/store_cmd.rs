@@ -299,9 +299,18 @@ fn a_damaged_superzone_is_named_with_zone_and_byte() {
     assert_eq!(img[at + 4], 1, "record type Super");
     img[at + 32 + 12] ^= 0x01; // nr_metazones, inside the CRC'd payload
     std::fs::write(&dev, &img).unwrap();
+    // One damaged copy: the second copy (the next block) opens the store.
+    for cmd in ["ls", "fsck", "info"] {
+        ok(&["store", cmd, devs]);
+    }
+    // Both copies damaged: named, and not taken for "not a store".
+    assert_eq!(&img[at + 4096..at + 4100], b"SMRR", "the second copy follows");
+    img[at + 4096 + 32 + 12] ^= 0x01;
+    std::fs::write(&dev, &img).unwrap();
     for cmd in ["ls", "fsck", "info"] {
         let e = fails(&["store", cmd, devs]);
-        assert!(e.contains("dev.zbd: corrupt superzone in zone 1 at byte 0: payload CRC"), "{e}");
+        assert!(e.contains("dev.zbd: corrupt superzone in zone 1 at byte 0: both copies"), "{e}");
+        assert!(e.contains("payload CRC") && e.contains("do not format"), "{e}");
     }
 }
 
@@ -500,4 +509,21 @@ fn a_put_failing_on_a_device_error_leaves_no_chunk_behind() {
     let back = dir.path().join("back.bin");
     ok(&["store", "get", dev, &id, "-o", s(&back)]);
     assert_eq!(std::fs::read(&back).unwrap(), bytes(5, 100_000));
+}
+
+/// An empty file is "not a zoned device file" with how to make one (was "bad magic"); one
+/// device given twice through a hard link is named as such (was "in use by another process").
+#[test]
+fn empty_files_and_hard_linked_devices_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.zbd");
+    std::fs::write(&empty, b"").unwrap();
+    let e = fails(&["store", "ls", s(&empty)]);
+    assert!(e.contains("is not a zoned device file") && e.contains("shingled zone create"), "{e}");
+    let dev = dir.path().join("d.zbd");
+    ok(&["store", "format", s(&dev), "--create", "--zones", "12", "--zone-size", "4MiB", "--metazones", "2"]);
+    let link = dir.path().join("link.zbd");
+    std::fs::hard_link(&dev, &link).unwrap();
+    let e = fails(&["store", "ls", s(&dev), "-d", s(&link)]);
+    assert!(e.contains("are the same file (hard links)"), "{e}");
 }

@@ -131,6 +131,14 @@ pub enum ZonedError {
         /// What is allowed.
         reason: String,
     },
+    /// A file that is not an emulated zoned device (empty, or no header magic anywhere).
+    #[error("{path} is not a zoned device file: {detail}")]
+    NotADevice {
+        /// The file.
+        path: String,
+        /// Why not.
+        detail: String,
+    },
     /// An emulated device file whose header or zone table cannot be trusted.
     #[error("{path}: corrupt zoned device file: {detail}")]
     Corrupt {
@@ -175,6 +183,7 @@ impl ZonedError {
             | ZonedError::NotSequential { .. }
             | ZonedError::ReadAboveWp { .. }
             | ZonedError::Corrupt { .. }
+            | ZonedError::NotADevice { .. }
             | ZonedError::Injected(_) => libc::EIO,
         }
     }

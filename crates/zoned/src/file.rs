@@ -179,15 +179,19 @@ impl<S: Storage> FileZoned<S> {
             // if there is none.
             Err(why) => match find_backup_header(&mut storage) {
                 Some(h) => h,
-                None if header[0..8] != HEADER_MAGIC && header.iter().all(|&b| b == 0) => {
-                    return Err(corrupt(format!(
-                        "not a zoned device file: {why} (the file starts with zeros)"
-                    )))
+                None if header.iter().all(|&b| b == 0) => {
+                    return Err(ZonedError::NotADevice {
+                        path: name.clone(),
+                        detail: "it is empty or starts with zeros; make one with `shingled zone create` or \
+                                 `shingled store format --create`"
+                            .into(),
+                    })
                 }
                 None if header[0..8] != HEADER_MAGIC => {
-                    return Err(corrupt(format!(
-                    "not a zoned device file, or one whose header and backup header are both damaged: {why}"
-                )))
+                    return Err(ZonedError::NotADevice {
+                        path: name.clone(),
+                        detail: format!("{why}, and no backup header (or both are damaged)"),
+                    })
                 }
                 None => {
                     return Err(corrupt(format!(
@@ -661,6 +665,6 @@ mod tests {
         let mut st = SimStorage::new();
         st.write_at(0, &[0u8; 8192]).unwrap();
         let e = FileZoned::open_with(st).unwrap_err().to_string();
-        assert!(e.contains("not a zoned device file"), "{e}");
+        assert!(e.contains("is not a zoned device file") && e.contains("starts with zeros"), "{e}");
     }
 }
