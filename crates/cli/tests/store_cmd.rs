@@ -299,10 +299,14 @@ fn a_damaged_superzone_is_named_with_zone_and_byte() {
     assert_eq!(img[at + 4], 1, "record type Super");
     img[at + 32 + 12] ^= 0x01; // nr_metazones, inside the CRC'd payload
     std::fs::write(&dev, &img).unwrap();
-    // One damaged copy: the second copy (the next block) opens the store.
-    for cmd in ["ls", "fsck", "info"] {
+    // One damaged copy: the second copy (the next block) opens the store, and fsck says so.
+    for cmd in ["ls", "info"] {
         ok(&["store", cmd, devs]);
     }
+    let o = shingled(&["store", "fsck", devs]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("superzone record copy 0 is damaged"), "{out}");
     // Both copies damaged: named, and not taken for "not a store".
     assert_eq!(&img[at + 4096..at + 4100], b"SMRR", "the second copy follows");
     img[at + 4096 + 32 + 12] ^= 0x01;

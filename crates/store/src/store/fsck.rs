@@ -85,6 +85,7 @@ impl<D: ZonedDevice> Store<D> {
     pub fn fsck(&mut self) -> Result<FsckReport> {
         self.check_usable()?;
         let mut rep = FsckReport::default();
+        self.fsck_superzone(&mut rep)?;
         // Metazones.
         for m in 0..self.cfg.nr_metazones {
             let z = self.meta_zone(m);
@@ -399,6 +400,30 @@ impl<D: ZonedDevice> Store<D> {
             off += len;
         }
         Ok(out)
+    }
+
+    /// Both copies of the superzone record: open uses the first valid one, so a damaged copy
+    /// would go unnoticed; it is a problem. A second block of zeros is a store formatted before
+    /// the second copy existed, not a problem.
+    fn fsck_superzone(&mut self, rep: &mut FsckReport) -> Result<()> {
+        let z = self.super_zone;
+        let mut b = vec![0u8; 2 * BLOCK as usize];
+        self.dev.read(self.info.zone_start(z), &mut b).map_err(StoreError::dev("reading the superzone"))?;
+        for (k, copy) in b.chunks(BLOCK as usize).enumerate() {
+            if k == 1 && copy.iter().all(|&x| x == 0) {
+                continue;
+            }
+            if let Err(e) = super::super_copy(copy, z) {
+                rep.problems.push(FsckProblem {
+                    zone: z,
+                    offset: k as u64 * BLOCK,
+                    chunk: None,
+                    chunk_offset: None,
+                    what: format!("superzone record copy {k} is damaged ({e}); the other copy is in use"),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Reports the bad spots of a walk that are damage: any followed by a valid record, and any

@@ -211,8 +211,11 @@ fn damaged_journal_checkpoint_and_superzone_are_errors() {
     for byte in [40, 0] {
         let mut st2 = raw_copy(&st);
         flip(&mut st2, 0, byte, 0);
-        let again = reopen(st2).unwrap_or_else(|e| panic!("one bad copy (byte {byte}): {e}"));
+        let mut again = reopen(st2).unwrap_or_else(|e| panic!("one bad copy (byte {byte}): {e}"));
         assert_eq!(again.list().len(), 3);
+        let f = again.fsck().unwrap();
+        assert_eq!(f.problems.len(), 1, "{:?}", f.problems);
+        assert!(f.problems[0].what.contains("superzone record copy 0 is damaged"), "{:?}", f.problems);
     }
     let mut st2 = raw_copy(&st);
     flip(&mut st2, 0, 40, 0);
