@@ -38,12 +38,14 @@ fn main() {
 }
 
 /// The error and its causes joined by ": ", leaving out a cause whose text the message already
-/// ends with (library errors that print their source and also expose it as the source).
+/// ends with (library errors that print their source and also expose it as the source), and
+/// letting a cause that starts with the message so far replace it.
 fn chain(e: &anyhow::Error) -> String {
     let mut msg = String::new();
     for cause in e.chain() {
         let s = cause.to_string();
-        if msg.is_empty() {
+        if msg.is_empty() || s.starts_with(&msg) {
+            // The cause repeats the context and says more ("creating X" then "creating X: …").
             msg = s;
         } else if !msg.ends_with(&s) {
             msg.push_str(": ");

@@ -187,11 +187,12 @@ fn create(a: CreateArgs) -> Result<()> {
         read_above_wp: if a.restrict_reads { ReadAboveWp::Fail } else { ReadAboveWp::Zeros },
     };
     let (_, notes) = cfg.sanitize()?;
+    let dev = FileZoned::create(&a.file, &cfg, FileOptions { io_mode: IoMode::Buffered })
+        .with_context(|| format!("creating {}", a.file.display()))?;
+    // Notes only once the device exists: before an error they read as if it had worked.
     for n in &notes {
         eprintln!("note: {n}");
     }
-    let dev = FileZoned::create(&a.file, &cfg, FileOptions { io_mode: IoMode::Buffered })
-        .with_context(|| format!("creating {}", a.file.display()))?;
     let info = dev.info();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "file": a.file, "device": info }))?);

@@ -326,6 +326,13 @@ fn error_messages_name_the_value_once() {
             assert_eq!(e.matches(needle).count(), 1, "printed twice: {e}");
         }
     }
+    // A context the cause repeats is said once, and a note is not printed before an error.
+    let img = dir.path().join("exists.img");
+    std::fs::write(&img, b"").unwrap();
+    let o = shingled(&["zone", "create", img.to_str().unwrap(), "--zones", "4", "--zone-size", "1MiB"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(e.contains("File exists") && e.matches("creating").count() == 1 && !e.contains("note:"), "{e}");
 }
 
 /// Inputs that used to hang or be accepted by mistake are refused by name: a FIFO as the trace
