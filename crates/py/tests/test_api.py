@@ -230,3 +230,10 @@ def test_unclear_python_errors_now_say_what_is_wrong(tmp_path):
         shingled.Config.from_toml("missing.toml")
     r = shingled.simulate(SYNTH.encode(), mode="write-only", cache="1%")
     assert r.total_time_s > 0
+
+
+def test_non_finite_numbers_name_their_field():
+    with pytest.raises(shingled.ConfigError, match=r"drive\.mechanism\.average_seek_ms: nan is not a finite"):
+        shingled.Config.default().replace(**{"drive.mechanism.average_seek_ms": float("nan")})
+    with pytest.raises(shingled.ConfigError, match=r"ssd\.read_latency_us: inf"):
+        shingled.simulate(SYNTH, ssd__read_latency_us=float("inf"))

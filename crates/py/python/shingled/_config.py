@@ -74,6 +74,7 @@ class Config:
         base = dict(data) if data is not None else json.loads(_core.config_default())
         for k, v in fields.items():
             _set_path(base, k, v)
+        _check_finite(base, "")
         object.__setattr__(self, "_data", json.loads(_core.config_normalize(json.dumps(base))))
 
     # Construction -----------------------------------------------------------------------
@@ -196,3 +197,18 @@ class Config:
 
     def __repr__(self) -> str:
         return f"Config(label={self.label!r}, trace={self._data['trace']['path']!r}, mode={self._data['mode']!r})"
+
+
+def _check_finite(v: Any, path: str) -> None:
+    """A NaN or infinity anywhere in a configuration is a ConfigError naming its field (JSON
+    has no such numbers, and the core would only say where in the JSON text it choked)."""
+    import math
+
+    if isinstance(v, float) and not math.isfinite(v):
+        raise _core.ConfigError(f"configuration field {path or '(root)'}: {v} is not a finite number")
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _check_finite(x, f"{path}.{k}" if path else str(k))
+    elif isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            _check_finite(x, f"{path}[{i}]")
