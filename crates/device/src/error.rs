@@ -10,8 +10,12 @@ use shingled_core::ByteSize;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DeviceError {
-    /// One configuration field is out of bounds or inconsistent with another.
-    #[error("drive configuration field `{field}` = {value}: {reason}")]
+    /// One configuration field is out of bounds or inconsistent with another. Fields of the SSD
+    /// table are named `ssd.…` and said to be SSD fields.
+    #[error(
+        "{} configuration field `{field}` = {value}: {reason}",
+        if .field.starts_with("ssd.") { "SSD" } else { "drive" }
+    )]
     InvalidField {
         /// Dotted path of the field, e.g. `mechanism.rpm`.
         field: String,

@@ -81,7 +81,7 @@ impl SsdConfig {
 
     /// Validates and builds the model.
     pub fn build(&self) -> Result<Ssd> {
-        self.validate()?;
+        self.validate().map_err(|e| e.within("ssd"))?;
         Ok(Ssd::new(self))
     }
 }

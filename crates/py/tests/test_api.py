@@ -237,3 +237,11 @@ def test_non_finite_numbers_name_their_field():
         shingled.Config.default().replace(**{"drive.mechanism.average_seek_ms": float("nan")})
     with pytest.raises(shingled.ConfigError, match=r"ssd\.read_latency_us: inf"):
         shingled.simulate(SYNTH, ssd__read_latency_us=float("inf"))
+
+
+def test_ssd_and_band_errors_are_named_as_such():
+    with pytest.raises(shingled.DeviceError, match=r"SSD configuration field `ssd\.read_latency_us` = -5"):
+        shingled.simulate(SYNTH, ssd__read_latency_us=-5)
+    bands = {"kind": "uniform-random", "min": "36MB", "max": "17MB", "seed": 0}
+    with pytest.raises(shingled.ConfigError, match=r"drive\.bands: band min 36\.00MB is larger than max"):
+        shingled.simulate(SYNTH, drive__bands=bands)

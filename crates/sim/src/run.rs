@@ -39,6 +39,9 @@ pub fn open_trace(spec: &TraceSpec) -> Result<Box<dyn TraceReader>, SimError> {
 /// One pass over the trace for its footprint (PORE Table I figures), which sizes the cache and
 /// the persistent buffer. Honours `limit`.
 pub fn measure(spec: &TraceSpec, bands: &BandConfig) -> Result<TraceStats, SimError> {
+    // A bad band layout is a configuration error, not a trace error (it is checked here because
+    // measuring the trace's covered bands is its first use).
+    bands.validate().map_err(|reason| SimError::Config { field: "drive.bands", reason })?;
     let reader = open_trace(spec)?;
     let mut limited = Limited { inner: reader, left: spec.limit.unwrap_or(u64::MAX) };
     Ok(shingled_trace::trace_stats(&mut limited, bands)?)
