@@ -489,12 +489,6 @@ impl Extents {
     }
 }
 
-/// `ceil(x)` in whole nanoseconds for a non-negative `x`.
-#[inline]
-fn ceil_ns(x: f64) -> u64 {
-    x.ceil() as u64
-}
-
 /// A flash PB's timeline.
 #[derive(Debug)]
 struct Flash {
@@ -805,7 +799,8 @@ impl DmSmr {
             c.bytes += r.bytes;
         }
         let c = self.cache.as_mut().expect("cache on");
-        let done = ceil_ns(ready as f64 + overhead + r.bytes as f64 * c.ns_per_byte).max(ready + 1);
+        let done =
+            crate::hdd::ceil_u64(ready as f64 + overhead + r.bytes as f64 * c.ns_per_byte).max(ready + 1);
         c.host_free = done;
         self.stats.time.cache += Nanos(done - ready);
         self.req_done = self.req_done.max(done);

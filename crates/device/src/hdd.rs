@@ -605,7 +605,7 @@ fn frac(x: f64) -> f64 {
 
 /// `ceil(x)` for a non-negative `x` below 2^63.
 #[inline]
-fn ceil_u64(x: f64) -> u64 {
+pub(crate) fn ceil_u64(x: f64) -> u64 {
     let i = x as i64;
     (if (i as f64) < x { i + 1 } else { i }) as u64
 }

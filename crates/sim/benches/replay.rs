@@ -1,7 +1,8 @@
 //! Simulation speed: block requests replayed per second for each scheme, with the trace already
 //! in memory (so parsing is excluded), and memory per cached block.
 //!
-//! `cargo bench -p shingled-sim --bench replay [-- SPEC]` (default SPEC `synth:wdev`).
+//! `cargo bench -p shingled-sim --bench replay [-- SPEC]` (default SPEC `synth:wdev`);
+//! `SHINGLED_SETUP=generic` (or `sac`) measures that set-up instead of the default `pore`.
 
 use shingled_cache::{Cache, PolicyConfig, PolicyContext};
 use shingled_core::BandConfig;
@@ -14,6 +15,10 @@ use std::time::Instant;
 fn main() {
     let spec = std::env::args().skip(1).find(|a| !a.starts_with('-')).unwrap_or_else(|| "synth:wdev".into());
     let mut base = SimConfig::default();
+    // SHINGLED_SETUP=generic|sac measures another set-up than the default (pore).
+    if let Ok(name) = std::env::var("SHINGLED_SETUP") {
+        shingled_sim::setup(&name).expect("a known set-up").apply(&mut base);
+    }
     base.trace.path = spec.clone();
     let stats = shingled_sim::measure(&base.trace, &BandConfig::default()).expect("trace");
     let mut reader = shingled_sim::open_trace(&base.trace).expect("trace");
@@ -46,7 +51,7 @@ fn main() {
                     };
                     Cache::new(sz.cache_blocks as u32, c.policy.build(&pctx).unwrap())
                 });
-                let mut e = Engine::new(mode, cache, ssd, drive);
+                let mut e = Engine::new(mode, cache, ssd, drive).with_io_unit(cfg.io_unit);
                 let t = Instant::now();
                 for r in &reqs {
                     e.process(r);

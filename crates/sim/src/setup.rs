@@ -152,8 +152,6 @@ fn band_line(b: &shingled_core::BandConfig) -> String {
         Fixed { size } => format!("fixed {size}"),
         UniformRandom { min, max, .. } => format!("uniform {min}-{max}"),
         LbaDependent { outer, inner } => format!("{outer} -> {inner} over the LBAs"),
-        #[allow(unreachable_patterns)]
-        other => format!("{other:?}"),
     }
 }
 
