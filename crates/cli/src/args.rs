@@ -313,7 +313,8 @@ impl SimArgs {
         }
         if let Some(p) = &self.drive_file {
             let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-            cfg.drive = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            cfg.drive = toml::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {}", p.display(), shingled_sim::toml_error(&text, &e)))?;
         }
         if let Some(s) = &self.pb_size {
             let spec = parse::<SizeSpec>("pb-size", s)?;

@@ -167,8 +167,12 @@ fn sim(a: args::SimCmd) -> Result<()> {
         return sim_grid(&a, &or_default(policies), &or_default(sizes));
     }
     let cfg = a.sim.to_config()?;
-    let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default())
-        .with_context(|| format!("reading trace {}", cfg.trace.path))?;
+    let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default()).map_err(|e| match e {
+        shingled_sim::SimError::Trace(_) => {
+            anyhow::Error::new(e).context(format!("reading trace {}", cfg.trace.path))
+        }
+        other => other.into(),
+    })?;
     let total = cfg.trace.limit.map_or(stats.requests, |l| l.min(stats.requests));
     let bar = progress::Reporter::requests(&format!("sim {}", cfg.display_label()), total);
     let r = shingled_sim::run(&cfg, &stats, &mut |n| bar.set(n))?;

@@ -335,6 +335,36 @@ fn error_messages_name_the_value_once() {
     assert!(e.contains("File exists") && e.matches("creating").count() == 1 && !e.contains("note:"), "{e}");
 }
 
+/// A bad value inside a drive table is located by line, column and field (serde reads a
+/// tagged drive into a buffer, so toml alone points at the table header), and a bad band layout
+/// is a configuration error, not "reading trace".
+#[test]
+fn config_errors_point_at_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = stdout(&shingled(&["config"]));
+    let line = good.lines().position(|l| l.trim() == "[drive.mechanism]").unwrap() + 2;
+    assert!(good.lines().nth(line - 1).unwrap().starts_with("rpm = "), "{good}");
+    let bad: String = good
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i + 1 == line { "rpm = -5900\n".to_string() } else { format!("{l}\n") })
+        .collect();
+    let p = dir.path().join("bad.toml");
+    std::fs::write(&p, bad).unwrap();
+    let e = stderr(&shingled(&["sim", "-c", p.to_str().unwrap()]));
+    assert!(
+        e.contains(&format!("line {line}, column 1, field drive.mechanism.rpm")) && e.contains("-5900"),
+        "{e}"
+    );
+    let bands = good.replace("min = \"17000000\"", "min = \"40000000\"");
+    assert_ne!(bands, good);
+    std::fs::write(&p, bands).unwrap();
+    let o = shingled(&["sim", "-c", p.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(e.contains("configuration field drive.bands") && !e.contains("reading trace"), "{e}");
+}
+
 /// Inputs that used to hang or be accepted by mistake are refused by name: a FIFO as the trace
 /// (read twice: the second open blocked forever), `--zone-capacity 0`, a metadata chunk limit
 /// that no metadata put could meet.

@@ -318,6 +318,37 @@ fn a_damaged_superzone_is_named_with_zone_and_byte() {
     }
 }
 
+/// The device file's own duplicated metadata: a damaged backup header is a problem fsck
+/// names (the store still opens); a damaged header opens from the backup, and fsck says so.
+#[test]
+fn damage_to_one_copy_of_the_device_header_is_reported_by_fsck() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let devs = s(&dev);
+    ok(&["store", "format", devs, "--create", "--zones", "8", "--zone-size", "1MiB"]);
+    let clean = ok(&["store", "fsck", devs]);
+    assert!(!clean.contains("device metadata"), "{clean}");
+    let img = std::fs::read(&dev).unwrap();
+    let backup = (1 << 20) - 4096;
+    assert_eq!(&img[backup..backup + 8], b"SHZONED\0", "the backup header sits before the data region");
+    for (at, says) in
+        [(backup + 40, "the backup header (byte 1044480) is damaged"), (40, "opened from its backup")]
+    {
+        let mut bad = img.clone();
+        bad[at] ^= 0x10;
+        std::fs::write(&dev, &bad).unwrap();
+        ok(&["store", "ls", devs]);
+        let o = shingled(&["store", "fsck", devs]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(1), "{out}");
+        assert!(out.contains("device metadata problem") && out.contains(says), "{out}");
+        let j = shingled(&["store", "fsck", devs, "--output", "json"]);
+        let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+        assert_eq!(v[0]["clean"], false);
+        assert_eq!(v[0]["device_metadata"][0]["after_crash"], false, "{v}");
+    }
+}
+
 #[test]
 fn gc_reclaims_the_zone_of_a_deleted_chunk_and_keeps_the_others() {
     let dir = tempfile::tempdir().unwrap();

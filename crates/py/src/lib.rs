@@ -18,6 +18,7 @@ use pyo3::types::{PyBytes, PyDict};
 use shingled_cache::PolicyConfig;
 use shingled_core::BandConfig;
 use shingled_core::ByteSize;
+use shingled_device::{DmSmrConfig, HddConfig};
 use shingled_sim::experiments::{self, Experiment, ExperimentOptions, ExperimentReport};
 use shingled_sim::{CompareReport, Mode, RunReport, SimConfig, SimError, TraceSpec};
 use shingled_store::{
@@ -65,12 +66,90 @@ fn trace_err(e: shingled_trace::TraceError) -> PyErr {
     TraceError::new_err(e.to_string())
 }
 
+/// Runs `work` on another thread with the GIL released, checking for signals (Ctrl-C) every
+/// [`POLL`]: on one, sets the flag `work` watches, waits for it to stop (it checks every few
+/// thousand requests) and raises the signal's exception (`KeyboardInterrupt`).
+fn interruptible<T: Send>(py: Python<'_>, work: impl FnOnce(&AtomicBool) -> T + Send) -> PyResult<T> {
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel();
+    let rx = Mutex::new(rx);
+    std::thread::scope(|s| {
+        let stop = &stop;
+        s.spawn(move || {
+            let _ = tx.send(work(stop));
+        });
+        let mut signal: Option<PyErr> = None;
+        loop {
+            match py.detach(|| rx.lock().unwrap().recv_timeout(POLL)) {
+                Ok(v) => return signal.map_or(Ok(v), Err),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(ShingledError::new_err(
+                        "internal error: the worker thread stopped without a result",
+                    ))
+                }
+            }
+            if signal.is_none() {
+                if let Err(e) = py.check_signals() {
+                    stop.store(true, Ordering::Relaxed);
+                    signal = Some(e);
+                }
+            }
+        }
+    })
+}
+
 fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("reports and configurations serialize")
 }
 
 fn parse_config(json: &str) -> PyResult<SimConfig> {
-    serde_json::from_str(json).map_err(|e| ConfigError::new_err(e.to_string()))
+    from_json(json, "configuration")
+}
+
+/// Parses JSON that the Python layer built from the user's values: an error names the field
+/// by its path (`cache.policy.zone_size`), not by a position in JSON the user never saw.
+fn from_json<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> PyResult<T> {
+    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(json)).map_err(|e| {
+        let msg = e.inner().to_string();
+        // serde_json ends its messages with " at line L column C".
+        let msg = match msg.rfind(" at line ") {
+            Some(i) if msg[i + 9..].split(" column ").all(|n| n.bytes().all(|b| b.is_ascii_digit())) => {
+                &msg[..i]
+            }
+            _ => &msg[..],
+        };
+        let path = e.path().to_string();
+        // A drive is a tagged enum, which serde buffers: the path stops at the drive. Parse
+        // the drive's table again as its model's struct to find the field inside it.
+        let (path, msg) = drive_field(json, &path).unwrap_or((path, msg.to_string()));
+        match path.as_str() {
+            "." | "" => ConfigError::new_err(format!("{what}: {msg}")),
+            path => ConfigError::new_err(format!("{what} field {path}: {msg}")),
+        }
+    })
+}
+
+/// For an error at `path` that names a drive table (`drive`, `compare.cmr_drive`, or the
+/// whole document): the path and message of the failing field inside it.
+fn drive_field(json: &str, path: &str) -> Option<(String, String)> {
+    let mut v: serde_json::Value = serde_json::from_str(json).ok()?;
+    if path != "." {
+        for key in path.split('.') {
+            v = v.get_mut(key)?.take();
+        }
+    }
+    let obj = v.as_object_mut()?;
+    let model = obj.remove("model")?;
+    let body = serde_json::Value::Object(std::mem::take(obj));
+    let inner = match model.as_str()? {
+        "cmr" => serde_path_to_error::deserialize::<_, HddConfig>(body).err()?,
+        "dm-smr" => serde_path_to_error::deserialize::<_, DmSmrConfig>(body).err()?,
+        _ => return None,
+    };
+    let at = inner.path().to_string();
+    let full = if path == "." { at } else { format!("{path}.{at}") };
+    Some((full, inner.inner().to_string()))
 }
 
 /// The default configuration (what `shingled config` prints), as JSON.
@@ -181,17 +260,19 @@ fn run_many(
                 let k = key(c);
                 match keys.iter().position(|x| *x == k) {
                     Some(i) => which.push(i),
-                    None => match shingled_sim::measure(&c.trace, &c.drive.bands_or_default()) {
-                        Ok(st) => {
-                            distinct.push(st);
-                            keys.push(k);
-                            which.push(distinct.len() - 1);
+                    None => {
+                        match shingled_sim::measure_until(&c.trace, &c.drive.bands_or_default(), cancel) {
+                            Ok(st) => {
+                                distinct.push(st);
+                                keys.push(k);
+                                which.push(distinct.len() - 1);
+                            }
+                            Err(e) => {
+                                let _ = tx.send(Event::Failed(e));
+                                return;
+                            }
                         }
-                        Err(e) => {
-                            let _ = tx.send(Event::Failed(e));
-                            return;
-                        }
-                    },
+                    }
                 }
                 if cancel.load(Ordering::Relaxed) {
                     let _ = tx.send(Event::Failed(SimError::Cancelled { requests: 0 }));
@@ -403,20 +484,22 @@ fn experiment(
 #[pyfunction]
 #[pyo3(signature = (spec, bands=None))]
 fn trace_stats(py: Python<'_>, spec: &str, bands: Option<&str>) -> PyResult<String> {
-    let spec: TraceSpec = serde_json::from_str(spec).map_err(|e| ConfigError::new_err(e.to_string()))?;
+    let spec: TraceSpec = from_json(spec, "trace")?;
     let bands: BandConfig = match bands {
-        Some(b) => serde_json::from_str(b)
-            .map_err(|e| ConfigError::new_err(format!("configuration field bands: {e}")))?,
+        Some(b) => from_json(b, "bands")?,
         None => BandConfig::default(),
     };
-    py.detach(|| shingled_sim::measure(&spec, &bands)).map(|s| to_json(&s)).map_err(sim_err)
+    interruptible(py, |stop| shingled_sim::measure_until(&spec, &bands, stop))?
+        .map(|s| to_json(&s))
+        .map_err(sim_err)
 }
 
 /// Writes trace `input` (path or `synth:` spec) to `out` in the binary format; returns the
 /// number of requests written.
 #[pyfunction]
 fn convert(py: Python<'_>, input: &str, out: std::path::PathBuf) -> PyResult<u64> {
-    py.detach(|| shingled_trace::convert_file(input, &Default::default(), &out).map(|s| s.requests))
+    interruptible(py, |stop| shingled_trace::convert_file_until(input, &Default::default(), &out, stop))?
+        .map(|s| s.requests)
         .map_err(trace_err)
 }
 
@@ -449,7 +532,7 @@ impl Reader {
     #[new]
     #[pyo3(signature = (spec))]
     fn new(spec: &str) -> PyResult<Reader> {
-        let spec: TraceSpec = serde_json::from_str(spec).map_err(|e| ConfigError::new_err(e.to_string()))?;
+        let spec: TraceSpec = from_json(spec, "trace")?;
         let r = shingled_sim::open_trace(&spec).map_err(sim_err)?;
         Ok(Reader { inner: Mutex::new(r) })
     }
@@ -685,6 +768,7 @@ fn fsck_json(r: &shingled_store::FsckReport) -> String {
             "zone": q.zone, "offset": q.offset, "chunk": q.chunk.map(|c| c.to_string()),
             "chunk_offset": q.chunk_offset, "what": q.what,
         })).collect::<Vec<_>>(),
+        "device_metadata": r.device,
     })
     .to_string()
 }

@@ -245,3 +245,37 @@ def test_ssd_and_band_errors_are_named_as_such():
     bands = {"kind": "uniform-random", "min": "36MB", "max": "17MB", "seed": 0}
     with pytest.raises(shingled.ConfigError, match=r"drive\.bands: band min 36\.00MB is larger than max"):
         shingled.simulate(SYNTH, drive__bands=bands)
+
+
+def test_ctrl_c_stops_converting_and_measuring_midway(tmp_path):
+    # Ctrl-C arrives while the pass over the trace runs with the GIL released: the pass stops at
+    # its next check instead of running to the end, so the output never appears.
+    import threading
+
+    def interrupted(call):
+        timer = threading.Timer(0.3, _thread.interrupt_main)
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                call()
+        finally:
+            timer.cancel()
+
+    out = tmp_path / "big.bin"
+    interrupted(lambda: shingled.generate("wdev", out, scale=100))
+    assert not out.exists(), "the conversion ran to the end"
+    assert not list(tmp_path.iterdir()), "a temporary file was left behind"
+    interrupted(lambda: shingled.trace_stats("synth:wdev,scale=100"))
+
+
+def test_configuration_errors_name_the_field_path_not_a_json_position():
+    cases = [
+        (dict(mode="sideways"), "configuration field mode: unknown variant `sideways`"),
+        (dict(drive={"model": "dm-smr", "mechanism": {"rpm": -5}}), "configuration field drive.mechanism.rpm:"),
+        (dict(drive={"model": "cmr", "rpm": -5}), "configuration field drive.rpm:"),
+    ]
+    for kw, says in cases:
+        with pytest.raises(shingled.ConfigError) as e:
+            shingled.simulate(SYNTH, **kw)
+        assert says in str(e.value), str(e.value)
+        assert "line 1 column" not in str(e.value), str(e.value)

@@ -394,3 +394,12 @@ def test_a_forked_child_cannot_use_the_parents_store(tmp_path):
     assert os.read(r, 100) == b"refused"
     assert st.read(cid) == b"parent"
     st.close()
+
+
+def test_create_returns_the_id_that_list_gives():
+    # A str id may carry spaces or capitals: create() returns the canonical form.
+    with ChunkStore.in_memory(zones=16, zone_size=256 << 10) as st:
+        padded = "  " + ("AB" * 24) + "\n"
+        cid = st.create(padded)
+        assert cid == "ab" * 24
+        assert cid in [c["id"] for c in st.list()]

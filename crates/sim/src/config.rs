@@ -207,7 +207,7 @@ impl Default for SimConfig {
 impl SimConfig {
     /// Parses a TOML configuration; errors name the field and line.
     pub fn from_toml(text: &str) -> Result<SimConfig, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        toml::from_str(text).map_err(|e| toml_error(text, &e))
     }
 
     /// The configuration as TOML.
@@ -260,5 +260,68 @@ fn default_io_unit() -> IoUnit {
 impl Default for CompareOptions {
     fn default() -> Self {
         CompareOptions { schemes: default_schemes(), cmr_drive: default_cmr() }
+    }
+}
+
+/// A TOML error as text, pointing at the offending key. A drive is a tagged enum (`model =
+/// ...`), which serde reads into a buffer first, so toml can only point at its table header
+/// (`[drive]`) for an error inside it (`rpm = -5900`). Then this finds the key the message
+/// names (an unknown or missing field, or the one value in the table and its sub-tables that
+/// reads as the rejected literal) and names its line and column.
+pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let Some(span) = e.span() else { return e.to_string() };
+    let head = text.get(span.clone()).unwrap_or("").trim();
+    if !head.starts_with('[') {
+        return e.to_string();
+    }
+    let table = head.trim_matches(|c| c == '[' || c == ']').trim();
+    let msg = e.message();
+    // The region: from the header to the next header that is not one of its sub-tables.
+    let start = span.end;
+    let mut end = text.len();
+    let mut at = start;
+    for line in text[start..].split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let name = t.trim_matches(|c| c == '[' || c == ']').trim();
+            if !name.starts_with(&format!("{table}.")) {
+                end = at;
+                break;
+            }
+        }
+        at += line.len();
+    }
+    let ticked = msg.split('`').nth(1);
+    let quoted = msg.split('"').nth(1).map(|q| format!("\"{q}\""));
+    let mut hits = Vec::new();
+    let mut at = start;
+    let mut sub = table.to_string();
+    for line in text[start..end].split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            sub = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        } else if let Some((k, v)) = t.split_once('=') {
+            let (k, v) = (k.trim(), v.split('#').next().unwrap_or("").trim());
+            let hit = if msg.starts_with("unknown field") {
+                ticked == Some(k)
+            } else if msg.starts_with("invalid") {
+                ticked == Some(v) || quoted.as_deref() == Some(v)
+            } else {
+                false
+            };
+            if hit {
+                let col = line.len() - line.trim_start().len();
+                hits.push((at + col, format!("{sub}.{k}")));
+            }
+        }
+        at += line.len();
+    }
+    match hits.as_slice() {
+        [(pos, key)] => {
+            let line = text[..*pos].matches('\n').count() + 1;
+            let col = pos - text[..*pos].rfind('\n').map_or(0, |n| n + 1) + 1;
+            format!("TOML error at line {line}, column {col}, field {key}: {msg}")
+        }
+        _ => e.to_string(),
     }
 }

@@ -19,14 +19,14 @@ pub mod report;
 mod run;
 pub mod setup;
 
-pub use config::{CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};
+pub use config::{toml_error, CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};
 pub use costs::{fit_costs, CostModel};
 pub use engine::{Engine, IoUnit, Mode};
 pub use error::SimError;
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
 pub use run::{
-    compare, compare_with, measure, open_trace, run, run_all, run_all_with, run_with, scheme_config,
-    simulate, sizing, CompareReport, Progress, RunReport, Sizing, PROGRESS_EVERY,
+    compare, compare_with, measure, measure_until, open_trace, run, run_all, run_all_with, run_with,
+    scheme_config, simulate, sizing, CompareReport, Progress, RunReport, Sizing, PROGRESS_EVERY,
 };
 pub use setup::{describe as describe_setup, setup, SetUp, SETUPS};

@@ -39,12 +39,25 @@ pub fn open_trace(spec: &TraceSpec) -> Result<Box<dyn TraceReader>, SimError> {
 /// One pass over the trace for its footprint (PORE Table I figures), which sizes the cache and
 /// the persistent buffer. Honours `limit`.
 pub fn measure(spec: &TraceSpec, bands: &BandConfig) -> Result<TraceStats, SimError> {
+    measure_until(spec, bands, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// [`measure`] that stops with [`SimError::Cancelled`] once `stop` is set.
+pub fn measure_until(
+    spec: &TraceSpec,
+    bands: &BandConfig,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<TraceStats, SimError> {
     // A bad band layout is a configuration error, not a trace error (it is checked here because
     // measuring the trace's covered bands is its first use).
     bands.validate().map_err(|reason| SimError::Config { field: "drive.bands", reason })?;
     let reader = open_trace(spec)?;
     let mut limited = Limited { inner: reader, left: spec.limit.unwrap_or(u64::MAX) };
-    Ok(shingled_trace::trace_stats(&mut limited, bands)?)
+    match shingled_trace::trace_stats(&mut shingled_trace::Interruptible::new(&mut limited, stop), bands) {
+        Ok(s) => Ok(s),
+        Err(shingled_trace::TraceError::Interrupted { requests }) => Err(SimError::Cancelled { requests }),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Stops a reader after `left` requests.

@@ -462,6 +462,9 @@ impl<D: ZonedDevice> ZonedDevice for Tap<D> {
     fn set_zone_cond(&mut self, zone: u64, cond: shingled_zoned::ZoneCond) -> shingled_zoned::Result<()> {
         self.inner.set_zone_cond(zone, cond)
     }
+    fn metadata_damage(&self) -> Vec<shingled_zoned::MetaDamage> {
+        self.inner.metadata_damage()
+    }
 }
 
 // ----- write / read (Figs. 14, 16) ------------------------------------------------------

@@ -364,9 +364,20 @@ pub fn convert_file(
     opts: &crate::OpenOptions,
     out: &Path,
 ) -> Result<ConvertSummary, TraceError> {
+    convert_file_until(input, opts, out, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// [`convert_file`] that stops with [`TraceError::Interrupted`] (leaving `out` as it was) once
+/// `stop` is set.
+pub fn convert_file_until(
+    input: &str,
+    opts: &crate::OpenOptions,
+    out: &Path,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<ConvertSummary, TraceError> {
     refuse_same_file(&[input], out)?;
     let mut reader = crate::open(input, opts)?;
-    convert(&mut *reader, out)
+    convert(&mut crate::Interruptible::new(&mut *reader, stop), out)
 }
 
 /// An error if `out` is one of the `inputs` (by device and inode, so hard and symbolic links

@@ -51,4 +51,10 @@ pub enum TraceError {
     /// An argument of an operation (mix, convert, filter) is invalid.
     #[error("{0}")]
     Invalid(String),
+    /// The reading was stopped from outside (Ctrl-C) through an [`crate::Interruptible`].
+    #[error("interrupted after {requests} requests")]
+    Interrupted {
+        /// Requests read before stopping.
+        requests: u64,
+    },
 }

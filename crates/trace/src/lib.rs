@@ -26,10 +26,12 @@ pub mod mix;
 pub mod stats;
 pub mod synth;
 
-pub use binary::{convert, convert_file, refuse_same_file, BinaryReader, BinaryWriter, ConvertSummary};
+pub use binary::{
+    convert, convert_file, convert_file_until, refuse_same_file, BinaryReader, BinaryWriter, ConvertSummary,
+};
 pub use error::TraceError;
 pub use formats::{Format, UnknownFormat};
 pub use mix::{mix, MixStream, MixSummary};
 pub use open::{detect_format, open, open_stream, OpenOptions, VolumeFilter};
-pub use request::{Request, TraceReader};
+pub use request::{Interruptible, Request, TraceReader};
 pub use stats::{footprint, trace_stats, BlockSet, Footprint, TraceStats};

@@ -66,3 +66,38 @@ impl<T: TraceReader + ?Sized> TraceReader for Box<T> {
         (**self).format_name()
     }
 }
+
+/// A reader that stops with [`crate::TraceError::Interrupted`] once `stop` is set (checked every
+/// 4096 requests), so a long pass over a trace (measuring, converting) can be cancelled from
+/// another thread, e.g. on Ctrl-C in Python.
+pub struct Interruptible<'a, R: TraceReader + ?Sized> {
+    inner: &'a mut R,
+    stop: &'a std::sync::atomic::AtomicBool,
+    read: u64,
+}
+
+impl<'a, R: TraceReader + ?Sized> Interruptible<'a, R> {
+    /// Wraps `inner`; `stop` ends the reading.
+    pub fn new(inner: &'a mut R, stop: &'a std::sync::atomic::AtomicBool) -> Self {
+        Interruptible { inner, stop, read: 0 }
+    }
+}
+
+impl<R: TraceReader + ?Sized> TraceReader for Interruptible<'_, R> {
+    fn next_request(&mut self) -> Result<Option<Request>, crate::TraceError> {
+        if self.read.is_multiple_of(4096) && self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(crate::TraceError::Interrupted { requests: self.read });
+        }
+        self.read += 1;
+        self.inner.next_request()
+    }
+    fn skipped(&self) -> u64 {
+        self.inner.skipped()
+    }
+    fn filtered(&self) -> u64 {
+        self.inner.filtered()
+    }
+    fn format_name(&self) -> &'static str {
+        self.inner.format_name()
+    }
+}

@@ -259,4 +259,7 @@ impl<D: ZonedDevice> ZonedDevice for Faulty<D> {
         self.durable[zone as usize] = self.inner.report_zone(zone)?;
         Ok(())
     }
+    fn metadata_damage(&self) -> Vec<crate::MetaDamage> {
+        self.inner.metadata_damage()
+    }
 }

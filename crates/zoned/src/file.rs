@@ -22,7 +22,9 @@ use crate::error::{Result, ZonedError};
 use crate::mem::sectors_of;
 use crate::state::{ZoneSet, ZoneState};
 use crate::storage::{FileStorage, IoMode, Storage};
-use crate::types::{Dialect, ReadAboveWp, ReportOption, Zone, ZoneCond, ZoneOp, ZonedModel, SECTOR_SIZE};
+use crate::types::{
+    Dialect, MetaDamage, ReadAboveWp, ReportOption, Zone, ZoneCond, ZoneOp, ZonedModel, SECTOR_SIZE,
+};
 use crate::ZonedDevice;
 use std::path::Path;
 
@@ -80,6 +82,8 @@ pub struct FileZoned<S: Storage = FileStorage> {
     dirty: Vec<bool>,
     data_unsynced: bool,
     stats: FileStats,
+    /// Bad copies of duplicated metadata that open found and did not use.
+    damage: Vec<MetaDamage>,
 }
 
 impl FileZoned<FileStorage> {
@@ -139,6 +143,7 @@ impl<S: Storage> FileZoned<S> {
             dirty: vec![false; nr_pages as usize],
             data_unsynced: false,
             stats: FileStats::default(),
+            damage: Vec::new(),
             storage: {
                 let name = storage.name();
                 // Only the metadata is sized: the data region grows as zones are written, so a
@@ -173,12 +178,24 @@ impl<S: Storage> FileZoned<S> {
         storage
             .read_at(0, &mut header)
             .map_err(|e| ZonedError::io(format!("reading the header of {name}"), e))?;
+        let mut damage = Vec::new();
         let (info, table_offset, nr_pages, data_offset) = match decode_header(&header) {
-            Ok(h) => h,
+            Ok(h) => {
+                check_backup_header(&mut storage, &h, &mut damage);
+                h
+            }
             // The header is damaged: use its backup (the file's layout is in it), and say so
             // if there is none.
             Err(why) => match find_backup_header(&mut storage) {
-                Some(h) => h,
+                Some((h, at)) => {
+                    damage.push(MetaDamage {
+                        what: format!(
+                            "the header (byte 0) is damaged ({why}); opened from its backup at byte {at}"
+                        ),
+                        after_crash: false,
+                    });
+                    h
+                }
                 None if header.iter().all(|&b| b == 0) => {
                     return Err(ZonedError::NotADevice {
                         path: name.clone(),
@@ -230,6 +247,26 @@ impl<S: Storage> FileZoned<S> {
             let Some((g, page)) = best else {
                 return Err(corrupt(format!("zone table page {p}: no valid copy ({})", why.join("; "))));
             };
+            // One copy did not verify: the other (older) one is in use. Never written (zeros)
+            // is not damage; a page write torn by a crash during a flush looks the same as a
+            // damaged newest copy, so say both.
+            for (k, copy) in copies.iter().enumerate() {
+                let bytes = &copy[p * BLOCK..(p + 1) * BLOCK];
+                if check_page(bytes, p as u64, k as u64, &info).is_err() && bytes.iter().any(|&b| b != 0) {
+                    let first = p * ENTRIES_PER_PAGE;
+                    let last = (first + ENTRIES_PER_PAGE).min(info.nr_zones as usize) - 1;
+                    damage.push(MetaDamage {
+                        what: format!(
+                            "zone table page {p} (zones {first}-{last}): copy {k} does not verify ({}); copy {} \
+                             (generation {g}) is in use. A crash during a flush leaves this; otherwise the \
+                             newest state of those zones was lost",
+                            why.join("; ").trim_start_matches(&format!("copy {k}: ")),
+                            1 - k
+                        ),
+                        after_crash: true,
+                    });
+                }
+            }
             gens[p] = g;
             let first = p * ENTRIES_PER_PAGE;
             let n = (info.nr_zones as usize - first).min(ENTRIES_PER_PAGE);
@@ -251,6 +288,7 @@ impl<S: Storage> FileZoned<S> {
             dirty: vec![false; nr_pages as usize],
             data_unsynced: false,
             stats: FileStats::default(),
+            damage,
         })
     }
 
@@ -350,6 +388,10 @@ impl<S: Storage> ZonedDevice for FileZoned<S> {
         *self.set.info()
     }
 
+    fn metadata_damage(&self) -> Vec<MetaDamage> {
+        self.damage.clone()
+    }
+
     fn report_zones(&self, sector: u64, nr_sectors: u64, opt: ReportOption) -> Result<Vec<Zone>> {
         let mut out = Vec::new();
         self.set.report(sector, nr_sectors, opt, &mut out)?;
@@ -433,8 +475,31 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
-/// The first valid backup header (one whose layout puts it where it was found).
-fn find_backup_header<S: Storage>(storage: &mut S) -> Option<(DeviceInfo, u64, u64, u64)> {
+/// Checks the backup copy of a good header: damaged, or not matching the header, is damage;
+/// zeros are a file made before backups existed (or with no room for one), not damage.
+fn check_backup_header<S: Storage>(
+    storage: &mut S,
+    h: &(DeviceInfo, u64, u64, u64),
+    damage: &mut Vec<MetaDamage>,
+) {
+    let Some(at) = backup_header_offset(h.1, h.2, h.3) else { return };
+    let mut b = vec![0u8; BLOCK];
+    if storage.read_at(at, &mut b).is_err() || b.iter().all(|&x| x == 0) {
+        return;
+    }
+    let what = match decode_header(&b) {
+        Ok(bh) if bh == *h => return,
+        Ok(_) => "it describes another geometry than the header".to_string(),
+        Err(e) => e,
+    };
+    damage.push(MetaDamage {
+        what: format!("the backup header (byte {at}) is damaged ({what}); the header is in use"),
+        after_crash: false,
+    });
+}
+
+/// The first valid backup header (one whose layout puts it where it was found), and where.
+fn find_backup_header<S: Storage>(storage: &mut S) -> Option<((DeviceInfo, u64, u64, u64), u64)> {
     let mut b = vec![0u8; BLOCK];
     for mib in 1..=BACKUP_SEARCH_MIB {
         let at = mib * DATA_ALIGN - BLOCK as u64;
@@ -443,7 +508,7 @@ fn find_backup_header<S: Storage>(storage: &mut S) -> Option<(DeviceInfo, u64, u
         }
         if let Ok(h) = decode_header(&b) {
             if backup_header_offset(h.1, h.2, h.3) == Some(at) && (h.1, h.2, h.3) == layout(&h.0) {
-                return Some(h);
+                return Some((h, at));
             }
         }
     }
@@ -642,6 +707,33 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_copy_of_a_table_page_or_header_is_reported() {
+        let mut d = FileZoned::create_with(SimStorage::new(), &cfg()).unwrap();
+        let fresh = FileZoned::open_with(d.storage().power_cut(Survivors::None)).unwrap();
+        assert_eq!(fresh.metadata_damage(), vec![], "a copy never written is not damage");
+        let z = d.report_zone(3).unwrap().start;
+        d.write(z, &[1u8; 4096]).unwrap();
+        d.flush().unwrap(); // page 0 generation 1 in copy 1
+        let np = d.nr_pages;
+        // The newest copy of page 0 damaged: the older copy (zone 3 EMPTY) is used, and said.
+        let mut st = d.storage().power_cut(Survivors::None);
+        st.write_at(BLOCK as u64 * (1 + np) + 200, &[0x5a]).unwrap();
+        let d2 = FileZoned::open_with(st).unwrap();
+        assert_eq!(d2.report_zone(3).unwrap().cond, ZoneCond::Empty);
+        let dmg = d2.metadata_damage();
+        assert_eq!(dmg.len(), 1, "{dmg:?}");
+        assert!(dmg[0].after_crash && dmg[0].what.contains("page 0 (zones 0-168): copy 1"), "{dmg:?}");
+        assert!(dmg[0].what.contains("copy 0 (generation 0) is in use"), "{dmg:?}");
+        // The header's backup damaged while the header is good.
+        let (_, _, data) = layout(d.zone_set().info());
+        let backup = backup_header_offset(BLOCK as u64, np, data).expect("room for a backup");
+        let mut st = d.storage().power_cut(Survivors::None);
+        st.write_at(backup + 40, &[7]).unwrap();
+        let dmg = FileZoned::open_with(st).unwrap().metadata_damage();
+        assert!(dmg.len() == 1 && !dmg[0].after_crash && dmg[0].what.contains("backup header"), "{dmg:?}");
+    }
+
+    #[test]
     fn header_damage_is_reported() {
         let d = FileZoned::create_with(SimStorage::new(), &cfg()).unwrap();
         let (_, np, data) = layout(d.zone_set().info());
@@ -651,6 +743,8 @@ mod tests {
         st.write_at(30, &[9]).unwrap();
         let again = FileZoned::open_with(st).unwrap();
         assert_eq!(again.zone_set().info(), d.zone_set().info());
+        let dmg = again.metadata_damage();
+        assert!(dmg.len() == 1 && dmg[0].what.contains("opened from its backup"), "{dmg:?}");
         // Header and backup damaged: a damaged device, not "not a device".
         let mut st = d.storage().power_cut(Survivors::None);
         st.write_at(30, &[9]).unwrap();

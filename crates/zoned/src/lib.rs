@@ -65,8 +65,8 @@ pub use mem::MemZoned;
 pub use storage::{FileStorage, IoMode, SimStorage, Storage, Survivors};
 pub use timed::{Timed, TimingConfig, TimingStats};
 pub use types::{
-    Dialect, ReadAboveWp, ReportOption, Zone, ZoneCond, ZoneOp, ZoneType, ZonedModel, SECTOR_SHIFT,
-    SECTOR_SIZE,
+    Dialect, MetaDamage, ReadAboveWp, ReportOption, Zone, ZoneCond, ZoneOp, ZoneType, ZonedModel,
+    SECTOR_SHIFT, SECTOR_SIZE,
 };
 
 /// A zoned block device: the Linux zoned block device model (`blkzoned.h`) as a Rust trait.
@@ -133,6 +133,12 @@ pub trait ZonedDevice {
         Err(ZonedError::Unsupported(format!("setting the condition of zone {zone} (emulators only)")))
     }
 
+    /// Bad copies of duplicated metadata found at open and not used (empty for devices
+    /// without such metadata).
+    fn metadata_damage(&self) -> Vec<MetaDamage> {
+        Vec::new()
+    }
+
     /// Zone index `zone` (provided: one-zone report).
     fn report_zone(&self, zone: u64) -> Result<Zone> {
         let info = self.info();
@@ -197,5 +203,8 @@ impl<D: ZonedDevice + ?Sized> ZonedDevice for Box<D> {
     }
     fn set_zone_cond(&mut self, zone: u64, cond: ZoneCond) -> Result<()> {
         (**self).set_zone_cond(zone, cond)
+    }
+    fn metadata_damage(&self) -> Vec<MetaDamage> {
+        (**self).metadata_damage()
     }
 }

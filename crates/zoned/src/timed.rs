@@ -296,6 +296,9 @@ impl<D: ZonedDevice> ZonedDevice for Timed<D> {
     fn set_zone_cond(&mut self, zone: u64, cond: ZoneCond) -> Result<()> {
         self.inner.set_zone_cond(zone, cond)
     }
+    fn metadata_damage(&self) -> Vec<crate::MetaDamage> {
+        self.inner.metadata_damage()
+    }
 }
 
 #[cfg(test)]

@@ -361,3 +361,14 @@ pub enum ReadAboveWp {
     /// URSWRZ = 0: the read fails with ATTEMPT TO READ INVALID DATA (`EIO`).
     Fail,
 }
+
+/// A bad copy of duplicated metadata that a device found when it opened and did not use
+/// (emulators with on-file metadata: [`crate::FileZoned`]'s header backup and zone-table
+/// copies). Reported by `fsck`s so that damage to one copy is seen before the other fails.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetaDamage {
+    /// What is damaged, where, and which copy is in use.
+    pub what: String,
+    /// Whether a crash can leave it (a page write torn during a flush) as well as damage.
+    pub after_crash: bool,
+}

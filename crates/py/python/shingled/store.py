@@ -83,7 +83,8 @@ class _ChunkApi:
         if id is None:
             id = secrets.token_bytes(24)
         self._inner.create(id, _stream(stream))
-        return id.hex() if isinstance(id, bytes) else id.lower()
+        # The canonical form, as ``list()`` gives it (a str id may carry spaces or capitals).
+        return id.hex() if isinstance(id, bytes) else id.strip().lower()
 
     def append(self, id: ChunkIdLike, data: Union[bytes, bytearray, memoryview]) -> None:
         """Appends ``data`` (durable on return with the default ``every-append`` durability)."""

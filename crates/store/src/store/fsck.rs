@@ -7,7 +7,7 @@ use crate::format::{
     FOOTER_LEN, HEADER_LEN, SLICE, SLICE_STRIDE,
 };
 use crate::{ChunkId, Result, StoreError};
-use shingled_zoned::{ZonedDevice, SECTOR_SIZE};
+use shingled_zoned::{MetaDamage, ZoneCond, ZonedDevice, SECTOR_SIZE};
 use std::collections::BTreeMap;
 
 /// One thing [`Store::fsck`] found wrong.
@@ -41,12 +41,21 @@ pub struct FsckReport {
     pub torn_tails: u64,
     /// Everything wrong, in zone order then index order.
     pub problems: Vec<FsckProblem>,
+    /// Bad copies of the device's own duplicated metadata (an emulated device file's header
+    /// backup or zone-table copies) that it found when it opened and did not use. Those a
+    /// crash can leave (`after_crash`) are warnings; the others are problems.
+    pub device: Vec<MetaDamage>,
 }
 
 impl FsckReport {
-    /// Whether no problem was found.
+    /// Whether no problem was found (device metadata warnings a crash can explain aside).
     pub fn is_clean(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && self.device.iter().all(|d| d.after_crash)
+    }
+
+    /// Problems, counting the device metadata damage a crash cannot explain.
+    pub fn problem_count(&self) -> usize {
+        self.problems.len() + self.device.iter().filter(|d| !d.after_crash).count()
     }
 }
 
@@ -68,6 +77,10 @@ enum Spot {
         len: u64,
         chunk: Option<ChunkId>,
         problems: Vec<FsckProblem>,
+        /// The record lies wholly below the exact write pointer of a zone that is not FULL:
+        /// it was written completely, so a crash cannot explain it (a torn write leaves the
+        /// write pointer inside the record it tore).
+        complete: bool,
     },
 }
 
@@ -84,7 +97,7 @@ impl<D: ZonedDevice> Store<D> {
     /// a problem. Errors only when the device fails.
     pub fn fsck(&mut self) -> Result<FsckReport> {
         self.check_usable()?;
-        let mut rep = FsckReport::default();
+        let mut rep = FsckReport { device: self.dev.metadata_damage(), ..FsckReport::default() };
         self.fsck_superzone(&mut rep)?;
         // Metazones.
         for m in 0..self.cfg.nr_metazones {
@@ -94,7 +107,8 @@ impl<D: ZonedDevice> Store<D> {
                 continue;
             }
             rep.zones_checked += 1;
-            let spots = self.fsck_walk(z, end, end, &mut rep)?;
+            let exact = self.exact_wp(z)?;
+            let spots = self.fsck_walk(z, end, end, exact, &mut rep)?;
             self.fsck_tail_rule(z, &spots, &BTreeMap::new(), &mut rep);
             if m == self.meta {
                 let types: Vec<Option<RecordType>> = spots
@@ -136,7 +150,8 @@ impl<D: ZonedDevice> Store<D> {
             }
             rep.zones_checked += 1;
             let wp = self.fsck_wp(z)?.max(end);
-            let spots = self.fsck_walk(z, end, wp, &mut rep)?;
+            let exact = self.exact_wp(z)?;
+            let spots = self.fsck_walk(z, end, wp, exact, &mut rep)?;
             let mut indexed = BTreeMap::new();
             for c in self.chunks.values() {
                 for (zone, block, _, _) in record_spans(c) {
@@ -268,6 +283,14 @@ impl<D: ZonedDevice> Store<D> {
         Ok((r.written() * SECTOR_SIZE).min(self.cap_bytes(z)))
     }
 
+    /// Zone `z`'s write pointer in bytes when the device still knows where the last write
+    /// ended: not for a FULL zone (finished, or filled to capacity), whose write pointer says
+    /// nothing about where its data ends.
+    fn exact_wp(&self, z: u64) -> Result<Option<u64>> {
+        let r = self.dev.report_zone(z).map_err(StoreError::dev(format!("reporting zone {z}")))?;
+        Ok((r.cond != ZoneCond::Full).then(|| r.written() * SECTOR_SIZE))
+    }
+
     /// Reads zone `z` in `[0, end)` record by record: (offset, bytes, what is there). After an
     /// invalid header, resynchronizes at the next block holding a valid header; an all-zero
     /// block ends the walk when everything after it is zero too. A data record whose header
@@ -279,8 +302,10 @@ impl<D: ZonedDevice> Store<D> {
         z: u64,
         end: u64,
         wp: u64,
+        exact_wp: Option<u64>,
         rep: &mut FsckReport,
     ) -> Result<Vec<(u64, u64, Spot)>> {
+        let below_wp = |off: u64, len: u64| exact_wp.is_some_and(|w| off + len <= w);
         let zs = self.info.zone_start(z);
         let mut out = Vec::new();
         let mut off = 0;
@@ -302,7 +327,7 @@ impl<D: ZonedDevice> Store<D> {
                 Ok(h) => {
                     link = None;
                     let what = format!("record of {} bytes runs past the written end {end}", h.record_len());
-                    out.push((off, BLOCK, bad(z, off, what)));
+                    out.push((off, BLOCK, bad(z, off, what, false)));
                     in_bad = true;
                     off += BLOCK;
                     continue;
@@ -310,9 +335,12 @@ impl<D: ZonedDevice> Store<D> {
                 Err(e) => {
                     link = None;
                     if hb.iter().all(|&b| b == 0) {
-                        out.push((off, BLOCK, Spot::Bad { len: BLOCK, chunk: None, problems: Vec::new() }));
+                        let spot =
+                            Spot::Bad { len: BLOCK, chunk: None, problems: Vec::new(), complete: false };
+                        out.push((off, BLOCK, spot));
                     } else if !in_bad {
-                        out.push((off, BLOCK, bad(z, off, format!("invalid record header: {e}"))));
+                        let what = format!("invalid record header: {e}");
+                        out.push((off, BLOCK, bad(z, off, what, below_wp(off, BLOCK))));
                     }
                     in_bad = true;
                     off += BLOCK;
@@ -346,7 +374,10 @@ impl<D: ZonedDevice> Store<D> {
                         rep.records_checked += 1;
                         out.push((off, len, Spot::Other(h.rtype)));
                     }
-                    Err(e) => out.push((off, len, bad(z, off, format!("{:?} record: {e}", h.rtype)))),
+                    Err(e) => {
+                        let what = format!("{:?} record: {e}", h.rtype);
+                        out.push((off, len, bad(z, off, what, below_wp(off, len))))
+                    }
                 }
                 off += len;
                 continue;
@@ -354,7 +385,7 @@ impl<D: ZonedDevice> Store<D> {
             let pre = match decode_data_prefix(payload, payload.len()) {
                 Ok(p) => p,
                 Err(e) => {
-                    out.push((off, len, bad(z, off, e)));
+                    out.push((off, len, bad(z, off, e, below_wp(off, len))));
                     off += len;
                     continue;
                 }
@@ -395,7 +426,8 @@ impl<D: ZonedDevice> Store<D> {
                     Spot::Data(Found { seq: h.seq, chunk: pre.chunk, offset: pre.offset, len: n as u64 }),
                 ));
             } else {
-                out.push((off, len, Spot::Bad { len, chunk: Some(pre.chunk), problems }));
+                let complete = below_wp(off, len);
+                out.push((off, len, Spot::Bad { len, chunk: Some(pre.chunk), problems, complete }));
             }
             off += len;
         }
@@ -426,8 +458,10 @@ impl<D: ZonedDevice> Store<D> {
         Ok(())
     }
 
-    /// Reports the bad spots of a walk that are damage: any followed by a valid record, and any
-    /// holding an indexed record. The others are a torn tail (or the zeros after the data).
+    /// Reports the bad spots of a walk that are damage: any followed by a valid record, any
+    /// holding an indexed record, and any written completely below the write pointer of a
+    /// zone that is not FULL (a torn write leaves the write pointer inside the record it
+    /// tore). The others are a torn tail (or the zeros after the data).
     fn fsck_tail_rule(
         &self,
         z: u64,
@@ -438,10 +472,19 @@ impl<D: ZonedDevice> Store<D> {
         let last_valid = spots.iter().rposition(|s| !matches!(s.2, Spot::Bad { .. }));
         let mut torn = false;
         for (i, (off, _, s)) in spots.iter().enumerate() {
-            let Spot::Bad { len, problems, chunk } = s else { continue };
+            let Spot::Bad { len, problems, chunk, complete } = s else { continue };
             let before_valid = last_valid.is_some_and(|l| i < l);
             let holds_indexed = indexed.range(*off..off + len).next().is_some();
-            if (before_valid || holds_indexed) && problems.is_empty() {
+            if *complete && !(before_valid || holds_indexed) {
+                rep.problems.extend(problems.iter().map(|p| FsckProblem {
+                    what: format!(
+                        "{} (the record lies wholly below the write pointer: written completely, then \
+                         damaged; not a torn write)",
+                        p.what
+                    ),
+                    ..p.clone()
+                }));
+            } else if (before_valid || holds_indexed) && problems.is_empty() {
                 rep.problems.push(FsckProblem {
                     zone: z,
                     offset: *off,
@@ -461,10 +504,11 @@ impl<D: ZonedDevice> Store<D> {
     }
 }
 
-fn bad(z: u64, off: u64, what: String) -> Spot {
+fn bad(z: u64, off: u64, what: String, complete: bool) -> Spot {
     Spot::Bad {
         len: BLOCK,
         chunk: None,
         problems: vec![FsckProblem { zone: z, offset: off, chunk: None, chunk_offset: None, what }],
+        complete,
     }
 }

@@ -86,6 +86,27 @@ fn fsck_names_a_bit_flip_in_a_footer() {
     assert_eq!((p.zone, p.chunk, p.chunk_offset), (z, Some(id), Some(0)), "{p:?}");
 }
 
+/// Damage to the last record of a deleted chunk, in a zone that is not FULL: the record lies
+/// wholly below the write pointer, so it was written completely; a crash's torn write leaves
+/// the write pointer inside the record. A problem, not a torn tail (issue 13). The same
+/// record cut short at the write pointer is a torn tail.
+#[test]
+fn damage_below_the_write_pointer_is_not_a_torn_tail() {
+    let (mut st, id, z) = two_records();
+    st.delete(id).unwrap();
+    st.sync().unwrap();
+    assert_ne!(
+        shingled_zoned::ZonedDevice::report_zone(st.device(), z).unwrap().cond,
+        shingled_zoned::ZoneCond::Full
+    );
+    assert!(st.fsck().unwrap().is_clean());
+    flip(&mut st, z, 12288 + 4200 + 100, 2);
+    let rep = st.fsck().unwrap();
+    assert_eq!(rep.torn_tails, 0, "{rep:?}");
+    let p = rep.problems.iter().find(|p| p.offset == 12288 + 4200).unwrap_or_else(|| panic!("{rep:?}"));
+    assert!(p.what.contains("written completely"), "{p:?}");
+}
+
 #[test]
 fn fsck_names_a_bit_flip_in_a_record_header() {
     // The last record's header (nothing valid after it): the index check names it.
