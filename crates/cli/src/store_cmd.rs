@@ -738,6 +738,12 @@ fn put(a: PutArgs) -> Result<()> {
             }
             break;
         }
+        if a.no_seal {
+            // Sealing synced the others; an unsealed chunk's id is printed once it is durable.
+            if let Err(e) = front.sync() {
+                return Err(with_paths(e, &paths));
+            }
+        }
         let (d, c) = front.chunk(*id).expect("just stored");
         let len = if split { size.unwrap_or(0) } else { c.len };
         let how = if split { format!("  in {} parts", parts.len()) } else { String::new() };
@@ -883,17 +889,21 @@ fn rm(a: RmArgs) -> Result<()> {
     }
     for id in &ids {
         // A file stored in parts goes whole: its parts first, then the manifest.
-        if let Some(parts) = parts_of(&mut front, *id, &paths)? {
-            for (p, _) in &parts {
+        let parts = parts_of(&mut front, *id, &paths)?;
+        if let Some(parts) = &parts {
+            for (p, _) in parts {
                 if front.chunk(*p).is_some() {
                     front.delete(*p).map_err(|e| with_paths(e, &paths))?;
                 }
             }
-            println!("deleted {id} and its {} parts", parts.len());
-        } else {
-            println!("deleted {id}");
         }
         front.delete(*id).map_err(|e| with_paths(e, &paths))?;
+        // Said only once it is durable: a crash after the line cannot bring the chunk back.
+        front.sync().map_err(|e| with_paths(e, &paths))?;
+        match parts {
+            Some(parts) => println!("deleted {id} and its {} parts", parts.len()),
+            None => println!("deleted {id}"),
+        }
     }
     close(&mut front, &paths)
 }
@@ -905,7 +915,7 @@ fn fsck(a: FsckArgs) -> Result<()> {
     let paths = a.devices.all()?;
     let (mut front, _) = open_front(&a.devices, true)?;
     let reps = front.fsck().map_err(|e| with_paths(e, &paths))?;
-    let problems: usize = reps.iter().map(|r| r.problems.len()).sum();
+    let problems: usize = reps.iter().map(|r| r.problem_count()).sum();
     if a.output == OutputArg::Json {
         let v: Vec<_> = paths
             .iter()
@@ -919,12 +929,17 @@ fn fsck(a: FsckArgs) -> Result<()> {
                         "zone": q.zone, "offset": q.offset, "chunk": q.chunk.map(|c| c.to_string()),
                         "chunk_offset": q.chunk_offset, "what": q.what,
                     })).collect::<Vec<_>>(),
+                    "device_metadata": r.device,
                 })
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         for (p, r) in paths.iter().zip(&reps) {
+            for d in &r.device {
+                let kind = if d.after_crash { "warning" } else { "problem" };
+                println!("{}: device metadata {kind}: {}", p.display(), d.what);
+            }
             for q in &r.problems {
                 let chunk = match (q.chunk, q.chunk_offset) {
                     (Some(c), Some(o)) => format!(", chunk {c} at chunk offset {o}"),
@@ -942,7 +957,7 @@ fn fsck(a: FsckArgs) -> Result<()> {
                 r.chunks_checked,
                 ByteSize(r.bytes_checked),
                 r.torn_tails,
-                r.problems.len()
+                r.problem_count()
             );
         }
     }
