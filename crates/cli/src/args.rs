@@ -78,6 +78,10 @@ pub struct EmitArgs {
     /// Write the report here instead of stdout.
     #[arg(long, short)]
     pub out: Option<PathBuf>,
+    /// Also write each run's request-latency CDF (open loop: response time, queueing included)
+    /// here: CSV `label,latency_ms,fraction`, or a chart when the name ends in .png.
+    #[arg(long)]
+    pub cdf: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -145,6 +149,14 @@ pub struct SimArgs {
     /// command) or block (every 4 KiB block alone, as the papers' prototypes replay).
     #[arg(long)]
     pub io_unit: Option<String>,
+    /// When requests are issued: closed (each when the previous one ends: the papers' total
+    /// I/O time; default) or open (each at its trace timestamp, waiting while a device is busy:
+    /// response times with queueing, and idle gaps reach the drive for background cleaning).
+    #[arg(long)]
+    pub replay: Option<String>,
+    /// Open loop: multiply the gaps between trace timestamps by this (0.5 doubles the load).
+    #[arg(long)]
+    pub time_scale: Option<f64>,
     /// Trace file (MSR CSV, .gz, SAC text, blkparse, DiskSim, vscsi, Alibaba, bin) or
     /// synth:<profile>[,scale=X,seed=N] (see `shingled trace profiles`).
     #[arg(long, short)]
@@ -345,6 +357,17 @@ impl SimArgs {
         }
         if let Some(u) = &self.io_unit {
             cfg.io_unit = parse("io-unit", u)?;
+        }
+        if let Some(r) = &self.replay {
+            cfg.replay = parse("replay", r)?;
+        }
+        if let Some(x) = self.time_scale {
+            if !(x.is_finite() && x > 0.0) {
+                anyhow::bail!(
+                    "--time-scale {x}: expected a finite number > 0 (1 replays the trace's own timing)"
+                );
+            }
+            cfg.time_scale = x;
         }
         if let Some(s) = &self.ssd {
             cfg.ssd = shingled_device::ssd_profile(s)

@@ -102,6 +102,41 @@ fn emit(out: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
     }
 }
 
+/// `--cdf FILE`: every run's request-latency CDF, as CSV (`label,latency_ms,fraction`) or, for
+/// a `.png` name, a chart (log time axis). `runs` pairs a label with its report.
+fn write_cdf(path: &Option<std::path::PathBuf>, runs: &[(String, &shingled_sim::RunReport)]) -> Result<()> {
+    let Some(path) = path else { return Ok(()) };
+    let is_png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if is_png {
+        let series: Vec<shingled_device::bench::Series> = runs
+            .iter()
+            .map(|(label, r)| shingled_device::bench::Series {
+                name: label.clone(),
+                x_label: "response time (ms)".into(),
+                y_label: "fraction of requests".into(),
+                points: r.latency_cdf.clone(),
+                paper: Vec::new(),
+            })
+            .collect();
+        let open = runs.iter().any(|(_, r)| r.config.replay == shingled_sim::Replay::Open);
+        let title = if open { "response time CDF (open loop)" } else { "request latency CDF (closed loop)" };
+        return plot::line_chart_xy(path, title, &series, true, false)
+            .with_context(|| format!("--cdf {}", path.display()));
+    }
+    let mut text = String::from("label,latency_ms,fraction\n");
+    for (label, r) in runs {
+        let label = if label.contains([',', '"']) {
+            format!("\"{}\"", label.replace('"', "\"\""))
+        } else {
+            label.clone()
+        };
+        for (ms, f) in &r.latency_cdf {
+            text.push_str(&format!("{label},{ms},{f}\n"));
+        }
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
 /// `sim` with a list of policies and/or cache sizes: one run per combination, one table.
 fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<()> {
     use shingled_sim::experiments::{self, Cell, Column, Experiment};
@@ -148,7 +183,7 @@ fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<(
     let bar = progress::Reporter::runs("sim");
     let report = experiments::run_experiment_with(exp, jobs, &|p| bar.update(p))?;
     bar.finish();
-    emit_experiment(&report, a.emit.output, &a.emit.out)
+    emit_experiment(&report, a.emit.output, &a.emit.out, &a.emit.cdf)
 }
 
 fn sim(a: args::SimCmd) -> Result<()> {
@@ -182,7 +217,8 @@ fn sim(a: args::SimCmd) -> Result<()> {
         Output::Json => serde_json::to_string_pretty(&r)? + "\n",
         Output::Csv => format!("{}\n{}", report::CSV_HEADER, report::csv_rows(&r)),
     };
-    emit(&a.emit.out, &text)
+    emit(&a.emit.out, &text)?;
+    write_cdf(&a.emit.cdf, &[(r.label.clone(), &r)])
 }
 
 fn compare(a: args::CompareCmd) -> Result<()> {
@@ -213,7 +249,9 @@ fn compare(a: args::CompareCmd) -> Result<()> {
             s
         }
     };
-    emit(&a.emit.out, &text)
+    emit(&a.emit.out, &text)?;
+    let runs: Vec<_> = report.runs.iter().map(|r| (r.label.clone(), r)).collect();
+    write_cdf(&a.emit.cdf, &runs)
 }
 
 fn experiment(a: args::ExperimentCmd) -> Result<()> {
@@ -236,7 +274,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     let bar = progress::Reporter::runs(&a.name);
     let report = experiments::run_experiment_with(plan, jobs, &|p| bar.update(p))?;
     bar.finish();
-    emit_experiment(&report, a.emit.output, &a.emit.out)
+    emit_experiment(&report, a.emit.output, &a.emit.out, &a.emit.cdf)
 }
 
 /// Prints an experiment report as a table, JSON or CSV (a `trace` column first).
@@ -244,6 +282,7 @@ fn emit_experiment(
     report: &shingled_sim::experiments::ExperimentReport,
     output: Output,
     out: &Option<std::path::PathBuf>,
+    cdf: &Option<std::path::PathBuf>,
 ) -> Result<()> {
     let text = match output {
         Output::Table => report::experiment_table(report),
@@ -260,7 +299,18 @@ fn emit_experiment(
             s
         }
     };
-    emit(out, &text)
+    emit(out, &text)?;
+    let runs: Vec<_> = report
+        .experiment
+        .cells
+        .iter()
+        .zip(&report.runs)
+        .map(|(cell, r)| {
+            let trace = cell.trace.rsplit('/').next().unwrap_or(&cell.trace);
+            (format!("{trace} {}", cell.label), r)
+        })
+        .collect();
+    write_cdf(cdf, &runs)
 }
 
 fn trace(t: TraceCommand) -> Result<()> {

@@ -37,6 +37,11 @@ fn short(v: f64) -> String {
 /// Draws `series` (and their paper points, as crosses) on one chart; `log_y` for curves that
 /// span decades (fig3's SMR curve, the PB cliff).
 pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> Result<()> {
+    line_chart_xy(path, title, series, false, log_y)
+}
+
+/// [`line_chart`] with a choice of logarithmic x axis too (a latency CDF spans decades of ms).
+pub fn line_chart_xy(path: &Path, title: &str, series: &[Series], log_x: bool, log_y: bool) -> Result<()> {
     register_font();
     let pts = || series.iter().flat_map(|s| s.points.iter().chain(s.paper.iter()));
     if pts().next().is_none() {
@@ -45,8 +50,10 @@ pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> R
     let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
     let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
     for &(x, y) in pts() {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
+        if !log_x || x > 0.0 {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+        }
         if !log_y || y > 0.0 {
             y0 = y0.min(y);
             y1 = y1.max(y);
@@ -75,8 +82,12 @@ pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> R
                 .map_err(|e| anyhow!("{e}"))?;
             for (i, s) in series.iter().enumerate() {
                 let c = colors[i % colors.len()];
-                let line: Vec<(f64, f64)> =
-                    s.points.iter().copied().filter(|p| !log_y || p.1 > 0.0).collect();
+                let line: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(|p| (!log_y || p.1 > 0.0) && (!log_x || p.0 > 0.0))
+                    .collect();
                 chart
                     .draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
                     .map_err(|e| anyhow!("{e}"))?
@@ -108,12 +119,20 @@ pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> R
     }
     let mut builder = ChartBuilder::on(&root);
     builder.caption(title, ("sans-serif", 20)).margin(15).x_label_area_size(45).y_label_area_size(70);
-    if log_y {
-        let (lo, hi) = (y0.max(1e-6) / 1.5, y1 * 1.5);
-        draw!(builder.build_cartesian_2d(x0..x1, (lo..hi).log_scale()).map_err(|e| anyhow!("{e}"))?);
-    } else {
-        let hi = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
-        draw!(builder.build_cartesian_2d(x0..x1, 0.0..hi).map_err(|e| anyhow!("{e}"))?);
+    let (ylo, yhi) =
+        if log_y { (y0.max(1e-6) / 1.5, y1 * 1.5) } else { (0.0, if y1 > 0.0 { y1 * 1.1 } else { 1.0 }) };
+    let (xlo, xhi) = (x0.max(1e-9) / 1.2, x1 * 1.2);
+    match (log_x, log_y) {
+        (false, true) => {
+            draw!(builder.build_cartesian_2d(x0..x1, (ylo..yhi).log_scale()).map_err(|e| anyhow!("{e}"))?)
+        }
+        (false, false) => draw!(builder.build_cartesian_2d(x0..x1, ylo..yhi).map_err(|e| anyhow!("{e}"))?),
+        (true, true) => draw!(builder
+            .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
+            .map_err(|e| anyhow!("{e}"))?),
+        (true, false) => {
+            draw!(builder.build_cartesian_2d((xlo..xhi).log_scale(), ylo..yhi).map_err(|e| anyhow!("{e}"))?)
+        }
     }
     root.present().map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
     Ok(())

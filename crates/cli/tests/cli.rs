@@ -365,6 +365,64 @@ fn config_errors_point_at_the_field() {
     assert!(e.contains("configuration field drive.bands") && !e.contains("reading trace"), "{e}");
 }
 
+/// Open-loop replay from the command line: response-time rows in the table, the replay columns
+/// in CSV, the CDF as CSV and as a chart; a bad time scale is refused by name.
+#[test]
+fn open_loop_replay_reports_response_times_and_the_cdf() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = "synth:wdev,scale=0.01";
+    let cdf = dir.path().join("cdf.csv");
+    let o = shingled(&[
+        "sim",
+        "--trace",
+        trace,
+        "--no-cache",
+        "--replay",
+        "open",
+        "--cdf",
+        cdf.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = stdout(&o);
+    assert!(t.contains("response mean / p50 / p90 (ms)") && t.contains("queueing SSD / drive"), "{t}");
+    let csv = std::fs::read_to_string(&cdf).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("label,latency_ms,fraction"));
+    let pts: Vec<(f64, f64)> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[1].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect();
+    assert!(pts.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1), "a CDF rises");
+    assert_eq!(pts.last().unwrap().1, 1.0);
+    let png = dir.path().join("cdf.png");
+    let o = shingled(&[
+        "sim",
+        "--trace",
+        trace,
+        "--no-cache",
+        "--replay",
+        "open",
+        "--output",
+        "csv",
+        "--cdf",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    let t = stdout(&o);
+    let header: Vec<&str> = t.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = t.lines().nth(1).unwrap().split(',').collect();
+    let col = |n: &str| row[header.iter().position(|h| *h == n).unwrap()];
+    assert_eq!(col("replay"), "open");
+    assert!(col("drive_queue_time_s").parse::<f64>().unwrap() >= 0.0);
+    let e = stderr(&shingled(&["sim", "--trace", trace, "--replay", "open", "--time-scale", "0"]));
+    assert!(e.contains("--time-scale 0: expected a finite number > 0"), "{e}");
+    let e = stderr(&shingled(&["sim", "--trace", trace, "--replay", "sideways"]));
+    assert!(e.contains("unknown replay"), "{e}");
+}
+
 /// Inputs that used to hang or be accepted by mistake are refused by name: a FIFO as the trace
 /// (read twice: the second open blocked forever), `--zone-capacity 0`, a metadata chunk limit
 /// that no metadata put could meet.

@@ -279,3 +279,19 @@ def test_configuration_errors_name_the_field_path_not_a_json_position():
             shingled.simulate(SYNTH, **kw)
         assert says in str(e.value), str(e.value)
         assert "line 1 column" not in str(e.value), str(e.value)
+
+
+def test_open_loop_replay_gives_response_times_and_a_cdf(tmp_path):
+    closed = shingled.simulate(SYNTH, cache=False)
+    r = shingled.simulate(SYNTH, cache=False, replay="open", time_scale=0.5)
+    assert r.row()["replay"] == "open" and r.row()["time_scale"] == 0.5
+    assert r.drive_queue_time_s >= 0.0 and r.span_s > 0
+    # The same requests and drive work; only the timing differs.
+    assert r.blocks_written == closed.blocks_written
+    cdf = r.cdf()
+    assert list(cdf.columns) == ["label", "latency_ms", "fraction"]
+    assert cdf["fraction"].is_monotonic_increasing and cdf["fraction"].iloc[-1] == 1.0
+    fig = shingled.plot.cdf([closed, r], out=tmp_path / "cdf.png")
+    assert (tmp_path / "cdf.png").stat().st_size > 0 and fig is not None
+    with pytest.raises(shingled.ConfigError, match="time_scale"):
+        shingled.simulate(SYNTH, cache=False, replay="open", time_scale=-1)

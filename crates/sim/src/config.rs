@@ -1,7 +1,7 @@
 //! Simulation configuration: one set of serde structs read from TOML files and built from CLI
 //! flags alike.
 
-use crate::engine::{IoUnit, Mode};
+use crate::engine::{IoUnit, Mode, Replay};
 use serde::{Deserialize, Deserializer, Serialize};
 use shingled_cache::PolicyConfig;
 use shingled_core::SizeSpec;
@@ -183,6 +183,14 @@ pub struct SimConfig {
     /// the `pore` set-up's, `block`.
     #[serde(default = "default_io_unit")]
     pub io_unit: IoUnit,
+    /// When requests are issued: `closed` (each when the previous one ends; the PORE/SAC total
+    /// I/O time) or `open` (each at its trace time, with queueing; SMaRT's response time).
+    #[serde(default)]
+    pub replay: Replay,
+    /// Open loop: multiplies the gaps between trace timestamps (0.5: twice the load; 1: as
+    /// traced). Ignored in closed loop.
+    #[serde(default = "default_time_scale")]
+    pub time_scale: f64,
     /// Settings used by `shingled compare`.
     #[serde(default)]
     pub compare: CompareOptions,
@@ -199,6 +207,8 @@ impl Default for SimConfig {
             ssd: SsdConfig::default(),
             drive: default_drive(),
             io_unit: default_io_unit(),
+            replay: Replay::default(),
+            time_scale: default_time_scale(),
             compare: CompareOptions::default(),
         }
     }
@@ -251,6 +261,10 @@ fn default_cmr() -> DriveConfig {
 
 fn default_drive() -> DriveConfig {
     crate::setup::default_setup().drive_config()
+}
+
+fn default_time_scale() -> f64 {
+    1.0
 }
 
 fn default_io_unit() -> IoUnit {

@@ -1,4 +1,7 @@
-//! The closed-loop replay engine: requests → SSD cache (policy) → drive, on a virtual clock.
+//! The replay engine: requests → SSD cache (policy) → drive, on a virtual clock, closed loop
+//! (each request when the previous one ends: the PORE/SAC "total I/O time") or open loop (each
+//! request at its trace time, waiting while a device is busy: response times with queueing, as
+//! SMaRT §5.5.1 measures them).
 
 use crate::histogram::Histogram;
 use crate::metrics::Counters;
@@ -92,6 +95,48 @@ impl IoUnit {
     }
 }
 
+/// When requests are issued.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Replay {
+    /// Each request starts when the previous one has finished; its latency is the sum of the
+    /// I/Os it causes (the papers' "total I/O time"). Trace timestamps are ignored, and the
+    /// drive never sees idle time.
+    #[default]
+    Closed,
+    /// Each request arrives at its trace timestamp (relative to the first request's, times the
+    /// time scale). Every device (the SSD, the drive) serves its I/Os in arrival order, one at
+    /// a time; an I/O waits while its device is busy. A request's I/Os run one after another,
+    /// and its response time is completion − arrival, queueing included (SMaRT §5.5.1). Every
+    /// gap in which the drive has nothing to do reaches it as [`Drive::idle`], so idle-time
+    /// cleaning and background GC happen.
+    Open,
+}
+
+impl Replay {
+    /// All replay modes with their names.
+    pub const ALL: [(Replay, &'static str); 2] = [(Replay::Closed, "closed"), (Replay::Open, "open")];
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Replay::Closed => "closed",
+            Replay::Open => "open",
+        }
+    }
+}
+
+impl std::str::FromStr for Replay {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Replay::ALL
+            .iter()
+            .find(|(_, n)| *n == s)
+            .map(|(m, _)| *m)
+            .ok_or_else(|| format!("unknown replay {s:?}; use closed or open"))
+    }
+}
+
 /// A pending run of contiguous drive blocks of one kind, issued as one drive I/O.
 #[derive(Clone, Copy)]
 struct Run {
@@ -103,9 +148,10 @@ struct Run {
 /// One replay: the cache (absent for the no-cache baselines), the SSD model, the drive model,
 /// the counters and the virtual clock.
 ///
-/// Closed loop: each request starts when the previous one ends, and its latency is the sum of
-/// the I/Os it causes, issued one after another (the papers' "total I/O time"). Contiguous
-/// blocks that go to the drive within one request are merged into one drive I/O.
+/// Closed loop (default): each request starts when the previous one ends, and its latency is
+/// the sum of the I/Os it causes, issued one after another (the papers' "total I/O time").
+/// Open loop ([`Engine::with_replay`]): see [`Replay::Open`]. Either way contiguous blocks that
+/// go to the drive within one request are merged into one drive I/O.
 pub struct Engine {
     mode: Mode,
     cache: Option<Cache>,
@@ -113,9 +159,15 @@ pub struct Engine {
     drive: Box<dyn Drive>,
     counters: Counters,
     latency: Histogram,
+    /// Closed loop: the end of the last request. Open loop: the latest completion so far.
     clock: Nanos,
-    /// Time spent so far in the current request.
+    /// When the current request started: closed loop, the end of the previous one; open loop,
+    /// its arrival.
+    start: Nanos,
+    /// Time spent so far in the current request (waits included).
     elapsed: Nanos,
+    /// Open loop: arrivals are `(trace time − first trace time) × time_scale`.
+    open: Option<OpenLoop>,
     pending: Option<Run>,
     evicted: Vec<BlockMeta>,
     /// Largest run issued as one drive command: 1 for [`IoUnit::Block`].
@@ -143,7 +195,9 @@ impl Engine {
             counters: Counters::default(),
             latency: Histogram::default(),
             clock: Nanos::ZERO,
+            start: Nanos::ZERO,
             elapsed: Nanos::ZERO,
+            open: None,
             pending: None,
             evicted: Vec::with_capacity(64),
             max_run: u32::MAX,
@@ -155,6 +209,23 @@ impl Engine {
         self.max_run = match unit {
             IoUnit::Request => u32::MAX,
             IoUnit::Block => 1,
+        };
+        self
+    }
+
+    /// Sets when requests are issued (default [`Replay::Closed`]). `time_scale` multiplies the
+    /// gaps between trace timestamps in open loop (0.5: arrivals twice as dense); it must be
+    /// finite and positive.
+    pub fn with_replay(mut self, replay: Replay, time_scale: f64) -> Self {
+        self.open = match replay {
+            Replay::Closed => None,
+            Replay::Open => Some(OpenLoop {
+                time_scale,
+                first_trace_time: None,
+                last_arrival: Nanos::ZERO,
+                ssd_free: Nanos::ZERO,
+                drive_free: Nanos::ZERO,
+            }),
         };
         self
     }
@@ -176,7 +247,7 @@ impl Engine {
         &self.latency
     }
 
-    /// The virtual clock: the end of the last request.
+    /// The virtual clock: the end of the last request (open loop: the latest completion).
     pub fn clock(&self) -> Nanos {
         self.clock
     }
@@ -184,6 +255,14 @@ impl Engine {
     /// Replays one request.
     pub fn process(&mut self, req: &Request) {
         let write = req.op == Op::Write;
+        // Open loop: the arrival, from the trace time (never before the previous arrival: a
+        // trace whose clock steps back keeps its order).
+        let arrival = self.open.as_mut().map(|o| {
+            let first = *o.first_trace_time.get_or_insert(req.time_ns);
+            let at = Nanos((req.time_ns.saturating_sub(first) as f64 * o.time_scale) as u64);
+            o.last_arrival = o.last_arrival.max(at);
+            o.last_arrival
+        });
         if !write && self.mode == Mode::WriteOnly {
             self.counters.skipped_requests += 1;
             return;
@@ -197,6 +276,10 @@ impl Engine {
         } else {
             self.counters.read_requests += 1;
             self.counters.blocks_read += n;
+        }
+        self.start = arrival.unwrap_or(self.clock);
+        if self.counters.requests == 1 {
+            self.counters.first_arrival = self.start;
         }
         self.elapsed = Nanos::ZERO;
         if self.cache.is_none() {
@@ -215,7 +298,8 @@ impl Engine {
         }
         self.flush_run();
         self.latency.record(self.elapsed);
-        self.clock += self.elapsed;
+        self.clock = self.clock.max(self.start + self.elapsed);
+        self.counters.last_completion = self.clock;
     }
 
     fn cache_mut(&mut self) -> &mut Cache {
@@ -284,8 +368,17 @@ impl Engine {
 
     #[inline]
     fn ssd_io(&mut self, write: bool, b: BlockNo) {
-        let now = self.clock + self.elapsed;
+        let mut now = self.start + self.elapsed;
+        if let Some(o) = &mut self.open {
+            // FCFS: the I/O starts when the SSD is free.
+            let begin = now.max(o.ssd_free);
+            self.counters.ssd_queue_time += begin - now;
+            now = begin;
+        }
         let t = if write { self.ssd.write(now, b, 1) } else { self.ssd.read(now, b, 1) };
+        if let Some(o) = &mut self.open {
+            o.ssd_free = now + t;
+        }
         if write {
             self.counters.ssd_blocks_written += 1;
             self.counters.ssd_write_time += t;
@@ -293,7 +386,7 @@ impl Engine {
             self.counters.ssd_blocks_read += 1;
             self.counters.ssd_read_time += t;
         }
-        self.elapsed += t;
+        self.elapsed = now + t - self.start;
     }
 
     /// Queues one block for the drive, merging it with the pending run when contiguous.
@@ -311,7 +404,17 @@ impl Engine {
 
     fn flush_run(&mut self) {
         let Some(r) = self.pending.take() else { return };
-        let now = self.clock + self.elapsed;
+        let mut now = self.start + self.elapsed;
+        if let Some(o) = &mut self.open {
+            // FCFS: the I/O starts when the drive is free; a gap before it is idle time the
+            // drive may use (cleaning, GC, destaging).
+            let begin = now.max(o.drive_free);
+            self.counters.drive_queue_time += begin - now;
+            if begin > o.drive_free {
+                self.drive.idle(o.drive_free, begin);
+            }
+            now = begin;
+        }
         let t = if r.write {
             self.drive.write(now, r.start, r.len)
         } else {
@@ -324,8 +427,21 @@ impl Engine {
             self.counters.drive_blocks_read += r.len as u64;
             self.counters.drive_read_time += t;
         }
-        self.elapsed += t;
+        if let Some(o) = &mut self.open {
+            o.drive_free = now + t;
+        }
+        self.elapsed = now + t - self.start;
     }
+}
+
+/// Open-loop state: the arrival clock and when each device is next free.
+#[derive(Clone, Copy, Debug)]
+struct OpenLoop {
+    time_scale: f64,
+    first_trace_time: Option<u64>,
+    last_arrival: Nanos,
+    ssd_free: Nanos,
+    drive_free: Nanos,
 }
 
 impl Engine {

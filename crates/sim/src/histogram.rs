@@ -136,6 +136,19 @@ impl Histogram {
         }
     }
 
+    /// The CDF as `(ms, fraction)` points: for each non-empty bucket, its upper edge (the
+    /// maximum for the last) and the fraction of values at or below it.
+    pub fn cdf(&self) -> Vec<(f64, f64)> {
+        let mut seen = 0u64;
+        self.buckets()
+            .into_iter()
+            .map(|(_, high, c)| {
+                seen += c;
+                (high.min(self.max) as f64 / 1e6, seen as f64 / self.total as f64)
+            })
+            .collect()
+    }
+
     /// Non-empty buckets as `(low_ns, high_ns, count)`, for machine-readable output and plots.
     pub fn buckets(&self) -> Vec<(u64, u64, u64)> {
         self.counts

@@ -21,7 +21,7 @@ pub mod setup;
 
 pub use config::{toml_error, CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};
 pub use costs::{fit_costs, CostModel};
-pub use engine::{Engine, IoUnit, Mode};
+pub use engine::{Engine, IoUnit, Mode, Replay};
 pub use error::SimError;
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};

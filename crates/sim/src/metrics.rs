@@ -47,6 +47,18 @@ pub struct Counters {
     pub drive_write_time: Nanos,
     /// What happened inside the drive (PB writes, RMWs, band bytes).
     pub drive: DriveStats,
+    /// Open loop: time I/Os waited for the SSD to be free (0 in closed loop).
+    #[serde(default)]
+    pub ssd_queue_time: Nanos,
+    /// Open loop: time I/Os waited for the drive to be free (0 in closed loop).
+    #[serde(default)]
+    pub drive_queue_time: Nanos,
+    /// When the window's first request arrived (closed loop: started).
+    #[serde(default)]
+    pub first_arrival: Nanos,
+    /// When the last request completed so far.
+    #[serde(default)]
+    pub last_completion: Nanos,
 }
 
 impl Counters {
@@ -72,7 +84,18 @@ impl Counters {
             drive_read_time: self.drive_read_time - e.drive_read_time,
             drive_write_time: self.drive_write_time - e.drive_write_time,
             drive: self.drive.since(&e.drive),
+            ssd_queue_time: self.ssd_queue_time - e.ssd_queue_time,
+            drive_queue_time: self.drive_queue_time - e.drive_queue_time,
+            // The window starts where the earlier snapshot's last request completed.
+            first_arrival: e.last_completion,
+            last_completion: self.last_completion,
         }
+    }
+
+    /// Modelled time from the window's first arrival to its last completion (closed loop: the
+    /// total I/O time; open loop: the replay's span, idle gaps included).
+    pub fn span(&self) -> Nanos {
+        self.last_completion - self.first_arrival.min(self.last_completion)
     }
 
     /// Total modelled I/O time: the four levels added (closed loop, one I/O at a time).
@@ -106,8 +129,17 @@ pub struct Metrics {
     pub drive_read_time_s: f64,
     /// Drive write time in seconds.
     pub drive_write_time_s: f64,
-    /// Per-request latency.
+    /// Per-request latency (open loop: response time, completion − arrival, queueing included).
     pub latency: LatencySummary,
+    /// Open loop: seconds I/Os waited for the SSD.
+    #[serde(default)]
+    pub ssd_queue_time_s: f64,
+    /// Open loop: seconds I/Os waited for the drive.
+    #[serde(default)]
+    pub drive_queue_time_s: f64,
+    /// Seconds from the first arrival to the last completion.
+    #[serde(default)]
+    pub span_s: f64,
 }
 
 fn ratio(a: u64, b: u64) -> Option<f64> {
@@ -128,6 +160,9 @@ impl Metrics {
             drive_read_time_s: c.drive_read_time.as_secs_f64(),
             drive_write_time_s: c.drive_write_time.as_secs_f64(),
             latency: latency.summary(),
+            ssd_queue_time_s: c.ssd_queue_time.as_secs_f64(),
+            drive_queue_time_s: c.drive_queue_time.as_secs_f64(),
+            span_s: c.span().as_secs_f64(),
             counters: c,
         }
     }

@@ -132,6 +132,21 @@ fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The open-loop figures of one window: response time (queueing included) and queueing.
+fn open_rows(m: &Metrics) -> Vec<(&'static str, String)> {
+    let l = &m.latency;
+    let per_req = |s: f64| if m.counters.requests == 0 { 0.0 } else { s * 1e3 / m.counters.requests as f64 };
+    vec![
+        ("response mean / p50 / p90 (ms)", format!("{:.3} / {:.3} / {:.3}", l.mean_ms, l.p50_ms, l.p90_ms)),
+        ("response p99 / p99.9 / max (ms)", format!("{:.3} / {:.3} / {:.3}", l.p99_ms, l.p999_ms, l.max_ms)),
+        (
+            "queueing SSD / drive (ms per request)",
+            format!("{:.3} / {:.3}", per_req(m.ssd_queue_time_s), per_req(m.drive_queue_time_s)),
+        ),
+        ("span, first arrival to last completion (s)", secs(m.span_s)),
+    ]
+}
+
 /// A human-readable report of one run: the whole run and the after-warm-up window side by side.
 pub fn run_table(r: &RunReport) -> String {
     let mut out = String::new();
@@ -152,8 +167,16 @@ pub fn run_table(r: &RunReport) -> String {
         human_bytes(r.sizing.accessed_range.0)
     );
     let _ = writeln!(out, "{}\n", crate::setup::describe(&r.config));
-    let total = metric_rows(&r.total);
-    let after = r.after_warmup.as_ref().map(metric_rows);
+    let open = r.config.replay == crate::Replay::Open;
+    let rows_of = |m: &Metrics| {
+        let mut rows = metric_rows(m);
+        if open {
+            rows.extend(open_rows(m));
+        }
+        rows
+    };
+    let total = rows_of(&r.total);
+    let after = r.after_warmup.as_ref().map(rows_of);
     let warm_head = match r.warmup_requests {
         Some(n) => format!("after warm-up ({n} req)"),
         None => "after warm-up".to_string(),
@@ -243,6 +266,37 @@ pub fn compare_table(c: &CompareReport) -> String {
         })
         .collect();
     out.push_str(&table(&header, &rows));
+    if c.runs.iter().any(|r| r.config.replay == crate::Replay::Open) {
+        out.push_str("\nopen loop: response time per request (completion − arrival, queueing included)\n");
+        let header = [
+            "scheme",
+            "mean (ms)",
+            "p50 (ms)",
+            "p90 (ms)",
+            "p99 (ms)",
+            "p99.9 (ms)",
+            "max (ms)",
+            "queued (s)",
+        ];
+        let rows: Vec<Vec<String>> = c
+            .runs
+            .iter()
+            .map(|r| {
+                let (m, l) = (&r.total, &r.total.latency);
+                vec![
+                    r.label.clone(),
+                    format!("{:.3}", l.mean_ms),
+                    format!("{:.3}", l.p50_ms),
+                    format!("{:.3}", l.p90_ms),
+                    format!("{:.3}", l.p99_ms),
+                    format!("{:.3}", l.p999_ms),
+                    format!("{:.3}", l.max_ms),
+                    secs(m.ssd_queue_time_s + m.drive_queue_time_s),
+                ]
+            })
+            .collect();
+        out.push_str(&table(&header, &rows));
+    }
     out.push_str("\ndrive and SSD time by cause (s); background work (destages between requests, idle cleaning) is counted under its cause but not in the totals above\n");
     out.push_str(&breakdown_table(&c.runs.iter().collect::<Vec<_>>()));
     if !c.paper.is_empty() {
@@ -325,7 +379,7 @@ pub fn breakdown_table(runs: &[&RunReport]) -> String {
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms,time_host_read_s,time_host_write_s,time_pb_read_s,time_pb_write_s,time_cache_s,time_destage_s,time_clean_band_read_s,time_clean_merge_s,time_clean_band_write_s,time_host_wait_s,time_overhead_s,time_seek_s,time_rotation_s,time_transfer_s,setup,io_unit";
+pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms,time_host_read_s,time_host_write_s,time_pb_read_s,time_pb_write_s,time_cache_s,time_destage_s,time_clean_band_read_s,time_clean_merge_s,time_clean_band_write_s,time_host_wait_s,time_overhead_s,time_seek_s,time_rotation_s,time_transfer_s,setup,io_unit,replay,time_scale,latency_p50_ms,latency_p90_ms,latency_p999_ms,latency_max_ms,ssd_queue_time_s,drive_queue_time_s,span_s";
 
 /// One CSV row per window (`total`, and `after-warmup` when present), without header.
 pub fn csv_rows(r: &RunReport) -> String {
@@ -380,7 +434,21 @@ pub fn csv_rows(r: &RunReport) -> String {
             let _ = write!(out, ",{v}");
         }
         let setup = crate::setup::setup_of(&r.config).map_or("custom", |s| s.name);
-        let _ = writeln!(out, ",{setup},{}", r.config.io_unit.name());
+        let l = &m.latency;
+        let _ = writeln!(
+            out,
+            ",{setup},{},{},{},{},{},{},{},{},{},{}",
+            r.config.io_unit.name(),
+            r.config.replay.name(),
+            r.config.time_scale,
+            l.p50_ms,
+            l.p90_ms,
+            l.p999_ms,
+            l.max_ms,
+            m.ssd_queue_time_s,
+            m.drive_queue_time_s,
+            m.span_s
+        );
     };
     row("total", &r.total);
     if let Some(a) = &r.after_warmup {

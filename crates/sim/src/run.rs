@@ -128,6 +128,12 @@ pub struct RunReport {
     pub wall_time_s: f64,
     /// Simulation speed: block requests replayed per wall-clock second.
     pub block_requests_per_s: f64,
+    /// The distribution of request latency over the whole run (open loop: response time,
+    /// queueing included), as CDF points `[ms, fraction]`: the upper edge of each non-empty
+    /// histogram bucket (1/16 of its magnitude wide) and the fraction of requests at or below
+    /// it. Enough to plot SMaRT's Figs. 3–5.
+    #[serde(default)]
+    pub latency_cdf: Vec<(f64, f64)>,
     /// The configuration that produced this report.
     pub config: SimConfig,
 }
@@ -187,6 +193,15 @@ pub fn run_with(
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<RunReport, SimError> {
     let mut sizing = sizing(cfg, stats)?;
+    if !(cfg.time_scale.is_finite() && cfg.time_scale > 0.0) {
+        return Err(SimError::Config {
+            field: "time_scale",
+            reason: format!(
+                "{}: expected a finite number > 0 (1 replays the trace's own timing)",
+                cfg.time_scale
+            ),
+        });
+    }
     let end = stats.max_end;
     if let Some(cap) = cfg.drive.capacity() {
         if end > cap.0 {
@@ -224,7 +239,9 @@ pub fn run_with(
         }
     };
     let has_cache = cache.is_some();
-    let mut engine = Engine::new(cfg.mode, cache, ssd, drive).with_io_unit(cfg.io_unit);
+    let mut engine = Engine::new(cfg.mode, cache, ssd, drive)
+        .with_io_unit(cfg.io_unit)
+        .with_replay(cfg.replay, cfg.time_scale);
     let mut reader = open_trace(&cfg.trace)?;
     let limit = cfg.trace.limit.unwrap_or(u64::MAX);
     let warm_at = match cfg.warmup {
@@ -274,6 +291,7 @@ pub fn run_with(
         skipped_lines: reader.skipped(),
         wall_time_s: wall,
         block_requests_per_s: if wall > 0.0 { blocks as f64 / wall } else { 0.0 },
+        latency_cdf: engine.latency().cdf(),
         config: cfg.clone(),
     })
 }

@@ -61,6 +61,8 @@ class Result:
         r = self.report
         row: Dict[str, Any] = {k: r.get(k) for k in _TOP}
         row["trace"] = r["config"]["trace"]["path"]
+        row["replay"] = r["config"].get("replay", "closed")
+        row["time_scale"] = r["config"].get("time_scale", 1.0)
         row["cache_blocks"] = r["sizing"]["cache_blocks"]
         row["pb_blocks"] = r["sizing"].get("pb_blocks")
         row.update(flatten_metrics(r["total"]))
@@ -70,6 +72,21 @@ class Result:
         row["dirty_left"] = r.get("dirty_left")
         row["wall_time_s"] = r.get("wall_time_s")
         return row
+
+    def cdf(self):
+        """The request latency distribution of the whole run (open loop: response time,
+        queueing included) as a DataFrame: ``label``, ``latency_ms`` (upper edge of a histogram
+        bucket 1/16 of its magnitude wide), ``fraction`` (of requests at or below it)."""
+        import pandas as pd
+
+        pts = self.report.get("latency_cdf", [])
+        return pd.DataFrame(
+            {
+                "label": [self.report["label"]] * len(pts),
+                "latency_ms": [p[0] for p in pts],
+                "fraction": [p[1] for p in pts],
+            }
+        )
 
     def to_series(self):
         import pandas as pd

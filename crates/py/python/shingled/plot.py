@@ -222,3 +222,29 @@ def sweep_lines(df, x: str, y: str = "total_time_s", hue: Optional[str] = None, 
         ax.legend(fontsize="small")
     ax.grid(alpha=0.3)
     return _done(fig, out)
+
+
+def cdf(results, ax=None, out=None, title: Optional[str] = None, log_x: bool = True):
+    """CDF of request latency per run (open loop: response time with queueing, as SMaRT's
+    Figs. 3–5 plot it), one line each. ``results``: `Result`s, a `CompareResult`, or a DataFrame
+    from `Result.cdf` (several concatenated)."""
+    frames = []
+    if hasattr(results, "results"):
+        results = results.results
+    if hasattr(results, "groupby"):
+        frames = [g for _, g in results.groupby("label", sort=False)]
+    else:
+        frames = [r.cdf() for r in results]
+    fig, ax = _fig(ax)
+    for g in frames:
+        if len(g):
+            ax.step(g["latency_ms"], g["fraction"], where="post", label=str(g["label"].iloc[0]))
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel("response time (ms)")
+    ax.set_ylabel("fraction of requests")
+    ax.set_ylim(0, 1.0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    ax.set_title(title or "response time CDF")
+    return _done(fig, out)

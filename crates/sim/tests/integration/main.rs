@@ -2,6 +2,7 @@
 
 mod golden;
 mod hand_checked;
+mod open_loop;
 mod properties;
 
 use shingled_cache::{Cache, PolicyConfig, PolicyContext};
