@@ -238,6 +238,8 @@ pub struct SynthTrace {
     front_write: bool,
     front_consumed: u64,
     front_total: u64,
+    /// `span`: dense 4 MiB cells `n` spread over `m` cells (cell `c` → `c·m/n`); `None`: dense.
+    spread: Option<(u64, u64)>,
     front_rate: f64,
     front_p_write: u32,
     // modes (thresholds on 16 random bits, cumulative)
@@ -435,7 +437,11 @@ impl SynthTrace {
         let p16 = |x: f64| (x.clamp(0.0, 1.0) * 65536.0) as u32;
 
         let (ext_start, ext_len): (Vec<u64>, Vec<u32>) = extents.into_iter().unzip();
+        let cells = targets.accessed_range_bytes.div_ceil(super::SPAN_CELL);
+        let spread_cells = targets.span_bytes / super::SPAN_CELL;
+        let spread = (spread_cells > cells).then_some((cells, spread_cells));
         SynthTrace {
+            spread,
             rng,
             volume: spec.volume,
             targets,
@@ -546,6 +552,10 @@ impl SynthTrace {
         self.hist_len = (self.hist_len + 1).min(1 << self.hist_bits);
         self.requests += 1;
         self.time_ns += self.gap_ns();
+        if let Some((n, m)) = self.spread {
+            let cell = offset / super::SPAN_CELL;
+            offset = cell * m / n * super::SPAN_CELL + offset % super::SPAN_CELL;
+        }
         Some(Request {
             time_ns: self.time_ns,
             volume: self.volume,

@@ -1,5 +1,6 @@
 //! Synthetic traces whose profiles mimic the MSR Cambridge volumes used by the PORE and SAC
-//! papers (`src`, `prn`, `ts`, `wdev`, `mds`, `stg`, `hm`, `web`, `usr`, `rsrch`).
+//! papers (`src`, `prn`, `ts`, `wdev`, `mds`, `stg`, `hm`, `web`, `usr`, `rsrch`), and `proj`
+//! (SMaRT's fourth volume).
 //!
 //! A specification is `NAME[,key=value...]`, the text after `synth:` in [`crate`]'s `open`:
 //!
@@ -9,6 +10,7 @@
 //! | `pages`  | page-request count; overrides the scaled count, not the footprint    | scaled  |
 //! | `seed`   | u64; the same seed gives the same trace                              | 0       |
 //! | `volume` | u32 written into [`crate::Request::volume`]                          | 0       |
+//! | `span`   | `max` or a size: spread the trace over `[0, span)` (below)             | none    |
 //!
 //! ```
 //! use shingled_trace::synth::SynthTrace;
@@ -56,6 +58,13 @@
 //! caches sized relative to the range keep their meaning (from scale 0.05 up); extents, cells,
 //! heat clusters and the drive's bands keep their physical size.
 //!
+//! **Span.** By default the accessed range is dense, `[0, accessed)`: PORE's "accessed LBA
+//! range" is the total size of the bands a volume touches. A volume's addresses really spread
+//! further (mds_0's highest sector is at 36 GB, SMaRT Table 1). `span=BYTES` (or `span=max`:
+//! SMaRT Table 1's MAX LBA × scale, for `mds`, `proj`, `stg`, `rsrch`) spreads the trace's 4 MiB
+//! cells evenly over `[0, span)`, in order, keeping everything inside a cell (and so every
+//! request that does not cross a cell) as it was; the gaps between cells are never touched.
+//!
 //! `docs/synthetic-traces.md` documents every parameter, its source or rationale, and measured
 //! figures.
 
@@ -73,7 +82,10 @@ use shingled_core::BLOCK_SIZE;
 use std::str::FromStr;
 
 /// Keys a specification may set.
-pub const SPEC_KEYS: &[&str] = &["scale", "pages", "seed", "volume"];
+pub const SPEC_KEYS: &[&str] = &["scale", "pages", "seed", "volume", "span"];
+
+/// Cells of this many bytes keep their contents together when `span` spreads a trace.
+pub const SPAN_CELL: u64 = 4 << 20;
 
 /// Largest accepted `scale` (memory grows with the footprint: about 160 KiB per GB of live
 /// footprint).
@@ -138,6 +150,17 @@ pub struct SynthSpec {
     pub seed: u64,
     /// Volume number written into each request.
     pub volume: u32,
+    /// Spread the trace over `[0, span)` bytes (see the module docs); `None`: dense.
+    pub span: Option<Span>,
+}
+
+/// The `span` key.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Span {
+    /// SMaRT Table 1's MAX LBA of the profile, times the scale.
+    Max,
+    /// This many bytes.
+    Bytes(u64),
 }
 
 /// The figures a trace is built to reproduce, after scaling.
@@ -156,6 +179,8 @@ pub struct SynthTargets {
     pub distinct_blocks: u64,
     /// Mean gap between requests, ns (the original trace's request rate).
     pub mean_interarrival_ns: f64,
+    /// Every request lies in `[0, this)`: the accessed range, or the `span` it is spread over.
+    pub span_bytes: u64,
 }
 
 fn synth_err(spec: &str, reason: impl Into<String>) -> TraceError {
@@ -178,7 +203,8 @@ impl SynthSpec {
         let profile = profiles::find(name).ok_or_else(|| {
             synth_err(spec, format!("unknown profile {name:?}; valid profiles: {}", profile_names()))
         })?;
-        let mut out = SynthSpec { profile: profile.name, scale: 1.0, pages: None, seed: 0, volume: 0 };
+        let mut out =
+            SynthSpec { profile: profile.name, scale: 1.0, pages: None, seed: 0, volume: 0, span: None };
         let mut seen: Vec<&str> = Vec::new();
         for part in parts {
             if part.is_empty() {
@@ -217,8 +243,31 @@ impl SynthSpec {
                 }
                 "seed" => out.seed = value.parse().map_err(|_| bad("an unsigned 64-bit integer"))?,
                 "volume" => out.volume = value.parse().map_err(|_| bad("an unsigned 32-bit integer"))?,
+                "span" if value.eq_ignore_ascii_case("max") => {
+                    if !profiles::SMART_MAX_LBA.iter().any(|(n, _)| *n == profile.name) {
+                        return Err(bad(
+                            "a size: `max` is SMaRT Table 1's MAX LBA, known for mds, proj, stg and rsrch",
+                        ));
+                    }
+                    out.span = Some(Span::Max);
+                }
+                "span" => {
+                    let b: shingled_core::ByteSize =
+                        value.parse().map_err(|_| bad("a size such as 40GB, or max"))?;
+                    out.span = Some(Span::Bytes(b.0));
+                }
                 _ => unreachable!("every key in SPEC_KEYS is handled"),
             }
+        }
+        let t = out.targets();
+        if t.span_bytes < t.accessed_range_bytes {
+            return Err(synth_err(
+                spec,
+                format!(
+                    "span {} bytes is below the trace's accessed range ({} bytes at this scale); give at least that",
+                    t.span_bytes, t.accessed_range_bytes
+                ),
+            ));
         }
         Ok(out)
     }
@@ -244,6 +293,16 @@ impl SynthSpec {
             written_range_bytes: written * BLOCK_SIZE,
             distinct_blocks: (p.density * span as f64).round() as u64,
             mean_interarrival_ns: TRACE_SECONDS * 1e9 / p.orig_requests as f64,
+            span_bytes: match self.span {
+                None => span * BLOCK_SIZE,
+                Some(Span::Bytes(b)) => b / BLOCK_SIZE * BLOCK_SIZE,
+                Some(Span::Max) => {
+                    let sectors =
+                        profiles::SMART_MAX_LBA.iter().find(|(n, _)| *n == p.name).map_or(0, |x| x.1);
+                    ((sectors as f64 * 512.0 * self.scale) as u64 / BLOCK_SIZE * BLOCK_SIZE)
+                        .max(span * BLOCK_SIZE)
+                }
+            },
         }
     }
 }

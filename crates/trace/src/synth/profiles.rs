@@ -9,6 +9,9 @@ pub enum FigureSource {
     PoreTable1,
     /// SAC paper, Table 4 (the `rsrch` row; page requests given there in millions).
     SacTable4,
+    /// SMaRT paper, Table 1 (mean request size and write share of requests of `proj_0`; the
+    /// page count, ranges and model parameters are our assumptions, docs/synthetic-traces.md).
+    SmartTable1,
 }
 
 impl FigureSource {
@@ -17,6 +20,7 @@ impl FigureSource {
         match self {
             FigureSource::PoreTable1 => "PORE Table I",
             FigureSource::SacTable4 => "SAC Table 4",
+            FigureSource::SmartTable1 => "SMaRT Table 1",
         }
     }
 }
@@ -134,7 +138,14 @@ pub(crate) static PROFILES: &[Profile] = &[
              12_873_274, 27.9,  6.42,  6.92,  2_237_889, 59.6,  0.50, 0.78, 0.25, 0.02, 0.30, 0.02, 0.02),
     profile!("rsrch", "Research projects",       "rsrch_0", SacTable4,
               3_200_000, 88.8, 17.70, 17.70,  1_433_655, 90.7,  0.12, 0.60, 0.20, 0.02, 0.10, 0.03, 0.02),
+    profile!("proj",  "Project directories",     "proj_0", SmartTable1,
+             40_132_978, 87.5,  7.60,  8.00,  4_224_524, 87.5,  0.40, 0.72, 0.20, 0.02, 0.30, 0.02, 0.02),
 ];
+
+/// SMaRT Table 1's MAX LBA of the four volumes it replays, in 512-byte sectors: the highest
+/// address each touches, which `span=max` spreads a synthetic trace over.
+pub(crate) const SMART_MAX_LBA: &[(&str, u64)] =
+    &[("mds", 71_127_264), ("proj", 34_057_712), ("stg", 22_680_944), ("rsrch", 35_423_624)];
 
 /// Looks a profile up by name (ASCII case-insensitive).
 pub(crate) fn find(name: &str) -> Option<&'static Profile> {

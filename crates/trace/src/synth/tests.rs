@@ -233,7 +233,10 @@ fn pages_override_volume_and_tiny_scales() {
 #[test]
 fn spec_parsing_and_errors() {
     let s = SynthSpec::parse(" WDEV , scale = 0.5, seed=7 ,pages=1_000,volume=2").unwrap();
-    assert_eq!(s, SynthSpec { profile: "wdev", scale: 0.5, pages: Some(1000), seed: 7, volume: 2 });
+    assert_eq!(
+        s,
+        SynthSpec { profile: "wdev", scale: 0.5, pages: Some(1000), seed: 7, volume: 2, span: None }
+    );
     assert_eq!("usr".parse::<SynthSpec>().unwrap().scale, 1.0);
 
     let msg = |spec: &str| match SynthSpec::parse(spec) {
@@ -266,9 +269,14 @@ fn spec_parsing_and_errors() {
 #[test]
 fn profile_listing_matches_the_papers() {
     let ps = profiles();
-    assert_eq!(ps.len(), 10);
+    assert_eq!(ps.len(), 11);
     let names: Vec<_> = ps.iter().map(|p| p.name).collect();
-    assert_eq!(names, ["src", "prn", "ts", "wdev", "mds", "stg", "hm", "web", "usr", "rsrch"]);
+    assert_eq!(names, ["src", "prn", "ts", "wdev", "mds", "stg", "hm", "web", "usr", "rsrch", "proj"]);
+    // proj_0: SMaRT Table 1's mean request size (76 sectors) and write share (87.52%).
+    let proj = &ps[10];
+    assert_eq!(proj.source, FigureSource::SmartTable1);
+    let bytes_per_req = proj.page_requests as f64 * 4096.0 / 4_224_524.0;
+    assert!((bytes_per_req / 512.0 - 76.0).abs() < 0.5, "{bytes_per_req}");
     let wdev = &ps[3];
     assert_eq!(
         (wdev.page_requests, wdev.write_pct, wdev.written_range_gb, wdev.accessed_range_gb),
@@ -283,4 +291,35 @@ fn profile_listing_matches_the_papers() {
         assert!(p.density > 0.0 && p.density < 1.0);
         assert!(!p.description.is_empty() && !p.msr_volume.is_empty());
     }
+}
+
+/// `span` spreads the 4 MiB cells over a wider range, in order, and changes nothing else: the
+/// same requests, sizes, times and positions inside their cells.
+#[test]
+fn span_spreads_cells_and_keeps_everything_else() {
+    let dense: Vec<Request> = SynthTrace::from_spec("mds,scale=0.05").unwrap().collect();
+    let spec = SynthSpec::parse("mds,scale=0.05,span=max").unwrap();
+    let t = spec.targets();
+    // SMaRT Table 1: mds_0's MAX LBA is 71,127,264 sectors.
+    assert_eq!(t.span_bytes, (71_127_264f64 * 512.0 * 0.05) as u64 / 4096 * 4096);
+    let spread: Vec<Request> = SynthTrace::new(&spec).collect();
+    assert_eq!(dense.len(), spread.len());
+    let cell = SPAN_CELL;
+    let mut last_cell = (0, 0);
+    for (d, s) in dense.iter().zip(&spread) {
+        assert_eq!((d.time_ns, d.op, d.len, d.offset % cell), (s.time_ns, s.op, s.len, s.offset % cell));
+        assert!(s.offset + s.len as u64 <= t.span_bytes);
+        // Cells keep their order.
+        let (dc, sc) = (d.offset / cell, s.offset / cell);
+        if dc > last_cell.0 {
+            assert!(sc > last_cell.1);
+        }
+        last_cell = (dc, sc);
+    }
+    let top = spread.iter().map(|r| r.offset).max().unwrap();
+    assert!(top > t.accessed_range_bytes * 5, "spread over the span: {top}");
+    let msg = |s: &str| SynthSpec::parse(s).unwrap_err().to_string();
+    assert!(msg("wdev,span=max").contains("known for mds, proj, stg and rsrch"));
+    assert!(msg("mds,span=1MB").contains("below the trace's accessed range"));
+    assert!(msg("mds,span=lots").contains("a size such as 40GB"));
 }
