@@ -173,6 +173,14 @@ pub struct SimArgs {
     /// Replay at most this many trace requests.
     #[arg(long)]
     pub limit: Option<u64>,
+    /// Multiply every request's offset by this (SMaRT Table 1: 5 to 12, so a trace covers a
+    /// larger drive).
+    #[arg(long)]
+    pub lba_scale: Option<u64>,
+    /// Then take offsets modulo this size (SMaRT §5.4: folded into the drive's used range),
+    /// e.g. 42.6GB.
+    #[arg(long)]
+    pub fold: Option<String>,
     /// Cache mode: read-write, write-only, read-only or write-cache.
     #[arg(long)]
     pub mode: Option<String>,
@@ -296,6 +304,19 @@ impl SimArgs {
         }
         if self.skip_bad_lines {
             cfg.trace.skip_bad_lines = true;
+        }
+        if let Some(k) = self.lba_scale {
+            if k == 0 {
+                anyhow::bail!("--lba-scale 0: expected 1 or more");
+            }
+            cfg.trace.lba_scale = Some(k);
+        }
+        if let Some(f) = &self.fold {
+            let b: ByteSize = parse("fold", f)?;
+            if b.0 < 1 << 20 {
+                anyhow::bail!("--fold {f}: expected at least 1MiB");
+            }
+            cfg.trace.fold = Some(b);
         }
         if self.limit.is_some() {
             cfg.trace.limit = self.limit;

@@ -4,7 +4,7 @@
 use crate::engine::{IoUnit, Mode, Replay};
 use serde::{Deserialize, Deserializer, Serialize};
 use shingled_cache::PolicyConfig;
-use shingled_core::SizeSpec;
+use shingled_core::{ByteSize, SizeSpec};
 use shingled_device::{DriveConfig, SsdConfig};
 
 /// Where the requests come from.
@@ -25,6 +25,14 @@ pub struct TraceSpec {
     /// Replay at most this many trace requests (before mode filtering).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
+    /// Multiply every request's offset by this (SMaRT Table 1's LBA scale factors, so a trace
+    /// covers a larger drive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lba_scale: Option<u64>,
+    /// Then take offsets modulo this many bytes (SMaRT §5.4: folded into the drive's used
+    /// range).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fold: Option<ByteSize>,
 }
 
 impl Default for TraceSpec {
@@ -35,6 +43,8 @@ impl Default for TraceSpec {
             volume: None,
             skip_bad_lines: false,
             limit: None,
+            lba_scale: None,
+            fold: None,
         }
     }
 }

@@ -33,7 +33,13 @@ pub fn open_trace(spec: &TraceSpec) -> Result<Box<dyn TraceReader>, SimError> {
         skip_bad_lines: spec.skip_bad_lines,
         ..Default::default()
     };
-    Ok(shingled_trace::open(&spec.path, &opts)?)
+    let reader = shingled_trace::open(&spec.path, &opts)?;
+    if spec.lba_scale.is_none() && spec.fold.is_none() {
+        return Ok(reader);
+    }
+    let r = shingled_trace::Rescaled::new(reader, spec.lba_scale.unwrap_or(1), spec.fold.map(|f| f.0))
+        .map_err(|e| SimError::Config { field: "trace.lba_scale/fold", reason: e.to_string() })?;
+    Ok(Box::new(r))
 }
 
 /// One pass over the trace for its footprint (PORE Table I figures), which sizes the cache and

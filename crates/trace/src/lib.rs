@@ -33,5 +33,5 @@ pub use error::TraceError;
 pub use formats::{Format, UnknownFormat};
 pub use mix::{mix, MixStream, MixSummary};
 pub use open::{detect_format, open, open_stream, OpenOptions, VolumeFilter};
-pub use request::{Interruptible, Request, TraceReader};
+pub use request::{Interruptible, Request, Rescaled, TraceReader};
 pub use stats::{footprint, trace_stats, BlockSet, Footprint, TraceStats};

@@ -101,3 +101,93 @@ impl<R: TraceReader + ?Sized> TraceReader for Interruptible<'_, R> {
         self.inner.format_name()
     }
 }
+
+/// Rescales a trace's addresses as SMaRT §5.4 does to cover a drive: every offset is multiplied
+/// by `factor`, then, with `fold`, taken modulo `fold` bytes ("trimmed with modular operation
+/// to fit in the accessed LBA range"). A request that would cross the fold's end is moved back
+/// to end there (sizes never change). `fold` is rounded down to whole 4 KiB blocks.
+pub struct Rescaled<R: TraceReader> {
+    inner: R,
+    factor: u64,
+    fold: Option<u64>,
+}
+
+impl<R: TraceReader> Rescaled<R> {
+    /// Wraps `inner`. `factor` ≥ 1; `fold`, when given, at least 1 MiB.
+    pub fn new(inner: R, factor: u64, fold: Option<u64>) -> Result<Self, crate::TraceError> {
+        if factor == 0 {
+            return Err(crate::TraceError::Invalid("LBA scale factor 0: expected 1 or more".into()));
+        }
+        let fold = fold.map(|f| f / 4096 * 4096);
+        if fold.is_some_and(|f| f < 1 << 20) {
+            return Err(crate::TraceError::Invalid(format!(
+                "fold {} bytes: expected at least 1 MiB",
+                fold.unwrap_or(0)
+            )));
+        }
+        Ok(Rescaled { inner, factor, fold })
+    }
+}
+
+impl<R: TraceReader> TraceReader for Rescaled<R> {
+    #[inline]
+    fn next_request(&mut self) -> Result<Option<Request>, crate::TraceError> {
+        let Some(mut q) = self.inner.next_request()? else { return Ok(None) };
+        let mut off = q.offset.saturating_mul(self.factor);
+        if let Some(f) = self.fold {
+            off %= f;
+            let len = (q.len as u64).min(f);
+            if off + len > f {
+                off = (f - len) / 512 * 512;
+            }
+        }
+        q.offset = off;
+        Ok(Some(q))
+    }
+    fn skipped(&self) -> u64 {
+        self.inner.skipped()
+    }
+    fn filtered(&self) -> u64 {
+        self.inner.filtered()
+    }
+    fn format_name(&self) -> &'static str {
+        self.inner.format_name()
+    }
+}
+
+#[cfg(test)]
+mod rescale_tests {
+    use super::*;
+    use shingled_core::Op;
+
+    struct List(std::vec::IntoIter<Request>);
+    impl TraceReader for List {
+        fn next_request(&mut self) -> Result<Option<Request>, crate::TraceError> {
+            Ok(self.0.next())
+        }
+        fn format_name(&self) -> &'static str {
+            "list"
+        }
+    }
+
+    /// Offsets × 5, modulo 4 MiB; a request that would cross the end moves back to end there.
+    #[test]
+    fn offsets_are_scaled_then_folded() {
+        let q = |offset: u64, len: u32| Request { time_ns: 0, volume: 0, op: Op::Write, offset, len };
+        let mib = 1u64 << 20;
+        let input = vec![q(0, 4096), q(512, 512), q(mib, 8192), q(mib - 4096, 8192), q(mib + 4096, 65536)];
+        let mut r = Rescaled::new(List(input.into_iter()), 5, Some(4 * mib)).unwrap();
+        let mut got = Vec::new();
+        while let Some(x) = r.next_request().unwrap() {
+            got.push((x.offset, x.len));
+        }
+        // 0; 2560; 5 MiB mod 4 MiB = 1 MiB; 5 MiB − 20 KiB → 1 MiB − 20 KiB; 5 MiB + 20 KiB →
+        // 1 MiB + 20 KiB. Sizes unchanged.
+        assert_eq!(got, vec![(0, 4096), (2560, 512), (mib, 8192), (mib - 20480, 8192), (mib + 20480, 65536)]);
+        let near_end = q(4 * mib / 5 - 512, 4096); // × 5 = 4 MiB − 2560: would cross the end
+        let mut r = Rescaled::new(List(vec![near_end].into_iter()), 5, Some(4 * mib)).unwrap();
+        assert_eq!(r.next_request().unwrap().unwrap().offset, 4 * mib - 4096);
+        assert!(Rescaled::new(List(vec![].into_iter()), 0, None).is_err());
+        assert!(Rescaled::new(List(vec![].into_iter()), 2, Some(4096)).is_err());
+    }
+}
