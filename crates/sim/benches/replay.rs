@@ -2,7 +2,10 @@
 //! in memory (so parsing is excluded), and memory per cached block.
 //!
 //! `cargo bench -p shingled-sim --bench replay [-- SPEC]` (default SPEC `synth:wdev`);
-//! `SHINGLED_SETUP=generic` (or `sac`) measures that set-up instead of the default `pore`.
+//! `SHINGLED_SETUP=generic` (or `sac`) measures that set-up instead of the default `pore`;
+//! `SHINGLED_REPLAY=open` replays open loop (arrivals at the trace's timestamps) instead of
+//! closed loop; `SHINGLED_SCHEMES=a,b` measures only those schemes; `SHINGLED_DRIVE=profile`
+//! replaces the drive.
 
 use shingled_cache::{Cache, PolicyConfig, PolicyContext};
 use shingled_core::BandConfig;
@@ -19,6 +22,11 @@ fn main() {
     if let Ok(name) = std::env::var("SHINGLED_SETUP") {
         shingled_sim::setup(&name).expect("a known set-up").apply(&mut base);
     }
+    if let Ok(d) = std::env::var("SHINGLED_DRIVE") {
+        base.drive = shingled_device::profile(&d).expect("a known drive profile");
+    }
+    let replay: shingled_sim::Replay =
+        std::env::var("SHINGLED_REPLAY").map(|r| r.parse().expect("closed or open")).unwrap_or_default();
     base.trace.path = spec.clone();
     let stats = shingled_sim::measure(&base.trace, &BandConfig::default()).expect("trace");
     let mut reader = shingled_sim::open_trace(&base.trace).expect("trace");
@@ -26,10 +34,18 @@ fn main() {
     while let Some(r) = reader.next_request().expect("trace") {
         reqs.push(r);
     }
-    println!("trace {spec}: {} requests, {} block requests", stats.requests, stats.pages);
+    println!(
+        "trace {spec}: {} requests, {} block requests, {} loop",
+        stats.requests,
+        stats.pages,
+        replay.name()
+    );
     println!("{:<28} {:>10} {:>14} {:>14} {:>12}", "scheme", "mode", "M blocks/s", "best of", "B/cached blk");
     let mut schemes: Vec<String> = vec!["smr-only".into(), "cmr-only".into()];
     schemes.extend(PolicyConfig::NAMES.iter().map(|s| s.to_string()));
+    if let Ok(only) = std::env::var("SHINGLED_SCHEMES") {
+        schemes = only.split(',').map(|s| s.trim().to_string()).collect();
+    }
     for mode in [Mode::WriteOnly, Mode::ReadWrite] {
         for s in &schemes {
             let mut cfg = scheme_config(&base, s).unwrap();
@@ -51,7 +67,8 @@ fn main() {
                     };
                     Cache::new(sz.cache_blocks as u32, c.policy.build(&pctx).unwrap())
                 });
-                let mut e = Engine::new(mode, cache, ssd, drive).with_io_unit(cfg.io_unit);
+                let mut e =
+                    Engine::new(mode, cache, ssd, drive).with_io_unit(cfg.io_unit).with_replay(replay, 1.0);
                 let t = Instant::now();
                 for r in &reqs {
                     e.process(r);
