@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""A hostile-input campaign against the `shingled` binary: random bad command lines (hostile
+values in every flag of the common subcommands, missing, odd and special files), each run with
+a timeout and stdout closed early half the time. Counts panics (exit 101 or 'panicked'),
+crashes (killed by a signal), hangs (timeout), unclear errors (exit 1 whose message does not
+name a flag, field, file or value), and successes.
+
+    python3 scripts/hostile_cli.py [--bin target/debug/shingled] [--n 400] [--seed 1]
+
+Prints the counts and the first examples of each bad outcome; exits 1 if any panic, crash or
+hang was seen. Not run by the test suite (tests/crates cover the cases found); a tool for
+reviews.
+"""
+import argparse
+import os
+import random
+import subprocess
+import tempfile
+
+HOSTILE = ["-1", "0", "1e99", "nan", "inf", "", "18446744073709551616", "4294967295", "0.0000001",
+           "abc", "1/0", "-5%", "200%", "1 GiB", "12ZB", "\x00", "../../etc/passwd", "/dev/null",
+           "/nonexistent/file", "synth:", "synth:wdev,scale=0", "synth:wdev,scale=1e9", "x" * 300]
+
+COMMANDS = {
+    ("sim",): ["--trace", "--policy", "--cache-size", "--pb-size", "--mode", "--drive", "--bands",
+               "--drive-capacity", "--replay", "--time-scale", "--lba-scale", "--fold", "--limit",
+               "--io-unit", "--setup", "--write-cache", "--warmup", "--output", "--ssd", "--format",
+               "--volume", "--pb-flavour"],
+    ("compare",): ["--trace", "--schemes", "--cache-size", "--jobs", "--mode", "--setup"],
+    ("trace", "stats"): ["--format", "--volume", "--bands"],
+    ("trace", "convert"): ["-o", "--format"],
+    ("trace", "mix"): ["-o", "--copies", "--seed"],
+    ("zone", "create"): ["--zones", "--zone-size", "--zone-capacity", "--conventional", "--max-open"],
+    ("zone", "report"): [],
+    ("store", "format"): ["--zones", "--zone-size", "--metazones", "--placement", "--metadata-chunk-limit"],
+    ("store", "put"): ["--stream"],
+    ("store", "get"): ["-o"],
+    ("probe", "pb"): ["--drive", "--hidden", "--max-blocks"],
+    ("drive", "bench"): ["--png"],
+    ("experiment",): ["--on", "--jobs", "--mode"],
+}
+
+
+def clear(stderr: str) -> bool:
+    """An error message says what and where: a flag, field, file, value or line."""
+    e = stderr.lower()
+    return any(w in e for w in ("--", "field", "file", "line", "value", "expected", "unknown", "no such",
+                                "invalid", "must", "cannot", "not a", "refus", "exists", "size", "zone",
+                                "trace", "profile", "usage", "directory", "opening"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="target/debug/shingled")
+    ap.add_argument("--n", type=int, default=400)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    a.bin = os.path.abspath(a.bin)
+    rng = random.Random(a.seed)
+    counts = {"ok": 0, "error": 0, "unclear": 0, "panic": 0, "crash": 0, "hang": 0}
+    examples = {k: [] for k in counts}
+    with tempfile.TemporaryDirectory() as d:
+        files = [os.path.join(d, "empty"), os.path.join(d, "junk.csv"), d, os.path.join(d, "new.zbd")]
+        open(files[0], "w").close()
+        with open(files[1], "wb") as f:
+            f.write(os.urandom(5000))
+        for i in range(a.n):
+            cmd, flags = rng.choice(list(COMMANDS.items()))
+            args = list(cmd)
+            if cmd[0] in ("trace", "zone", "store") and cmd[1] not in ("mix",):
+                args.append(rng.choice(files + HOSTILE[:3]))
+            if cmd == ("trace", "mix"):
+                args += [rng.choice(files + ["synth:wdev,scale=0.01"]), "synth:prn,scale=0.01"]
+            if cmd[0] == "drive":
+                args.append(rng.choice(["fig3", "nope", ""]))
+            if cmd[0] == "experiment":
+                args.append(rng.choice(["pore-overall", "nope", ""]))
+            if cmd[0] == "probe":
+                pass
+            for fl in rng.sample(flags, k=min(len(flags), rng.randint(1, 3))):
+                args += [fl, rng.choice(HOSTILE + files)]
+            if cmd[0] in ("sim", "compare", "experiment"):
+                args += ["--trace", "synth:wdev,scale=0.002"] if "--trace" not in args and cmd[0] != "experiment" else []
+            args = [x.replace("\x00", "") for x in args]
+            close_early = rng.random() < 0.5
+            proc = subprocess.Popen([a.bin, "--progress", "none"] + args, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, cwd=d)
+            if close_early:
+                proc.stdout.close()  # a reader that went away (`| head`)
+            try:
+                out, errb = proc.communicate(timeout=60) if not close_early else (None, proc.stderr.read())
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                counts["hang"] += 1
+                examples["hang"].append(args)
+                continue
+            p = subprocess.CompletedProcess(args, proc.returncode, out, errb)
+            err = (p.stderr or b"").decode(errors="replace")
+            if p.returncode == 101 or "panicked" in err:
+                kind = "panic"
+            elif p.returncode < 0:
+                kind = "crash"
+            elif p.returncode == 0:
+                kind = "ok"
+            elif clear(err):
+                kind = "error"
+            else:
+                kind = "unclear"
+            counts[kind] += 1
+            if len(examples[kind]) < 5:
+                examples[kind].append((args, err.strip()[:200]))
+    print(f"{a.n} command lines (seed {a.seed}): " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for k in ("panic", "crash", "hang", "unclear"):
+        for ex in examples[k]:
+            print(f"  {k}: {ex}")
+    return 1 if counts["panic"] + counts["crash"] + counts["hang"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
