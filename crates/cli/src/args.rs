@@ -370,10 +370,7 @@ impl SimArgs {
                 "off" => false,
                 _ => bail!("--write-cache {w:?}: expected on or off"),
             };
-            match &mut cfg.drive {
-                shingled_device::DriveConfig::Cmr(h) => h.write_cache.enabled = on,
-                shingled_device::DriveConfig::DmSmr(d) => d.mechanism.write_cache.enabled = on,
-            }
+            cfg.drive.mechanism_mut().write_cache.enabled = on;
             cfg.drive.validate().map_err(|e| anyhow::anyhow!("--write-cache {w}: {e}"))?;
         }
         if let Some(u) = &self.io_unit {

@@ -102,36 +102,77 @@ fn emit(out: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
     }
 }
 
-/// `--cdf FILE`: every run's request-latency CDF, as CSV (`label,latency_ms,fraction`) or, for
-/// a `.png` name, a chart (log time axis). `runs` pairs a label with its report.
-fn write_cdf(path: &Option<std::path::PathBuf>, runs: &[(String, &shingled_sim::RunReport)]) -> Result<()> {
+/// `--cdf FILE`: every run's request-latency CDF, as CSV (`group,label,latency_ms,fraction`)
+/// or, for a `.png` name, charts (log time axis): one chart when the runs form one group (a
+/// `sim`, a `compare`), else one per group (an experiment's trace, or trace and utilisation),
+/// named `FILE-<group>.png`. `runs` gives each report its group and label.
+fn write_cdf(
+    path: &Option<std::path::PathBuf>,
+    runs: &[(String, String, &shingled_sim::RunReport)],
+) -> Result<()> {
     let Some(path) = path else { return Ok(()) };
     let is_png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
     if is_png {
-        let series: Vec<shingled_device::bench::Series> = runs
-            .iter()
-            .map(|(label, r)| shingled_device::bench::Series {
-                name: label.clone(),
-                x_label: "response time (ms)".into(),
-                y_label: "fraction of requests".into(),
-                points: r.latency_cdf.clone(),
-                paper: Vec::new(),
-            })
-            .collect();
-        let open = runs.iter().any(|(_, r)| r.config.replay == shingled_sim::Replay::Open);
-        let title = if open { "response time CDF (open loop)" } else { "request latency CDF (closed loop)" };
-        return plot::line_chart_xy(path, title, &series, true, false)
-            .with_context(|| format!("--cdf {}", path.display()));
+        let mut groups: Vec<&str> = Vec::new();
+        for (g, _, _) in runs {
+            if !groups.contains(&g.as_str()) {
+                groups.push(g);
+            }
+        }
+        let open = runs.iter().any(|(_, _, r)| r.config.replay == shingled_sim::Replay::Open);
+        let what = if open { "response time CDF (open loop)" } else { "request latency CDF (closed loop)" };
+        let mut written = Vec::new();
+        for g in &groups {
+            let series: Vec<shingled_device::bench::Series> = runs
+                .iter()
+                .filter(|(rg, _, _)| rg == g)
+                .map(|(_, label, r)| shingled_device::bench::Series {
+                    name: label.clone(),
+                    x_label: "response time (ms)".into(),
+                    y_label: "fraction of requests".into(),
+                    points: r.latency_cdf.clone(),
+                    paper: Vec::new(),
+                })
+                .collect();
+            let file = if groups.len() == 1 {
+                path.clone()
+            } else {
+                let slug = g
+                    .trim_start_matches("synth:")
+                    .split(|c: char| !c.is_ascii_alphanumeric())
+                    .filter(|x| !x.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("-");
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                path.with_file_name(format!("{stem}-{slug}.png"))
+            };
+            let title = if g.is_empty() { what.to_string() } else { format!("{what}: {g}") };
+            plot::line_chart_xy(&file, &title, &series, true, false)
+                .with_context(|| format!("--cdf {}", file.display()))?;
+            written.push(file);
+        }
+        if written.len() > 1 {
+            eprintln!(
+                "wrote {} CDF charts: {} ... {}",
+                written.len(),
+                written[0].display(),
+                written[written.len() - 1].display()
+            );
+        }
+        return Ok(());
     }
-    let mut text = String::from("label,latency_ms,fraction\n");
-    for (label, r) in runs {
-        let label = if label.contains([',', '"']) {
-            format!("\"{}\"", label.replace('"', "\"\""))
+    let field = |s: &str| {
+        if s.contains([',', '"']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
         } else {
-            label.clone()
-        };
+            s.to_string()
+        }
+    };
+    let mut text = String::from("group,label,latency_ms,fraction\n");
+    for (group, label, r) in runs {
+        let (group, label) = (field(group), field(label));
         for (ms, f) in &r.latency_cdf {
-            text.push_str(&format!("{label},{ms},{f}\n"));
+            text.push_str(&format!("{group},{label},{ms},{f}\n"));
         }
     }
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
@@ -218,7 +259,7 @@ fn sim(a: args::SimCmd) -> Result<()> {
         Output::Csv => format!("{}\n{}", report::CSV_HEADER, report::csv_rows(&r)),
     };
     emit(&a.emit.out, &text)?;
-    write_cdf(&a.emit.cdf, &[(r.label.clone(), &r)])
+    write_cdf(&a.emit.cdf, &[(String::new(), r.label.clone(), &r)])
 }
 
 fn compare(a: args::CompareCmd) -> Result<()> {
@@ -250,7 +291,7 @@ fn compare(a: args::CompareCmd) -> Result<()> {
         }
     };
     emit(&a.emit.out, &text)?;
-    let runs: Vec<_> = report.runs.iter().map(|r| (r.label.clone(), r)).collect();
+    let runs: Vec<_> = report.runs.iter().map(|r| (String::new(), r.label.clone(), r)).collect();
     write_cdf(&a.emit.cdf, &runs)
 }
 
@@ -307,7 +348,7 @@ fn emit_experiment(
         .zip(&report.runs)
         .map(|(cell, r)| {
             let trace = cell.trace.rsplit('/').next().unwrap_or(&cell.trace);
-            (format!("{trace} {}", cell.label), r)
+            (trace.to_string(), cell.label.clone(), r)
         })
         .collect();
     write_cdf(cdf, &runs)

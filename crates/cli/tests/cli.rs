@@ -387,11 +387,11 @@ fn open_loop_replay_reports_response_times_and_the_cdf() {
     assert!(t.contains("response mean / p50 / p90 (ms)") && t.contains("queueing SSD / drive"), "{t}");
     let csv = std::fs::read_to_string(&cdf).unwrap();
     let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("label,latency_ms,fraction"));
+    assert_eq!(lines.next(), Some("group,label,latency_ms,fraction"));
     let pts: Vec<(f64, f64)> = lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            (f[1].parse().unwrap(), f[2].parse().unwrap())
+            (f[2].parse().unwrap(), f[3].parse().unwrap())
         })
         .collect();
     assert!(pts.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1), "a CDF rises");
@@ -417,6 +417,22 @@ fn open_loop_replay_reports_response_times_and_the_cdf() {
     let col = |n: &str| row[header.iter().position(|h| *h == n).unwrap()];
     assert_eq!(col("replay"), "open");
     assert!(col("drive_queue_time_s").parse::<f64>().unwrap() >= 0.0);
+    // An experiment over several groups: one chart per group.
+    let charts = dir.path().join("smart.png");
+    let o = shingled(&[
+        "experiment",
+        "smart-response",
+        "--on",
+        "synth:mds,scale=0.01,span=max",
+        "--cdf",
+        charts.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for u in [30, 60, 90] {
+        let f = dir.path().join(format!("smart-mds-scale-0-01-span-max-U-{u}.png"));
+        assert!(std::fs::read(&f).map(|b| b.starts_with(b"\x89PNG")).unwrap_or(false), "{}", f.display());
+    }
+    assert!(stdout(&o).contains("SMaRT's mean response time below Skylight's"), "{}", stdout(&o));
     let e = stderr(&shingled(&["sim", "--trace", trace, "--replay", "open", "--time-scale", "0"]));
     assert!(e.contains("--time-scale 0: expected a finite number > 0"), "{e}");
     let e = stderr(&shingled(&["sim", "--trace", trace, "--replay", "sideways"]));

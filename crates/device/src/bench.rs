@@ -518,8 +518,9 @@ pub fn read_latency_ms(drive: &DriveConfig, ctx: &BuildContext, span_blocks: u64
 /// DM-SMR: for each of five coverages (spread up to the smaller of `max_x` and the band size)
 /// and four bands (at 1/9, 3/9, 5/9 and 7/9 of the drive), a fresh drive whose PB holds exactly
 /// x blocks (no entry limit) receives x scattered writes into the band and one write elsewhere,
-/// which forces the band's RMW; the time of all x + 1 writes is one sample. CMR: x scattered
-/// single-block writes within a 20 MB region (x = 100 … 500), so the fixed part is about 0.
+/// which forces the band's RMW; the time of all x + 1 writes is one sample. CMR (and SMaRT, which
+/// has no bands): x scattered single-block writes within a 20 MB region (x = 100 … 500), so the
+/// fixed part is about 0.
 pub fn rmw_points(drive: &DriveConfig, ctx: &BuildContext, max_x: u64) -> Result<Vec<(f64, f64)>> {
     let accessed_blocks = (ctx.accessed_range.0 / BLOCK_SIZE).max(1);
     let mut points = Vec::new();
@@ -560,7 +561,7 @@ pub fn rmw_points(drive: &DriveConfig, ctx: &BuildContext, max_x: u64) -> Result
                 }
             }
         }
-        DriveConfig::Cmr(_) => {
+        DriveConfig::Cmr(_) | DriveConfig::Smart(_) => {
             let region = (20_000_000 / BLOCK_SIZE).min(accessed_blocks);
             for k in 1..=5u64 {
                 let x = 100 * k;

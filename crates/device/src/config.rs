@@ -20,13 +20,14 @@
 use crate::dm_smr::{DmSmrConfig, PbFlavour, PbFree};
 use crate::error::{DeviceError, Result};
 use crate::hdd::{Hdd, HddConfig};
+use crate::smart::{cheetah_15k5_zones, SmartConfig};
 use crate::ssd::SsdConfig;
 use crate::Drive;
 use serde::{Deserialize, Serialize};
 use shingled_core::{BandConfig, ByteSize, SizeSpec};
 
-/// A disk model and its parameters. Serialized with a `model` tag: `model = "cmr"` or
-/// `model = "dm-smr"`, followed by that model's fields.
+/// A disk model and its parameters. Serialized with a `model` tag: `model = "cmr"`,
+/// `model = "dm-smr"` or `model = "smart"`, followed by that model's fields.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "kebab-case")]
 pub enum DriveConfig {
@@ -35,6 +36,8 @@ pub enum DriveConfig {
     /// Drive-managed SMR: persistent buffer + bands (the SMR-only baseline, and the disk under
     /// every SSD cache experiment).
     DmSmr(DmSmrConfig),
+    /// SMaRT: a track-level shingled translation layer (He & Du, FAST '17).
+    Smart(SmartConfig),
 }
 
 impl Default for DriveConfig {
@@ -68,6 +71,7 @@ impl DriveConfig {
         match self {
             DriveConfig::Cmr(_) => "cmr",
             DriveConfig::DmSmr(_) => "dm-smr",
+            DriveConfig::Smart(_) => "smart",
         }
     }
 
@@ -76,6 +80,7 @@ impl DriveConfig {
         match self {
             DriveConfig::Cmr(c) => c.validate(),
             DriveConfig::DmSmr(c) => c.validate(),
+            DriveConfig::Smart(c) => c.validate(),
         }
     }
 
@@ -84,6 +89,7 @@ impl DriveConfig {
         Ok(match self {
             DriveConfig::Cmr(c) => Box::new(Hdd::new(c)?),
             DriveConfig::DmSmr(c) => Box::new(c.build(ctx)?),
+            DriveConfig::Smart(c) => Box::new(c.build()?),
         })
     }
 
@@ -92,25 +98,33 @@ impl DriveConfig {
         DriveConfig::Cmr(HddConfig::pore_cmr())
     }
 
-    /// Baseline name stem: `cmr` or `smr` (as in the papers' "CMR-only" / "SMR-only").
+    /// Baseline name stem: `cmr`, `smr` or `smart` (as in the papers' "CMR-only" / "SMR-only").
     pub fn short_name(&self) -> &'static str {
         match self {
             DriveConfig::Cmr(_) => "cmr",
             DriveConfig::DmSmr(_) => "smr",
+            DriveConfig::Smart(_) => "smart",
         }
     }
 
-    /// Host-visible capacity: requests must end at or below it.
+    /// Host-visible capacity: requests must end at or below it. For SMaRT it depends on the
+    /// layout and the utilisation ([`SmartConfig::host_capacity`]); `None` if that layout is
+    /// invalid (building then reports why).
     pub fn capacity(&self) -> Option<ByteSize> {
         Some(match self {
             DriveConfig::Cmr(c) => c.capacity,
             DriveConfig::DmSmr(c) => c.capacity,
+            DriveConfig::Smart(c) => return c.host_capacity().ok(),
         })
     }
 
     /// Sets the host-visible capacity. For a DM-SMR drive the mechanism grows too when the
     /// persistent buffer and the bands would no longer fit on it (same rates and seek times: a
-    /// larger drive of the same family); it never shrinks.
+    /// larger drive of the same family); it never shrinks. For SMaRT it sets `shingled_size` to
+    /// `capacity / utilisation` (the host capacity is then that, less up to one track per zone
+    /// of rounding); with derived zones the mechanism grows (by 5% more, for the zones' rounding)
+    /// when it would not hold the RAZ and that space, while a zone table that is too short makes
+    /// the build fail naming `zones`.
     pub fn set_capacity(&mut self, capacity: ByteSize) {
         match self {
             DriveConfig::Cmr(c) => c.capacity = capacity,
@@ -127,6 +141,15 @@ impl DriveConfig {
                     c.mechanism.capacity = ByteSize(need);
                 }
             }
+            DriveConfig::Smart(c) => {
+                let u = if c.utilisation.is_finite() && c.utilisation > 0.0 { c.utilisation } else { 1.0 };
+                let phys = (capacity.0 as f64 / u).ceil() as u64;
+                c.shingled_size = Some(ByteSize(phys));
+                let need = c.raz.0.saturating_add(phys);
+                if c.zones.is_empty() && c.mechanism.capacity.0 < need {
+                    c.mechanism.capacity = ByteSize((need as f64 * 1.05).ceil() as u64);
+                }
+            }
         }
     }
 
@@ -134,7 +157,7 @@ impl DriveConfig {
     pub fn dm_smr(&self) -> Option<&DmSmrConfig> {
         match self {
             DriveConfig::DmSmr(c) => Some(c),
-            DriveConfig::Cmr(_) => None,
+            DriveConfig::Cmr(_) | DriveConfig::Smart(_) => None,
         }
     }
 
@@ -142,7 +165,33 @@ impl DriveConfig {
     pub fn dm_smr_mut(&mut self) -> Option<&mut DmSmrConfig> {
         match self {
             DriveConfig::DmSmr(c) => Some(c),
-            DriveConfig::Cmr(_) => None,
+            DriveConfig::Cmr(_) | DriveConfig::Smart(_) => None,
+        }
+    }
+
+    /// The SMaRT parameters, if this is a SMaRT drive.
+    pub fn smart(&self) -> Option<&SmartConfig> {
+        match self {
+            DriveConfig::Smart(c) => Some(c),
+            DriveConfig::Cmr(_) | DriveConfig::DmSmr(_) => None,
+        }
+    }
+
+    /// The SMaRT parameters, if this is a SMaRT drive (for command-line overrides, such as the
+    /// utilisation of an experiment).
+    pub fn smart_mut(&mut self) -> Option<&mut SmartConfig> {
+        match self {
+            DriveConfig::Smart(c) => Some(c),
+            DriveConfig::Cmr(_) | DriveConfig::DmSmr(_) => None,
+        }
+    }
+
+    /// The disk mechanics underneath (for command-line overrides such as `--write-cache`).
+    pub fn mechanism_mut(&mut self) -> &mut HddConfig {
+        match self {
+            DriveConfig::Cmr(c) => c,
+            DriveConfig::DmSmr(c) => &mut c.mechanism,
+            DriveConfig::Smart(c) => &mut c.mechanism,
         }
     }
 
@@ -151,7 +200,7 @@ impl DriveConfig {
     pub fn bands_or_default(&self) -> BandConfig {
         match self {
             DriveConfig::DmSmr(c) => c.bands.clone(),
-            DriveConfig::Cmr(_) => BandConfig::default(),
+            DriveConfig::Cmr(_) | DriveConfig::Smart(_) => BandConfig::default(),
         }
     }
 
@@ -163,7 +212,7 @@ impl DriveConfig {
                 let ctx = BuildContext { written_range, accessed_range: written_range };
                 c.resolve_pb(&ctx).ok().map(|b| b.blocks())
             }
-            DriveConfig::Cmr(_) => None,
+            DriveConfig::Cmr(_) | DriveConfig::Smart(_) => None,
         }
     }
 
@@ -191,6 +240,9 @@ pub fn profile_names() -> &'static [&'static str] {
         "sac-emulator",
         "pore-prototype",
         "sac-testbed",
+        "cheetah-15k5",
+        "smart-cheetah",
+        "skylight-cheetah",
     ]
 }
 
@@ -226,6 +278,23 @@ pub const ST8000AS0002_CLEAN_LOW_WATERMARK: f64 = 0.985;
 /// Idle time after which a Skylight-like drive starts cleaning, ms (SMaRT §5.1 configures its
 /// Skylight drive "with a 1242ms triggering idle window").
 pub const SKYLIGHT_IDLE_WINDOW_MS: f64 = 1242.0;
+
+/// Idle time after which SMaRT starts background GC, ms (SMaRT §5.5.4: "SMaRT also uses a
+/// 1242ms idle time window as the first background GC triggering condition").
+pub const SMART_IDLE_WINDOW_MS: f64 = 1242.0;
+
+/// Persistent-buffer occupancy at which SMaRT's Skylight drive starts on-demand cleaning
+/// (SMaRT §5.1: "An on-demand GC is triggered when the persistent cache space is 80% full").
+pub const SKYLIGHT_HIGH_WATERMARK: f64 = 0.8;
+
+/// The SMaRT evaluation's layout (§5.2): "one 2 GB random access zone, one 2 GB persistent
+/// cache (i.e., E-region) and the rest of the 142 GB for persistent storage space (i.e.,
+/// I-region)".
+pub const SMART_RAZ_BYTES: u64 = 2_000_000_000;
+/// See [`SMART_RAZ_BYTES`]: the E-region (Skylight's persistent buffer).
+pub const SMART_PB_BYTES: u64 = 2_000_000_000;
+/// See [`SMART_RAZ_BYTES`]: the I-region.
+pub const SMART_I_REGION_BYTES: u64 = 142_000_000_000;
 
 /// The share of a drive-managed SMR drive's DRAM cache used for writes is not published; the
 /// Seagate Archive HDD (ST8000AS0002) has 128 MB of cache in all (a review of the 8 TB drive,
@@ -265,6 +334,24 @@ pub const ARCHIVE_CACHE_BYTES: u64 = 128_000_000;
 ///   20,480,000 B bands). The artifact's bands grow by 1,024,000 B steps above 259.99 GB; rather
 ///   than model that, the capacity stops at 259.99 GB, so a trace reaching beyond it is rejected
 ///   instead of silently meeting different bands. Mechanics of the ST8000AS0002 SAC measured on.
+///
+/// The three schemes of SMaRT's evaluation (§5.1–5.2), on one Cheetah 15K.5 mechanism
+/// ([`HddConfig::cheetah_15k5`], whose doc cites every figure):
+///
+/// - `cheetah-15k5`: the regular HDD: the whole 146.8 GB, LBAs straight onto the mechanism,
+///   write cache off (neither RAZ nor E-region, §5.2).
+/// - `smart-cheetah`: SMaRT ([`SmartConfig`]) on the zone table [`crate::smart::CHEETAH_15K5_ZONES`]:
+///   2 GB RAZ at the outer diameter, then a 142 GB shingled I-region (no E-region, §5.2); head
+///   width 2, threshold 0.5, guard tracks below 50%, idle window 1242 ms (§5.5.4); utilisation
+///   0.6 pre-populated (set `utilisation` per experiment: 0.3, 0.6, 0.9, §5.4).
+/// - `skylight-cheetah`: the Seagate DM-SMR drive as SMaRT §5.1 configures it after Skylight: a
+///   single 2 GB persistent cache at the outer diameter (an append-only circular log, space
+///   reclaimed as its tail passes: `at-head`), fixed 40 MB bands (read as 40 MiB, whole 4 KiB
+///   blocks) over a 142 GB I-region, cleaning the band of the log's tail block by RMW,
+///   background cleaning after a 1242 ms idle window until the next request, on-demand cleaning
+///   when the cache is 80% full; merged PB blocks read at the PB region's bandwidth (the
+///   ST8000AS0002's fitted 0.41 ms/block belongs to that drive). No RAZ is modelled (its map is
+///   in DRAM), so the bands follow the cache directly.
 pub fn profile(name: &str) -> Option<DriveConfig> {
     let smr = |capacity: ByteSize, pb: SizeSpec, flavour, free, bands, mechanism| {
         DriveConfig::DmSmr(DmSmrConfig {
@@ -372,6 +459,26 @@ pub fn profile(name: &str) -> Option<DriveConfig> {
             pb_merge_ms_per_block: Some(MERGE_MS_PER_BLOCK),
             ..DmSmrConfig::default()
         }),
+        "cheetah-15k5" => DriveConfig::Cmr(HddConfig::cheetah_15k5()),
+        "smart-cheetah" => DriveConfig::Smart(SmartConfig {
+            mechanism: HddConfig::cheetah_15k5(),
+            zones: cheetah_15k5_zones(),
+            raz: ByteSize(SMART_RAZ_BYTES),
+            shingled_size: Some(ByteSize(SMART_I_REGION_BYTES)),
+            ..SmartConfig::default()
+        }),
+        "skylight-cheetah" => DriveConfig::DmSmr(DmSmrConfig {
+            capacity: ByteSize(SMART_I_REGION_BYTES),
+            pb_size: SizeSpec::Absolute(ByteSize(SMART_PB_BYTES)),
+            pb_flavour: PbFlavour::AppendOnly,
+            pb_free: PbFree::AtHead,
+            bands: BandConfig::Fixed { size: ByteSize::mib(40) },
+            mechanism: HddConfig::cheetah_15k5(),
+            pb_merge_ms_per_block: None,
+            idle_window_ms: Some(SKYLIGHT_IDLE_WINDOW_MS),
+            pb_clean_high_watermark: Some(SKYLIGHT_HIGH_WATERMARK),
+            ..DmSmrConfig::default()
+        }),
         _ => return None,
     })
 }
@@ -454,5 +561,61 @@ mod tests {
         assert!(cmr.dm_smr_mut().is_none() && cmr.pb_blocks(ByteSize::gb(1)).is_none());
         assert_eq!(cmr.short_name(), "cmr");
         assert_eq!(cmr.bands_or_default(), BandConfig::default());
+        assert!(cmr.smart().is_none());
+        cmr.mechanism_mut().write_cache.enabled = false;
+        assert!(!cmr.mechanism_mut().write_cache.enabled);
+    }
+
+    #[test]
+    fn smart_profile_has_the_papers_layout() {
+        let mut cfg = profile("smart-cheetah").unwrap();
+        assert_eq!((cfg.model(), cfg.short_name()), ("smart", "smart"));
+        let c = cfg.smart().unwrap().clone();
+        // The host sees U × the tracks of each zone of the 142 GB I-region.
+        let cap = cfg.capacity().unwrap().0 as f64;
+        assert!((cap / 142e9 - 0.6).abs() < 0.001, "{cap}");
+        cfg.smart_mut().unwrap().utilisation = 0.3;
+        let cap3 = cfg.capacity().unwrap().0 as f64;
+        assert!((cap3 / 142e9 - 0.3).abs() < 0.001, "{cap3}");
+        assert_eq!(c.zones.len(), 14);
+        let sectors: u64 = c.zones.iter().map(|z| z.tracks as u64 * z.sectors_per_track as u64).sum();
+        assert_eq!(sectors, 287_194_400, "the zone table's sector count");
+        // set_capacity: about the capacity asked for (rounding: < one track per zone).
+        let mut d = profile("smart-cheetah").unwrap();
+        d.set_capacity(ByteSize::gb(30));
+        let got = d.capacity().unwrap().0;
+        assert!(got <= 30_000_000_000 && got > 30_000_000_000 - 14 * 614_400, "{got}");
+        let mut g = DriveConfig::Smart(SmartConfig::default());
+        g.set_capacity(ByteSize::gb(500));
+        let got = g.capacity().unwrap().0;
+        assert!(got <= 500_000_000_000 && got > 499_000_000_000, "derived zones grow: {got}");
+        // Validation names the field.
+        let bad = DriveConfig::Smart(SmartConfig { utilisation: 1.0, ..SmartConfig::default() });
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("`utilisation`") && e.contains('1'), "{e}");
+        let bad = DriveConfig::Smart(SmartConfig { head_width: 1, ..SmartConfig::default() });
+        assert!(bad.validate().unwrap_err().to_string().contains("`head_width`"));
+        let mut bad = SmartConfig { zones: crate::smart::cheetah_15k5_zones(), ..SmartConfig::default() };
+        bad.zones[3].sectors_per_track = 4;
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("`zones[3].sectors_per_track`") && e.contains('4'), "{e}");
+        // The whole table (with spares) does not fit the 146.8 GB mechanism.
+        let whole = SmartConfig { zones: crate::smart::cheetah_15k5_zones(), ..SmartConfig::default() };
+        assert!(whole.validate().unwrap_err().to_string().contains("`zones`"));
+        let cached = SmartConfig {
+            mechanism: HddConfig {
+                write_cache: crate::WriteCacheConfig { enabled: true, ..Default::default() },
+                ..HddConfig::cheetah_15k5()
+            },
+            ..SmartConfig::default()
+        };
+        assert!(cached.validate().unwrap_err().to_string().contains("mechanism.write_cache.enabled"));
+        let bad = r#"{"model":"smart","utilisatoin":0.3}"#;
+        assert!(serde_json::from_str::<DriveConfig>(bad).unwrap_err().to_string().contains("utilisatoin"));
+        let ok: DriveConfig = serde_json::from_str(
+            r#"{"model":"smart","utilisation":0.3,"zones":[{"tracks":100,"sectors_per_track":64}]}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.capacity(), Some(ByteSize(30 * 8 * 4096)));
     }
 }

@@ -20,6 +20,12 @@
 //! until a slot is free. Write amplification is `band_bytes_written / (pb_blocks_cleaned × 4096)`
 //! ([`DriveStats::write_amplification`]).
 //!
+//! **High watermark** ([`DmSmrConfig::pb_clean_high_watermark`], off by default): cleaning
+//! starts when a write needs a slot and the slot occupancy is at or above `ceil(w × slots)`
+//! instead of only when every slot is taken, and goes on until it is below (SMaRT §5.1 runs its
+//! Skylight drive with "an on-demand GC ... triggered when the persistent cache space is 80%
+//! full"). The PB then never holds more than that share. Off (or 1.0) is the behaviour above.
+//!
 //! **Batch cleaning** ([`DmSmrConfig::pb_clean_low_watermark`], off by default): once cleaning
 //! is forced, it goes on in the same FIFO order until the slot occupancy and the live entries
 //! are both at or below the watermark's fraction of their limits; the write that found the PB
@@ -52,7 +58,17 @@
 //!
 //! Reads: a block whose latest copy is in the PB is read from its PB slot (`pb_reads`), every
 //! other block from its band. A multi-block request is split into runs of physically contiguous
-//! blocks from the same region; each run is one mechanism access.
+//! blocks from the same region; each run is one mechanism access, and the number of runs is the
+//! read's pieces ([`crate::StlStats::read_pieces`], SMaRT Figs. 6–9).
+//!
+//! **SMaRT's terms** ([`crate::StlStats`]): a cleaning forced by a write is an on-demand GC, an
+//! idle-time cleaning a background GC, and a write request that forced one is an "amplified
+//! write" (SMaRT §5.5.3). The I/O requests of a cleaning (SMaRT Figs. 11–13's overhead for
+//! Skylight, "the total number of I/O requests needed for a single GC operation") are counted as
+//! one read per merged PB block plus the band read and the band write (choice: the model charges
+//! the merged blocks by bandwidth as one sweep, but an implementation with a block-level PB map,
+//! as SMaRT's DiskSim one, issues a request per block; counting contiguous runs instead would
+//! need a walk over the band's PB blocks that the O(1) cleaning avoids).
 //!
 //! # Timing
 //!
@@ -249,9 +265,15 @@ pub struct DmSmrConfig {
     pub pb_flash: FlashPbConfig,
     /// Idle-time cleaning: when the host leaves the drive idle for longer than this window (ms),
     /// the drive cleans bands in FIFO order until the next request (Skylight: aggressive idle
-    /// cleaning; SMaRT §5.1 configures its Skylight drive with a 1242 ms window). Only an
-    /// open-loop replay calling [`Drive::idle`] triggers it. Default none; bounds 0 ..= 10^7.
+    /// cleaning; SMaRT §5.1 configures its Skylight drive with a 1242 ms window, and §5.5.4 uses
+    /// the same window for SMaRT's own background GC). Only an open-loop replay calling
+    /// [`Drive::idle`] triggers it. Default none; bounds 0 ..= 10^7.
     pub idle_window_ms: Option<f64>,
+    /// High watermark: a write that needs a PB slot cleans bands (in FIFO order) while the slot
+    /// occupancy (by the [`PbFree`] rule) is at or above `ceil(w × slots)`, so the PB is never
+    /// fuller than that (SMaRT §5.1's Skylight: 0.8). Default none: clean only when every slot
+    /// is taken (the same as 1.0). Bounds `0 < w <= 1`, and above `pb_clean_low_watermark`.
+    pub pb_clean_high_watermark: Option<f64>,
     /// Batch cleaning: once a write finds the PB full (slots or entries), the drive keeps
     /// cleaning bands in FIFO order until the slot occupancy (by the [`PbFree`] rule) is at most
     /// `floor(w × slots)` **and** the live entries at most `floor(w × pb_max_entries)`, so one
@@ -277,6 +299,7 @@ impl Default for DmSmrConfig {
             pb_medium: PbMedium::Disk,
             pb_flash: FlashPbConfig::default(),
             idle_window_ms: None,
+            pb_clean_high_watermark: None,
             pb_clean_low_watermark: None,
         }
     }
@@ -367,6 +390,24 @@ impl DmSmrConfig {
                     w,
                     "expected a fraction of the PB in 0 ..< 1 (or leave it out to clean one band at a time)",
                 ));
+            }
+        }
+        if let Some(w) = self.pb_clean_high_watermark {
+            if !(w.is_finite() && w > 0.0 && w <= 1.0) {
+                return Err(invalid(
+                    "pb_clean_high_watermark",
+                    w,
+                    "expected a fraction of the PB in (0, 1] (or leave it out to clean when full)",
+                ));
+            }
+            if let Some(low) = self.pb_clean_low_watermark {
+                if low >= w {
+                    return Err(invalid(
+                        "pb_clean_high_watermark",
+                        w,
+                        format!("must be above pb_clean_low_watermark = {low}"),
+                    ));
+                }
             }
         }
         self.pb_flash.validate()?;
@@ -545,6 +586,13 @@ pub struct DmSmr {
     capacity_blocks: u64,
     /// PB capacity in slots.
     cap_slots: u64,
+    /// Slot occupancy at which a write needing a slot cleans (`cap_slots` without a high
+    /// watermark).
+    high_slots: u64,
+    /// Cleanings in idle time (for counting background GCs in SMaRT's terms).
+    in_idle: bool,
+    /// Read runs issued so far (a read's pieces are the difference).
+    read_runs: u64,
     pb_bytes: u64,
     /// Bytes the PB occupies on the platters (`pb_bytes`, or 0 for a flash PB): the band region
     /// starts here.
@@ -628,6 +676,11 @@ impl DmSmr {
             flavour: cfg.pb_flavour,
             free: cfg.pb_free,
             cap_slots,
+            high_slots: cfg
+                .pb_clean_high_watermark
+                .map_or(cap_slots, |w| ((w * cap_slots as f64).ceil() as u64).clamp(1, cap_slots)),
+            in_idle: false,
+            read_runs: 0,
             pb_bytes,
             band_base: if flash.is_some() { 0 } else { pb_bytes },
             extents: cfg.pb_max_entries.map(|max| Extents { max, ..Extents::default() }),
@@ -731,6 +784,9 @@ impl DmSmr {
             return;
         }
         self.run.bytes = 0;
+        if !r.is_write {
+            self.read_runs += 1;
+        }
         if r.in_pb {
             if let Some(f) = self.flash.as_mut() {
                 let before = self.now.0.max(f.busy_until);
@@ -830,7 +886,7 @@ impl DmSmr {
                 PbFree::AtHead => self.ring.len() as u64,
             };
             let live = self.extents.as_ref().map_or(0, |e| e.live);
-            let slots_ok = !need_slot || occupied < self.cap_slots;
+            let slots_ok = !need_slot || occupied < self.high_slots;
             let entries_ok = !need_entry || self.extents.as_ref().is_none_or(|e| e.live < e.max);
             let done = match (forced, self.low_watermark) {
                 (true, Some((slots, entries))) => occupied <= slots && live <= entries,
@@ -861,7 +917,7 @@ impl DmSmr {
             if self.loc.get(&head.block) == Some(&head.seq) {
                 self.loc.remove(&head.block);
             }
-            if self.free == PbFree::AtHead && (self.ring.len() as u64) < self.cap_slots {
+            if self.free == PbFree::AtHead && (self.ring.len() as u64) < self.high_slots {
                 // A slot was freed without cleaning; let the caller re-check.
                 let entries_full = self.extents.as_ref().is_some_and(|e| e.live >= e.max);
                 if !entries_full {
@@ -894,6 +950,14 @@ impl DmSmr {
 
         let (start, len) = self.bands.band_range(band as shingled_core::BandId);
         let bytes = len * BLOCK_SIZE;
+        // SMaRT's terms: one GC, of (merged PB reads + band read + band write) I/O requests.
+        if self.in_idle {
+            self.stats.stl.gc_background += 1;
+            self.stats.stl.gc_cost_background.record(merged + 2);
+        } else {
+            self.stats.stl.gc_ondemand += 1;
+            self.stats.stl.gc_cost.record(merged + 2);
+        }
         self.stats.rmws += 1;
         self.stats.band_bytes_read += bytes;
         self.stats.band_bytes_written += bytes;
@@ -1041,6 +1105,7 @@ impl Drive for DmSmr {
             self.note_wait(now);
             self.now = now;
             self.req_done = now.0;
+            let runs_before = self.read_runs;
             for b in block..block + n {
                 // Most reads miss the PB: look the block up before computing its band.
                 let pb_seq = match self.loc.get(&b) {
@@ -1056,6 +1121,11 @@ impl Drive for DmSmr {
                 }
             }
             self.flush_run();
+            let pieces = self.read_runs - runs_before;
+            self.stats.stl.read_pieces.record(pieces);
+            if pieces > 1 {
+                self.stats.stl.fragmented_reads += 1;
+            }
             Nanos((self.req_done - now.0).max(1))
         };
         self.stats.read_time += t;
@@ -1075,10 +1145,14 @@ impl Drive for DmSmr {
             if let Some(ext) = self.extents.as_mut() {
                 ext.open = false;
             }
+            let gcs_before = self.stats.stl.gc_ondemand;
             for b in block..block + n {
                 self.write_block(b);
             }
             self.flush_run();
+            if self.stats.stl.gc_ondemand > gcs_before {
+                self.stats.stl.writes_triggering_gc += 1;
+            }
             Nanos((self.req_done - now.0).max(1))
         };
         self.stats.write_time += t;
@@ -1119,6 +1193,7 @@ impl Drive for DmSmr {
         let Some(window) = self.idle_window_ns else { return };
         let busy = self.mech.busy_until().0.max(self.flash.as_ref().map_or(0, |f| f.busy_until));
         let mut t = now.0.max(busy).saturating_add(window);
+        self.in_idle = true;
         while t < until.0 && self.valid_total > 0 {
             self.now = Nanos(t);
             self.req_done = t;
@@ -1130,6 +1205,7 @@ impl Drive for DmSmr {
             }
             t = self.req_done.max(t);
         }
+        self.in_idle = false;
     }
 }
 

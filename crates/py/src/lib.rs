@@ -145,6 +145,7 @@ fn drive_field(json: &str, path: &str) -> Option<(String, String)> {
     let inner = match model.as_str()? {
         "cmr" => serde_path_to_error::deserialize::<_, HddConfig>(body).err()?,
         "dm-smr" => serde_path_to_error::deserialize::<_, DmSmrConfig>(body).err()?,
+        "smart" => serde_path_to_error::deserialize::<_, shingled_device::SmartConfig>(body).err()?,
         _ => return None,
     };
     let at = inner.path().to_string();

@@ -295,3 +295,13 @@ def test_open_loop_replay_gives_response_times_and_a_cdf(tmp_path):
     assert (tmp_path / "cdf.png").stat().st_size > 0 and fig is not None
     with pytest.raises(shingled.ConfigError, match="time_scale"):
         shingled.simulate(SYNTH, cache=False, replay="open", time_scale=-1)
+
+
+def test_smart_experiment_gives_smarts_figures():
+    df = shingled.experiment("smart-gc", traces=["synth:mds,scale=0.01,span=max"])
+    assert len(df) == 9 and set(df["label"]) == {"hdd", "smart", "skylight"}
+    smart30 = df[(df["label"] == "smart") & df["trace"].str.endswith("U=30%")].iloc[0]
+    assert smart30["gc_f_per_m"] == 0 and smart30["gc_b_per_m"] == 0
+    assert smart30["stl_map_bytes"] > 0 and smart30["replay"] == "open"
+    claims = df.attrs["report"]["paper"]
+    assert any(c["source"] == "SMaRT §5.5.4, Table 2" for c in claims)

@@ -46,6 +46,39 @@ pub enum Column {
     CleanEvictions,
     /// Dirty blocks evicted.
     DirtyEvictions,
+    /// Mean response time (open loop: completion − arrival), ms.
+    RespMean,
+    /// Median response time, ms.
+    RespP50,
+    /// 90th percentile response time, ms.
+    RespP90,
+    /// 99th percentile response time, ms.
+    RespP99,
+    /// On-demand GCs (SMaRT) or write-forced band cleanings (Skylight) per million drive
+    /// write requests (SMaRT Table 2's GC_F).
+    GcOnDemandPerM,
+    /// Background GCs / idle cleanings per million drive write requests (Table 2's GC_B).
+    GcBackgroundPerM,
+    /// Share of drive write requests that ran an on-demand GC, % (SMaRT Fig. 10).
+    AmplifiedWritePct,
+    /// Median cost of an on-demand GC: tracks moved (SMaRT) or I/O requests (Skylight).
+    GcCostMedian,
+    /// Share of on-demand GCs costing 1 (one track; SMaRT §5.5.4), %.
+    GcCostOnePct,
+    /// Share of on-demand GCs costing under 10, %.
+    GcCostUnder10Pct,
+    /// Share of on-demand GCs costing under 100, %.
+    GcCostUnder100Pct,
+    /// Share of read requests split into several physical reads, % (SMaRT Fig. 6).
+    FragmentedReadPct,
+    /// Mean physical reads per fragmented read (SMaRT Figs. 7–9's fragmentation ratio).
+    FragmentRatio,
+    /// Share of fragmented reads split into at most 3 pieces, %.
+    FragmentAtMost3Pct,
+    /// Share of track updates written in place, % (SMaRT).
+    InPlacePct,
+    /// The translation layer's map, MiB (SMaRT: 8 B per mapped track, §4.1).
+    MapMib,
 }
 
 impl Column {
@@ -67,6 +100,22 @@ impl Column {
             Column::Rmws => "RMWs",
             Column::CleanEvictions => "clean evicted",
             Column::DirtyEvictions => "dirty evicted",
+            Column::RespMean => "resp mean (ms)",
+            Column::RespP50 => "p50 (ms)",
+            Column::RespP90 => "p90 (ms)",
+            Column::RespP99 => "p99 (ms)",
+            Column::GcOnDemandPerM => "GC_F /1M wr",
+            Column::GcBackgroundPerM => "GC_B /1M wr",
+            Column::AmplifiedWritePct => "amplified wr %",
+            Column::GcCostMedian => "GC_F cost p50",
+            Column::GcCostOnePct => "cost 1 %",
+            Column::GcCostUnder10Pct => "cost <10 %",
+            Column::GcCostUnder100Pct => "cost <100 %",
+            Column::FragmentedReadPct => "fragmented rd %",
+            Column::FragmentRatio => "pieces/frag rd",
+            Column::FragmentAtMost3Pct => "<=3 pieces %",
+            Column::InPlacePct => "in place %",
+            Column::MapMib => "map (MiB)",
         }
     }
 }
@@ -139,7 +188,82 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("sac-tbs", "SAC Fig. 15: target band selection PD, AD, ARS (write-only)"),
     ("sac-cycle", "SAC Fig. 16: cycle length 0.5x-10x the PB size (write-only)"),
     ("sac-band-size", "SAC Fig. 17: assumed band size 2-600 MB (write-only)"),
+    ("smart-response", "SMaRT Figs. 3-5: response time of HDD, SMaRT, Skylight at 30/60/90% utilisation (open loop; --cdf for the CDFs)"),
+    ("smart-gc", "SMaRT Table 2, Figs. 10-13: GC per 1M writes, amplified writes, GC overhead"),
+    ("smart-fragmentation", "SMaRT Figs. 6-9: fragmented reads and fragmentation ratio"),
+    ("smart-summary", "SMaRT Table 3: response, metadata size, in-place updates"),
 ];
+
+/// SMaRT Table 1: the four MSR volumes it replays (synthetic stand-ins spread over the volume's
+/// MAX LBA), with the factor their LBAs are multiplied by.
+pub const SMART_TRACES: &[(&str, &str, u64)] = &[
+    ("mds_0", "synth:mds,span=max", 5),
+    ("proj_0", "synth:proj,span=max", 10),
+    ("stg_0", "synth:stg,span=max", 12),
+    ("rsrch_0", "synth:rsrch,span=max", 10),
+];
+
+/// SMaRT §5.4's utilisations.
+pub const SMART_UTILISATIONS: [f64; 3] = [0.3, 0.6, 0.9];
+
+/// SMaRT §5.1's three schemes on one 15k rpm mechanism: label and drive profile.
+pub const SMART_SCHEMES: [(&str, &str); 3] =
+    [("hdd", "cheetah-15k5"), ("smart", "smart-cheetah"), ("skylight", "skylight-cheetah")];
+
+/// Table 1's LBA factor of a trace, recognised by its volume name (`mds`, `proj`, `stg`,
+/// `rsrch`); 1 for any other trace.
+pub fn smart_lba_factor(trace: &str) -> u64 {
+    let name = trace.rsplit('/').next().unwrap_or(trace).to_ascii_lowercase();
+    let name = name.trim_start_matches("synth:");
+    SMART_TRACES
+        .iter()
+        .find(|(vol, _, _)| {
+            let short = vol.trim_end_matches("_0");
+            name.starts_with(vol) || name.starts_with(&format!("{short},")) || name == short
+        })
+        .map_or(1, |t| t.2)
+}
+
+/// SMaRT's evaluation grid (§5.2–5.4): every trace × utilisation × scheme, no SSD cache, open
+/// loop, a request's blocks as one command; LBAs multiplied by Table 1's factor and folded
+/// modulo the SMaRT drive's host capacity at that utilisation (U × its shingled space), the
+/// same range for all three schemes. Row groups are "trace U=x%".
+fn plan_smart(p: &mut Planner, opts: &ExperimentOptions) -> Result<(), SimError> {
+    let traces: Vec<String> = if opts.traces.is_empty() {
+        SMART_TRACES.iter().map(|t| t.1.to_string()).collect()
+    } else {
+        opts.traces.clone()
+    };
+    for t in &traces {
+        for u in SMART_UTILISATIONS {
+            let mut smart = shingled_device::profile("smart-cheetah").expect("a built-in profile");
+            smart.smart_mut().expect("a SMaRT drive").utilisation = u;
+            let fold = smart.capacity().ok_or_else(|| SimError::Config {
+                field: "drive",
+                reason: "the SMaRT profile's host capacity cannot be computed".into(),
+            })?;
+            let group = format!("{t} U={:.0}%", u * 100.0);
+            for (label, profile) in SMART_SCHEMES {
+                let mut cfg = opts.base.clone();
+                cfg.trace.path = t.clone();
+                cfg.trace.lba_scale = Some(smart_lba_factor(t));
+                cfg.trace.fold = Some(fold);
+                cfg.cache = None;
+                cfg.mode = Mode::ReadWrite;
+                cfg.replay = crate::Replay::Open;
+                cfg.io_unit = crate::IoUnit::Request;
+                cfg.drive = if label == "smart" {
+                    smart.clone()
+                } else {
+                    shingled_device::profile(profile).expect("a built-in profile")
+                };
+                cfg.label = Some(label.to_string());
+                p.cells.push(Cell { trace: group.clone(), label: label.to_string(), config: cfg });
+            }
+        }
+    }
+    Ok(())
+}
 
 fn traces_or(opts: &ExperimentOptions, default: &[&str]) -> Vec<String> {
     if opts.traces.is_empty() {
@@ -202,7 +326,7 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
     let default_mode =
         if name == "pore-overall" || name == "sac-rw" { Mode::ReadWrite } else { Mode::WriteOnly };
     let mut based = opts.clone();
-    if opts.paper_setup {
+    if opts.paper_setup && !name.starts_with("smart") {
         let name = if name.starts_with("sac") { "sac" } else { "pore" };
         crate::setup::setup(name)?.apply(&mut based.base);
     }
@@ -337,15 +461,49 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
             }
             columns = vec![TotalTime, MissRatio, Wa, Rmws];
         }
+        "smart-response" | "smart-gc" | "smart-fragmentation" | "smart-summary" => {
+            plan_smart(&mut p, opts)?;
+            columns = match name {
+                "smart-response" => vec![RespMean, RespP50, RespP90, RespP99],
+                "smart-gc" => vec![
+                    GcOnDemandPerM,
+                    GcBackgroundPerM,
+                    AmplifiedWritePct,
+                    GcCostMedian,
+                    GcCostOnePct,
+                    GcCostUnder10Pct,
+                    GcCostUnder100Pct,
+                ],
+                "smart-fragmentation" => vec![FragmentedReadPct, FragmentRatio, FragmentAtMost3Pct],
+                _ => vec![RespMean, RespP99, InPlacePct, MapMib, GcOnDemandPerM, FragmentedReadPct],
+            };
+        }
         _ => unreachable!("checked above"),
     }
-    Ok(Experiment {
-        name: name.to_string(),
-        title: format!("{title} [mode {}]", p.mode.name()),
-        cells: p.cells,
-        columns,
-        setup: crate::setup::describe(&opts.base),
-    })
+    let title = if name.starts_with("smart") {
+        format!("{title} [open loop, no SSD cache]")
+    } else {
+        format!("{title} [mode {}]", p.mode.name())
+    };
+    let setup = if name.starts_with("smart") {
+        let line =
+            |p: &str| crate::setup::drive_line(&shingled_device::profile(p).expect("a built-in profile"));
+        format!(
+            "set-up SMaRT §5.1-5.4: hdd {} | smart {} | skylight {} | LBAs x Table 1 factor, folded into the SMaRT drive's host capacity at U | open loop, time scale {}, a request's blocks as one command",
+            line("cheetah-15k5"),
+            {
+                // The utilisation is per row group, not the profile's.
+                let smart = shingled_device::profile("smart-cheetah").expect("a built-in profile");
+                let u = smart.smart().map_or(0.0, |c| c.utilisation);
+                line("smart-cheetah").replace(&format!("utilisation {:.0}%, ", u * 100.0), "")
+            },
+            line("skylight-cheetah"),
+            opts.base.time_scale
+        )
+    } else {
+        crate::setup::describe(&opts.base)
+    };
+    Ok(Experiment { name: name.to_string(), title, cells: p.cells, columns, setup })
 }
 
 /// Runs a planned experiment, `jobs` simulations at a time.

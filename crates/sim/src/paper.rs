@@ -268,6 +268,250 @@ const SAC_FIG13: [Speedup; 4] = [
     },
 ];
 
+/// SMaRT Table 2 (§5.5.4): GC operations per 1 M write requests, per utilisation and trace:
+/// SMaRT GC_F, SMaRT GC_B, Skylight GC_F, Skylight GC_B.
+pub const SMART_TABLE2: [(u32, &str, [u64; 4]); 12] = [
+    (30, "mds", [0, 0, 1588, 118_417]),
+    (30, "proj", [0, 0, 1861, 97_314]),
+    (30, "stg", [0, 0, 1823, 72_229]),
+    (30, "rsrch", [0, 0, 2003, 108_665]),
+    (60, "mds", [2045, 603, 1840, 118_417]),
+    (60, "proj", [1560, 536, 2278, 97_314]),
+    (60, "stg", [2583, 1203, 2191, 72_229]),
+    (60, "rsrch", [3544, 789, 3099, 108_665]),
+    (90, "mds", [18_367, 5226, 1866, 118_417]),
+    (90, "proj", [13_040, 4595, 2646, 97_314]),
+    (90, "stg", [50_131, 23_029, 2834, 72_229]),
+    (90, "rsrch", [35_416, 9722, 3921, 108_665]),
+];
+
+/// Verdict on a count: *agrees* within a factor 1.25, *same order* within a factor 10, else
+/// *disagrees*; a paper's 0 agrees only with 0.
+pub fn count_verdict(paper: f64, ours: f64) -> String {
+    if paper == 0.0 {
+        return if ours == 0.0 { "agrees (both 0)".into() } else { "DISAGREES (the paper has none)".into() };
+    }
+    let q = ours / paper;
+    if (0.8..=1.25).contains(&q) {
+        "agrees (within x1.25)".into()
+    } else if (0.1..=10.0).contains(&q) {
+        format!("same order, ours {}", if q < 1.0 { "smaller" } else { "larger" })
+    } else {
+        format!("DISAGREES (ours x{q:.2})")
+    }
+}
+
+/// A row group of SMaRT's grid: `(volume, utilisation %)` from "TRACE U=x%".
+fn smart_group(name: &str) -> Option<(&'static str, u32)> {
+    let (trace, u) = name.rsplit_once(" U=")?;
+    let u: u32 = u.trim_end_matches('%').parse().ok()?;
+    let base = trace.rsplit('/').next().unwrap_or(trace).trim_start_matches("synth:");
+    let vol = ["mds", "proj", "stg", "rsrch"].into_iter().find(|v| base.starts_with(v))?;
+    Some((vol, u))
+}
+
+fn stl(r: &RunReport, col: crate::experiments::Column) -> Option<f64> {
+    crate::report::stl_value(col, &r.total.counters.drive)
+}
+
+/// "n of m" with the verdict: agrees when all, partly when some, disagrees when none.
+fn tally(source: &str, claim: &str, paper: &str, hits: &[(String, bool)]) -> Option<Claim> {
+    if hits.is_empty() {
+        return None;
+    }
+    let yes = hits.iter().filter(|h| h.1).count();
+    let no: Vec<&str> = hits.iter().filter(|h| !h.1).map(|h| h.0.as_str()).collect();
+    Some(Claim {
+        source: source.into(),
+        claim: claim.into(),
+        paper: paper.into(),
+        ours: if no.is_empty() {
+            format!("{yes} of {}", hits.len())
+        } else {
+            format!("{yes} of {} (not: {})", hits.len(), no.join(", "))
+        },
+        verdict: if yes == hits.len() {
+            "agrees".into()
+        } else if yes > 0 {
+            "partly".into()
+        } else {
+            "DISAGREES".into()
+        },
+    })
+}
+
+/// SMaRT §5.5: Table 2's counts and the trends the text states, checked on the grid's runs.
+fn smart_claims(out: &mut Vec<Claim>, name: &str, groups: &[(&str, Vec<&RunReport>)]) {
+    use crate::experiments::Column::*;
+    let parsed: Vec<((&str, u32), &str, &Vec<&RunReport>)> =
+        groups.iter().filter_map(|(g, runs)| Some((smart_group(g)?, *g, runs))).collect();
+    let mean = |r: &RunReport| r.total.latency.mean_ms;
+    match name {
+        "smart-response" => {
+            const S: &str = "SMaRT §5.5.1, Figs. 3-5";
+            let mut hdd_best = Vec::new();
+            let mut smart_better = Vec::new();
+            let mut comparable = Vec::new();
+            for ((vol, u), _, g) in &parsed {
+                let (Some(h), Some(s), Some(k)) =
+                    (find(g, &["hdd"]), find(g, &["smart"]), find(g, &["skylight"]))
+                else {
+                    continue;
+                };
+                let tag = format!("{vol} {u}%");
+                hdd_best.push((tag.clone(), mean(h) <= mean(s) && mean(h) <= mean(k)));
+                if *u < 90 {
+                    smart_better.push((tag, mean(s) < mean(k)));
+                } else {
+                    let q = mean(s) / mean(k);
+                    comparable.push((format!("{tag} (x{q:.2})"), (0.8..=1.25).contains(&q)));
+                }
+            }
+            out.extend(tally(
+                S,
+                "HDD has the lowest mean response time (groups)",
+                "every utilisation",
+                &hdd_best,
+            ));
+            out.extend(tally(
+                S,
+                "SMaRT's mean response time below Skylight's at 30% and 60%",
+                "yes",
+                &smart_better,
+            ));
+            out.extend(tally(
+                S,
+                "SMaRT comparable to Skylight at 90% (mean within x1.25)",
+                "comparable",
+                &comparable,
+            ));
+        }
+        "smart-gc" => {
+            const T2: &str = "SMaRT §5.5.4, Table 2";
+            for ((vol, u), _, g) in &parsed {
+                let Some(row) = SMART_TABLE2.iter().find(|t| t.0 == *u && t.1 == *vol) else { continue };
+                for (k, (label, col)) in [
+                    ("smart", GcOnDemandPerM),
+                    ("smart", GcBackgroundPerM),
+                    ("skylight", GcOnDemandPerM),
+                    ("skylight", GcBackgroundPerM),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let Some(v) = find(g, &[label]).and_then(|r| stl(r, col)) else { continue };
+                    out.push(Claim {
+                        source: T2.into(),
+                        claim: format!(
+                            "{label} {} per 1M writes, {vol}_0 U={u}%",
+                            col.header().split(' ').next().unwrap_or("")
+                        ),
+                        paper: row.2[k].to_string(),
+                        ours: format!("{v:.0}"),
+                        verdict: count_verdict(row.2[k] as f64, v),
+                    });
+                }
+            }
+            const S4: &str = "SMaRT §5.5.4";
+            let no_gc: Vec<(String, bool)> = parsed
+                .iter()
+                .filter(|((_, u), _, _)| *u == 30)
+                .filter_map(|((vol, _), _, g)| {
+                    let s = find(g, &["smart"])?;
+                    let f = stl(s, GcOnDemandPerM)? + stl(s, GcBackgroundPerM)?;
+                    Some((vol.to_string(), f == 0.0))
+                })
+                .collect();
+            out.extend(tally(S4, "SMaRT does no GC at 30% utilisation", "0 GC_F, 0 GC_B", &no_gc));
+            let shares = |col| -> Vec<f64> {
+                parsed.iter().filter_map(|(_, _, g)| stl(find(g, &["smart"])?, col)).collect()
+            };
+            let show = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(", ");
+            let one = shares(GcCostOnePct);
+            if !one.is_empty() {
+                let v = one.iter().sum::<f64>() / one.len() as f64;
+                out.push(Claim {
+                    source: S4.into(),
+                    claim: "share of SMaRT's on-demand GCs moving one track, % (groups with GCs)".into(),
+                    paper: "about 50".into(),
+                    ours: format!("mean {v:.0} ({})", show(&one)),
+                    verdict: count_verdict(50.0, v),
+                });
+            }
+            let ten = shares(GcCostUnder10Pct);
+            if !ten.is_empty() {
+                let v = ten.iter().sum::<f64>() / ten.len() as f64;
+                out.push(Claim {
+                    source: S4.into(),
+                    claim: "share of SMaRT's on-demand GCs moving under 10 tracks, %".into(),
+                    paper: "about 99".into(),
+                    ours: format!("mean {v:.0} ({})", show(&ten)),
+                    verdict: count_verdict(99.0, v),
+                });
+            }
+            let amp: Vec<f64> = parsed
+                .iter()
+                .filter(|((_, u), _, _)| *u >= 60)
+                .filter_map(|(_, _, g)| stl(find(g, &["smart"])?, AmplifiedWritePct))
+                .collect();
+            if !amp.is_empty() {
+                let max = amp.iter().cloned().fold(0.0, f64::max);
+                out.push(Claim {
+                    source: "SMaRT §5.5.3, Fig. 10".into(),
+                    claim: "SMaRT's amplified-write share at 60% and 90%, % (largest)".into(),
+                    paper: "up to 6".into(),
+                    ours: format!("{max:.2}"),
+                    verdict: if max <= 6.0 { "agrees (at most 6)".into() } else { count_verdict(6.0, max) },
+                });
+            }
+            let by_vol = |vol: &str| -> Vec<f64> {
+                parsed
+                    .iter()
+                    .filter(|((v, _), _, _)| *v == vol)
+                    .filter_map(|(_, _, g)| stl(find(g, &["skylight"])?, GcBackgroundPerM))
+                    .collect()
+            };
+            let flat: Vec<(String, bool)> = ["mds", "proj", "stg", "rsrch"]
+                .iter()
+                .filter_map(|vol| {
+                    let v = by_vol(vol);
+                    (v.len() > 1).then(|| {
+                        let (lo, hi) = v.iter().fold((f64::MAX, 0f64), |a, &x| (a.0.min(x), a.1.max(x)));
+                        (
+                            format!("{vol} x{:.2}", if lo > 0.0 { hi / lo } else { f64::INFINITY }),
+                            hi <= lo * 1.25,
+                        )
+                    })
+                })
+                .collect();
+            out.extend(tally(
+                S4,
+                "Skylight's GC_B does not depend on utilisation (max/min within x1.25)",
+                "identical",
+                &flat,
+            ));
+        }
+        "smart-fragmentation" => {
+            const S: &str = "SMaRT §5.5.2, Figs. 6-9";
+            let mut more = Vec::new();
+            let mut lower = Vec::new();
+            for ((vol, u), _, g) in &parsed {
+                let (Some(s), Some(k)) = (find(g, &["smart"]), find(g, &["skylight"])) else { continue };
+                let tag = format!("{vol} {u}%");
+                if let (Some(a), Some(b)) = (stl(s, FragmentedReadPct), stl(k, FragmentedReadPct)) {
+                    more.push((tag.clone(), a > b));
+                }
+                if let (Some(a), Some(b)) = (stl(s, FragmentRatio), stl(k, FragmentRatio)) {
+                    lower.push((tag, a < b));
+                }
+            }
+            out.extend(tally(S, "SMaRT's fragmented-read share above Skylight's", "higher", &more));
+            out.extend(tally(S, "SMaRT's fragmentation ratio below Skylight's", "lower", &lower));
+        }
+        _ => {}
+    }
+}
+
 /// The paper claims an experiment's runs can check.
 pub fn experiment_claims(r: &ExperimentReport) -> Vec<Claim> {
     let groups = by_trace(r.experiment.cells.iter().zip(&r.runs).map(|(c, run)| (c.trace.as_str(), run)));
@@ -277,6 +521,7 @@ pub fn experiment_claims(r: &ExperimentReport) -> Vec<Claim> {
         "pore-overall" => pore_overall(&mut out, &groups, write_only),
         "sac-rw" => check_all(&mut out, &groups, &SAC_TABLE5),
         "sac-write-only" => check_all(&mut out, &groups, &SAC_FIG13),
+        n if n.starts_with("smart") => smart_claims(&mut out, n, &groups),
         _ => {}
     }
     out

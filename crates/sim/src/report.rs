@@ -495,6 +495,68 @@ pub fn column_value(col: crate::experiments::Column, r: &RunReport, group: &[&Ru
         Rmws => c.drive.rmws.to_string(),
         CleanEvictions => c.clean_evictions.to_string(),
         DirtyEvictions => c.dirty_evictions.to_string(),
+        RespMean => format!("{:.2}", m.latency.mean_ms),
+        RespP50 => format!("{:.2}", m.latency.p50_ms),
+        RespP90 => format!("{:.2}", m.latency.p90_ms),
+        RespP99 => format!("{:.2}", m.latency.p99_ms),
+        GcOnDemandPerM | GcBackgroundPerM | AmplifiedWritePct | GcCostMedian | GcCostOnePct
+        | GcCostUnder10Pct | GcCostUnder100Pct | FragmentedReadPct | FragmentRatio | FragmentAtMost3Pct
+        | InPlacePct | MapMib => stl_value(col, &c.drive).map_or_else(|| "-".into(), |v| format!("{v:.1}")),
+    }
+}
+
+/// A translation-layer figure of SMaRT's evaluation from a drive's statistics (`None` where it
+/// does not apply: nothing counted, or no translation layer).
+pub fn stl_value(col: crate::experiments::Column, d: &shingled_device::DriveStats) -> Option<f64> {
+    use crate::experiments::Column::*;
+    let s = &d.stl;
+    if s.is_empty() {
+        return None;
+    }
+    let per = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+    let share =
+        |h: &shingled_device::Hist, below: u64| per(h.count_below(below), h.count()).map(|x| 100.0 * x);
+    match col {
+        GcOnDemandPerM => per(s.gc_ondemand, d.write_ops).map(|x| x * 1e6),
+        GcBackgroundPerM => per(s.gc_background, d.write_ops).map(|x| x * 1e6),
+        AmplifiedWritePct => per(s.writes_triggering_gc, d.write_ops).map(|x| 100.0 * x),
+        GcCostMedian => {
+            let n = s.gc_cost.count();
+            let mut seen = 0;
+            s.gc_cost
+                .buckets()
+                .find(|b| {
+                    seen += b.2;
+                    2 * seen >= n
+                })
+                .map(|b| b.0 as f64)
+        }
+        GcCostOnePct => {
+            per(s.gc_cost.count_below(2) - s.gc_cost.count_below(1), s.gc_cost.count()).map(|x| 100.0 * x)
+        }
+        GcCostUnder10Pct => share(&s.gc_cost, 10),
+        GcCostUnder100Pct => share(&s.gc_cost, 100),
+        FragmentedReadPct => {
+            if s.read_pieces.is_empty() {
+                return None;
+            }
+            per(s.fragmented_reads, d.read_ops).map(|x| 100.0 * x)
+        }
+        FragmentRatio => {
+            let (mut n, mut sum) = (0u64, 0u64);
+            for (lo, _, c) in s.read_pieces.buckets().filter(|b| b.0 >= 2) {
+                n += c;
+                sum += lo * c;
+            }
+            per(sum, n)
+        }
+        FragmentAtMost3Pct => {
+            let frag = s.read_pieces.count() - s.read_pieces.count_below(2);
+            per(s.read_pieces.count_below(4) - s.read_pieces.count_below(2), frag).map(|x| 100.0 * x)
+        }
+        InPlacePct => per(s.in_place_updates, s.in_place_updates + s.out_of_place_updates).map(|x| 100.0 * x),
+        MapMib => (s.physical_tracks > 0).then(|| s.map_bytes as f64 / (1u64 << 20) as f64),
+        _ => None,
     }
 }
 

@@ -143,6 +143,14 @@ pub fn drive_line(d: &DriveConfig) -> String {
                 "off".into()
             }
         ),
+        DriveConfig::Smart(c) => format!(
+            "SMaRT {} rpm, utilisation {:.0}%, head width {} tracks, R threshold {}, idle GC after {} ms",
+            c.mechanism.rpm,
+            c.utilisation * 100.0,
+            c.head_width,
+            c.fragmentation_threshold,
+            c.idle_window_ms
+        ),
     }
 }
 

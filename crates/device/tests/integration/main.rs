@@ -4,5 +4,7 @@ mod calibration;
 mod common;
 mod hand_checked;
 mod reference;
+mod skylight;
+mod smart;
 mod time_model;
 mod timing;

@@ -188,3 +188,41 @@ fn pb_absorbs_small_writes_near_sac_table_3() {
     assert!((2800.0..=3500.0).contains(&iops), "{iops:.0} IOPS");
     assert_eq!(d.stats().rmws, 0);
 }
+
+/// The Cheetah 15K.5 mechanism against its datasheet figures (the sources are in
+/// `HddConfig::cheetah_15k5`'s doc): random 4 KiB reads ≈ 0.2 overhead + 3.5 seek + 2.0
+/// rotation ≈ 5.7 ms; sustained 125 MB/s at the outer diameter and 73 MB/s at the inner
+/// (ours: 130 and 78, the media rates less the head and cylinder switches).
+#[test]
+fn cheetah_15k5_matches_its_datasheet() {
+    let mut m = HddConfig::cheetah_15k5().mechanism().unwrap();
+    assert_eq!(m.revolution(), Nanos(4_000_000));
+    let cap = m.capacity() / BLOCK_SIZE;
+    let mut rng = Mix(3);
+    let mut now = Nanos(0);
+    let n = 4000;
+    for _ in 0..n {
+        now += m.access(now, (rng.next() % cap) * BLOCK_SIZE, BLOCK_SIZE, false);
+    }
+    let random_ms = now.as_millis_f64() / n as f64;
+    assert!((5.2..=6.2).contains(&random_ms), "random 4 KiB read {random_ms:.2} ms");
+    let mut rate = |at: u64| {
+        let start = now;
+        let total = 64u64 << 20;
+        let mut off = at;
+        while off < at + total {
+            now += m.access(now, off, 1 << 20, false);
+            off += 1 << 20;
+        }
+        total as f64 / (now - start).as_secs_f64() / 1e6
+    };
+    let outer = rate(0);
+    let cap_bytes = HddConfig::cheetah_15k5().capacity.0;
+    let inner = rate(cap_bytes - (65 << 20));
+    assert!((120.0..=135.0).contains(&outer), "outer {outer:.1} MB/s");
+    assert!((70.0..=82.0).contains(&inner), "inner {inner:.1} MB/s");
+    // The outer media rate is 1200 sectors per 4 ms revolution: 600 kB within the first track
+    // take 600,000 / 153.6 MB/s.
+    let t = m.transfer_time(0, 600_000).0 as f64;
+    assert!((t / (600_000.0 / 153.6e6 * 1e9) - 1.0).abs() < 1e-3, "{t}");
+}

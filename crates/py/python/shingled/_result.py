@@ -28,6 +28,21 @@ def flatten_metrics(m: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
     # The drive's time by cause and component (ns in the report), as ``time_<part>_s`` seconds.
     for k, v in m.get("drive", {}).get("time", {}).items():
         out[f"{prefix}time_{k}_s"] = v / 1e9
+    # A translation layer's counters (SMaRT, and Skylight's cleanings in SMaRT's terms), with
+    # SMaRT §5.5's figures: GC per 1 M drive writes (Table 2), amplified writes (Fig. 10),
+    # fragmented reads (Fig. 6). Histograms stay in the report (``report["total"]["drive"]["stl"]``).
+    drive = m.get("drive", {})
+    stl = drive.get("stl")
+    if stl:
+        for k, v in stl.items():
+            if not isinstance(v, list):
+                out[f"{prefix}stl_{k}"] = v
+        w, r = drive.get("write_ops", 0), drive.get("read_ops", 0)
+        per = lambda a, b, x: a * x / b if b else None
+        out[f"{prefix}gc_f_per_m"] = per(stl.get("gc_ondemand", 0), w, 1e6)
+        out[f"{prefix}gc_b_per_m"] = per(stl.get("gc_background", 0), w, 1e6)
+        out[f"{prefix}amplified_write_pct"] = per(stl.get("writes_triggering_gc", 0), w, 100.0)
+        out[f"{prefix}fragmented_read_pct"] = per(stl.get("fragmented_reads", 0), r, 100.0)
     return out
 
 

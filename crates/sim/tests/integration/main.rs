@@ -4,6 +4,7 @@ mod golden;
 mod hand_checked;
 mod open_loop;
 mod properties;
+mod smart;
 
 use shingled_cache::{Cache, PolicyConfig, PolicyContext};
 use shingled_core::{BandConfig, ByteSize, Op, SizeSpec};
