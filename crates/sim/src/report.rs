@@ -147,6 +147,34 @@ fn open_rows(m: &Metrics) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// A translation layer's figures in SMaRT's terms (§5.5): GC counts and cost, amplified writes,
+/// update kinds, read fragmentation, map size.
+fn stl_rows(m: &Metrics) -> Vec<(&'static str, String)> {
+    use crate::experiments::Column::*;
+    let d = &m.counters.drive;
+    let s = &d.stl;
+    let v = |c| stl_value(c, d).map_or_else(|| "-".into(), |x| format!("{x:.1}"));
+    vec![
+        ("GC on-demand / background", format!("{} / {}", s.gc_ondemand, s.gc_background)),
+        ("  per 1M drive writes", format!("{} / {}", v(GcOnDemandPerM), v(GcBackgroundPerM))),
+        ("  writes that ran a GC (%)", v(AmplifiedWritePct)),
+        (
+            "  on-demand GC cost p50 / share 1 / <10 (%)",
+            format!("{} / {} / {}", v(GcCostMedian), v(GcCostOnePct), v(GcCostUnder10Pct)),
+        ),
+        ("  tracks moved by GC", s.gc_tracks_moved.to_string()),
+        (
+            "track updates in place / out of place / new",
+            format!("{} / {} / {}", s.in_place_updates, s.out_of_place_updates, s.new_tracks),
+        ),
+        ("fragmented reads (%) / pieces per one", format!("{} / {}", v(FragmentedReadPct), v(FragmentRatio))),
+        (
+            "map (MiB) / used of physical tracks",
+            format!("{} / {} of {}", v(MapMib), s.used_tracks, s.physical_tracks),
+        ),
+    ]
+}
+
 /// A human-readable report of one run: the whole run and the after-warm-up window side by side.
 pub fn run_table(r: &RunReport) -> String {
     let mut out = String::new();
@@ -168,10 +196,14 @@ pub fn run_table(r: &RunReport) -> String {
     );
     let _ = writeln!(out, "{}\n", crate::setup::describe(&r.config));
     let open = r.config.replay == crate::Replay::Open;
+    let stl = open || r.drive == "smart";
     let rows_of = |m: &Metrics| {
         let mut rows = metric_rows(m);
         if open {
             rows.extend(open_rows(m));
+        }
+        if stl && !m.counters.drive.stl.is_empty() {
+            rows.extend(stl_rows(m));
         }
         rows
     };
