@@ -5,7 +5,7 @@
 //! `SHINGLED_SETUP=generic` (or `sac`) measures that set-up instead of the default `pore`;
 //! `SHINGLED_REPLAY=open` replays open loop (arrivals at the trace's timestamps) instead of
 //! closed loop; `SHINGLED_SCHEMES=a,b` measures only those schemes; `SHINGLED_DRIVE=profile`
-//! replaces the drive.
+//! replaces the drive; `SHINGLED_UTILISATION=0.9` sets a SMaRT drive's utilisation.
 
 use shingled_cache::{Cache, PolicyConfig, PolicyContext};
 use shingled_core::BandConfig;
@@ -24,6 +24,10 @@ fn main() {
     }
     if let Ok(d) = std::env::var("SHINGLED_DRIVE") {
         base.drive = shingled_device::profile(&d).expect("a known drive profile");
+    }
+    if let Ok(u) = std::env::var("SHINGLED_UTILISATION") {
+        base.drive.smart_mut().expect("SHINGLED_UTILISATION needs a SMaRT drive").utilisation =
+            u.parse().expect("a utilisation in (0, 1)");
     }
     let replay: shingled_sim::Replay =
         std::env::var("SHINGLED_REPLAY").map(|r| r.parse().expect("closed or open")).unwrap_or_default();
