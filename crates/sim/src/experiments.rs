@@ -79,6 +79,10 @@ pub enum Column {
     InPlacePct,
     /// The translation layer's map, MiB (SMaRT: 8 B per mapped track, §4.1).
     MapMib,
+    /// Space gain (SMaRT Table 3): the bytes the layout can give the host (at full utilisation)
+    /// over the mechanism's raw bytes, %: the RAZ and a media cache cost space, guard tracks
+    /// do not (they exist only below 50% utilisation).
+    SpaceGainPct,
 }
 
 impl Column {
@@ -116,6 +120,7 @@ impl Column {
             Column::FragmentAtMost3Pct => "<=3 pieces %",
             Column::InPlacePct => "in place %",
             Column::MapMib => "map (MiB)",
+            Column::SpaceGainPct => "space gain %",
         }
     }
 }
@@ -475,7 +480,15 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
                     GcCostUnder100Pct,
                 ],
                 "smart-fragmentation" => vec![FragmentedReadPct, FragmentRatio, FragmentAtMost3Pct],
-                _ => vec![RespMean, RespP99, InPlacePct, MapMib, GcOnDemandPerM, FragmentedReadPct],
+                _ => vec![
+                    RespMean,
+                    RespP99,
+                    InPlacePct,
+                    MapMib,
+                    SpaceGainPct,
+                    GcOnDemandPerM,
+                    FragmentedReadPct,
+                ],
             };
         }
         _ => unreachable!("checked above"),

@@ -531,6 +531,18 @@ pub fn column_value(col: crate::experiments::Column, r: &RunReport, group: &[&Ru
         RespP50 => format!("{:.2}", m.latency.p50_ms),
         RespP90 => format!("{:.2}", m.latency.p90_ms),
         RespP99 => format!("{:.2}", m.latency.p99_ms),
+        SpaceGainPct => {
+            use shingled_device::DriveConfig::*;
+            let (usable, raw) = match &r.config.drive {
+                Cmr(h) => (h.capacity.0, h.capacity.0),
+                DmSmr(d) => (d.capacity.0, d.mechanism.capacity.0),
+                Smart(t) => {
+                    let raw = t.mechanism.capacity.0;
+                    (t.shingled_size.map_or(raw.saturating_sub(t.raz.0), |b| b.0), raw)
+                }
+            };
+            format!("{:.1}", 100.0 * usable as f64 / raw.max(1) as f64)
+        }
         GcOnDemandPerM | GcBackgroundPerM | AmplifiedWritePct | GcCostMedian | GcCostOnePct
         | GcCostUnder10Pct | GcCostUnder100Pct | FragmentedReadPct | FragmentRatio | FragmentAtMost3Pct
         | InPlacePct | MapMib => stl_value(col, &c.drive).map_or_else(|| "-".into(), |v| format!("{v:.1}")),
