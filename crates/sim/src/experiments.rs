@@ -197,6 +197,7 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     ("smart-gc", "SMaRT Table 2, Figs. 10-13: GC per 1M writes, amplified writes, GC overhead"),
     ("smart-fragmentation", "SMaRT Figs. 6-9: fragmented reads and fragmentation ratio"),
     ("smart-summary", "SMaRT Table 3: response, metadata size, in-place updates"),
+    ("cache-open-loop", "PORE's and SAC's caches above the DM-SMR drive in open loop: response times with queueing and idle cleaning (no paper figure; read-write)"),
 ];
 
 /// SMaRT Table 1: the four MSR volumes it replays (synthetic stand-ins spread over the volume's
@@ -328,8 +329,11 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
                 ),
             }
         })?;
-    let default_mode =
-        if name == "pore-overall" || name == "sac-rw" { Mode::ReadWrite } else { Mode::WriteOnly };
+    let default_mode = if matches!(name, "pore-overall" | "sac-rw" | "cache-open-loop") {
+        Mode::ReadWrite
+    } else {
+        Mode::WriteOnly
+    };
     let mut based = opts.clone();
     if opts.paper_setup && !name.starts_with("smart") {
         let name = if name.starts_with("sac") { "sac" } else { "pore" };
@@ -490,6 +494,14 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
                     FragmentedReadPct,
                 ],
             };
+        }
+        "cache-open-loop" => {
+            for t in traces_or(opts, PORE_TRACES) {
+                for s in ["smr-only", "cmr-only", "lru", "lru-band", "pore-bl", "sac"] {
+                    p.add(&t, s, s, |c| c.replay = crate::Replay::Open)?;
+                }
+            }
+            columns = vec![RespMean, RespP50, RespP90, RespP99, TotalTime, HitRatio, Wa, Rmws];
         }
         _ => unreachable!("checked above"),
     }

@@ -83,3 +83,17 @@ fn a_small_grid_runs_and_checks_the_papers_claims() {
         .iter()
         .any(|c| c.claim == "SMaRT does no GC at 30% utilisation" && c.verdict == "agrees"));
 }
+
+/// The caches in open loop: every cell replays open loop, read-write, in PORE's set-up.
+#[test]
+fn cache_open_loop_plan() {
+    let e = plan("cache-open-loop", &opts(&["synth:wdev,scale=0.01"])).unwrap();
+    assert_eq!(e.cells.len(), 6);
+    assert!(e
+        .cells
+        .iter()
+        .all(|c| c.config.replay == Replay::Open && c.config.mode == shingled_sim::Mode::ReadWrite));
+    let r = run_experiment(e, 2, &|_| {}).unwrap();
+    let lru = r.runs.iter().find(|x| x.label == "lru").unwrap();
+    assert!(lru.total.latency.count > 0 && lru.total.hit_ratio.unwrap() > 0.0);
+}
