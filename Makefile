@@ -1,7 +1,7 @@
 # One command runs locally exactly what CI runs: `make check`.
 CARGO ?= cargo
 
-.PHONY: demo install test rust-test pytest check fmt lint bench
+.PHONY: demo install test rust-test pytest check check-long fmt lint bench
 
 ## Build the release binary (cargo's progress shown: the first build takes minutes) and compare
 ## the cache schemes on a generated MSR-like trace.
@@ -18,6 +18,7 @@ test: rust-test pytest
 
 rust-test:
 	$(CARGO) test --workspace --lib --bins --tests -q
+	$(CARGO) test -p shingled-zoned --features blkdev --lib -q
 	$(CARGO) test --workspace --doc -q
 
 VENV ?= .venv
@@ -30,7 +31,7 @@ pytest:
 	$(PY) -c "import ray" 2>/dev/null || $(PY) -m pip install -q ray || echo "ray did not install: the Ray sweep test will skip"
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop -q -m crates/py/Cargo.toml
 	$(CARGO) build -q -p shingled-cli
-	SHINGLED_BIN=$(abspath target/debug/shingled) $(PY) -m pytest crates/py/tests -q
+	SHINGLED_EXPECT_RAY=$$($(PY) -c "import ray" 2>/dev/null && echo 1) SHINGLED_BIN=$(abspath target/debug/shingled) $(PY) -m pytest crates/py/tests -q
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -41,6 +42,12 @@ lint:
 
 ## Everything CI runs.
 check: fmt lint test
+
+## The long tests CI does not run (release build): every crash point of the store's crash sweep
+## and the probe's 400-draw accuracy run. docs cite their figures with this target.
+check-long:
+	$(CARGO) test --release -p shingled-store --test integration -q -- --ignored --nocapture
+	$(CARGO) test --release -p shingled-probe --test accuracy -q -- --ignored --nocapture
 
 ## Benchmarks (release); results go in docs/benchmarks.md by hand.
 bench:

@@ -119,7 +119,8 @@ pub struct ExperimentCmd {
     pub jobs: Option<usize>,
     #[command(flatten)]
     pub emit: EmitArgs,
-    /// Base configuration for every run (drive, SSD, cache size, …); --trace is ignored, use --on.
+    /// Base configuration for every run (drive, SSD, cache size, …); flags an experiment sets
+    /// itself (--trace: use --on; --policy; --no-cache; a swept --cache-size) are refused.
     #[command(flatten)]
     pub sim: SimArgs,
 }

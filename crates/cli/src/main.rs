@@ -303,6 +303,16 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         }
         return Ok(());
     }
+    let ignored = ignored_experiment_flags(&a.name, &a.sim);
+    if !ignored.is_empty() {
+        bail!(
+            "experiment {} sets {} itself; drop {}{}",
+            a.name,
+            ignored.iter().map(|(f, _)| *f).collect::<Vec<_>>().join(", "),
+            if ignored.len() == 1 { "it (it would be ignored)" } else { "them (they would be ignored)" },
+            ignored.iter().filter_map(|(_, hint)| hint.map(|h| format!("; {h}"))).collect::<String>()
+        );
+    }
     let base = a.sim.to_config()?;
     let opts = experiments::ExperimentOptions {
         mode: a.sim.mode.as_ref().map(|_| base.mode),
@@ -316,6 +326,47 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     let report = experiments::run_experiment_with(plan, jobs, &|p| bar.update(p))?;
     bar.finish();
     emit_experiment(&report, a.emit.output, &a.emit.out, &a.emit.cdf)
+}
+
+/// The flags an experiment would silently drop (it sets that part of every run itself), with a
+/// hint where there is another way.
+fn ignored_experiment_flags(name: &str, s: &args::SimArgs) -> Vec<(&'static str, Option<&'static str>)> {
+    let mut out = Vec::new();
+    let smart = name.starts_with("smart-");
+    let mut check = |given: bool, flag: &'static str, hint: Option<&'static str>| {
+        if given {
+            out.push((flag, hint));
+        }
+    };
+    check(s.trace.is_some(), "--trace", Some("give traces with --on (repeatable)"));
+    check(s.policy.is_some(), "--policy", Some("run one policy with `shingled sim` or `compare --schemes`"));
+    check(s.no_cache, "--no-cache", Some("the experiments run their no-cache baselines themselves"));
+    let sweeps_size = matches!(name, "pore-ssd-size" | "sac-write-only" | "sac-rw");
+    check(s.cache_size.is_some() && (sweeps_size || smart), "--cache-size", None);
+    if smart {
+        // SMaRT's grid: three fixed drives, no cache, open loop, Table 1's rescaling.
+        check(s.mode.is_some(), "--mode", None);
+        check(s.replay.is_some(), "--replay", None);
+        check(s.io_unit.is_some(), "--io-unit", None);
+        check(s.setup.is_some(), "--setup", None);
+        check(s.drive.is_some() || s.drive_file.is_some(), "--drive/--drive-file", None);
+        check(
+            s.pb_size.is_some() || s.pb_flavour.is_some() || s.bands.is_some(),
+            "--pb-size/--pb-flavour/--bands",
+            None,
+        );
+        check(s.write_cache.is_some() || s.drive_capacity.is_some(), "--write-cache/--drive-capacity", None);
+        check(
+            s.lba_scale.is_some() || s.fold.is_some(),
+            "--lba-scale/--fold",
+            Some("the grid scales by Table 1's factor and folds into U x capacity"),
+        );
+        check(s.warmup.is_some() || s.ssd.is_some(), "--warmup/--ssd", None);
+    }
+    if name == "cache-open-loop" {
+        check(s.replay.is_some(), "--replay", None);
+    }
+    out
 }
 
 /// Prints an experiment report as a table, JSON or CSV (a `trace` column first).

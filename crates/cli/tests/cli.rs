@@ -439,6 +439,28 @@ fn open_loop_replay_reports_response_times_and_the_cdf() {
     assert!(e.contains("unknown replay"), "{e}");
 }
 
+/// An experiment refuses the flags it would silently drop, naming them and the way to do it.
+#[test]
+fn experiments_refuse_flags_they_would_ignore() {
+    for (args, says) in [
+        (vec!["experiment", "sac-rw", "--trace", "synth:wdev"], "sets --trace itself"),
+        (vec!["experiment", "pore-overall", "--policy", "lru"], "sets --policy itself"),
+        (vec!["experiment", "pore-overall", "--no-cache"], "sets --no-cache itself"),
+        (vec!["experiment", "pore-ssd-size", "--cache-size", "3%"], "sets --cache-size itself"),
+        (vec!["experiment", "smart-gc", "--drive", "st8000as0002"], "sets --drive/--drive-file itself"),
+        (vec!["experiment", "cache-open-loop", "--replay", "closed"], "sets --replay itself"),
+    ] {
+        let o = shingled(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(e.contains(says) && e.contains("would be ignored"), "{args:?}: {e}");
+    }
+    assert!(stderr(&shingled(&["experiment", "sac-rw", "--trace", "t"])).contains("with --on"));
+    // A cache size an experiment does not sweep still applies.
+    let o = shingled(&["experiment", "pore-overall", "--on", "synth:wdev,scale=0.01", "--cache-size", "3%"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 /// Inputs that used to hang or be accepted by mistake are refused by name: a FIFO as the trace
 /// (read twice: the second open blocked forever), `--zone-capacity 0`, a metadata chunk limit
 /// that no metadata put could meet.

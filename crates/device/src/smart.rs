@@ -328,7 +328,8 @@ impl SmartConfig {
 
     /// Logical tracks of a zone of `tracks` physical tracks.
     fn logical_tracks(&self, tracks: u32) -> u32 {
-        ((self.utilisation * tracks as f64).floor() as u32).min(tracks.saturating_sub(1))
+        // floor(U × T), robust to float rounding (0.29 × 100 is 28.999…).
+        ((self.utilisation * tracks as f64 + 1e-9).floor() as u32).min(tracks.saturating_sub(1))
     }
 
     /// Validates and lays the shingled space out on the mechanism.
@@ -1673,7 +1674,8 @@ impl Smart {
                     self.zones[zi].mark_free(from, 1, h);
                     self.p2l[p as usize] = NONE;
                     self.stats.stl.out_of_place_updates += 1;
-                    self.stats.stl.guard_tracks += guard as u64;
+                    // A guard past the zone's end is no guard track (the zone boundary is one).
+                    self.stats.stl.guard_tracks += (guard && t + h - 1 < tracks) as u64;
                     if let Some(log) = self.log.as_mut() {
                         log.push(TrackOp::Relocate {
                             ltn,
@@ -1693,11 +1695,11 @@ impl Smart {
             // can always shift left, so this ends; the bound only guards against a bug.
             moves += 1;
             if moves > 2 * tracks as u64 + 8 || !self.ondemand_move(zi) {
-                debug_assert!(false, "zone {zi}: no usable free track and nothing to move");
-                if p != NONE {
-                    self.push(Cause::HostWrite, zi, p - first, off, cnt);
-                }
-                break;
+                // Writing anyway would destroy the next track (or drop new data): a model bug
+                // must stop the run, never corrupt it silently.
+                unreachable!(
+                    "SMaRT zone {zi}: no usable free track and nothing to move (model invariant broken)"
+                );
             }
         }
         self.last_write[ltn as usize] = now;

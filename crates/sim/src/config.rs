@@ -33,6 +33,10 @@ pub struct TraceSpec {
     /// range).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fold: Option<ByteSize>,
+    /// Then spread the folded range's 4 MiB cells evenly over this many bytes (SMaRT's grid: the
+    /// HDD and Skylight place `[0, fold)` over the same surface SMaRT lays it out on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<ByteSize>,
 }
 
 impl Default for TraceSpec {
@@ -45,6 +49,7 @@ impl Default for TraceSpec {
             limit: None,
             lba_scale: None,
             fold: None,
+            spread: None,
         }
     }
 }

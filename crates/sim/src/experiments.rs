@@ -233,7 +233,10 @@ pub fn smart_lba_factor(trace: &str) -> u64 {
 /// SMaRT's evaluation grid (§5.2–5.4): every trace × utilisation × scheme, no SSD cache, open
 /// loop, a request's blocks as one command; LBAs multiplied by Table 1's factor and folded
 /// modulo the SMaRT drive's host capacity at that utilisation (U × its shingled space), the
-/// same range for all three schemes. Row groups are "trace U=x%".
+/// same range for all three schemes. SMaRT lays that range over its whole shingled space (U of
+/// every zone's tracks), so for the HDD and Skylight it is spread over the same 142 GB
+/// (`trace.spread`): the three see the same arm positions, not SMaRT the whole stroke and the
+/// others its outer U. Row groups are "trace U=x%".
 fn plan_smart(p: &mut Planner, opts: &ExperimentOptions) -> Result<(), SimError> {
     let traces: Vec<String> = if opts.traces.is_empty() {
         SMART_TRACES.iter().map(|t| t.1.to_string()).collect()
@@ -263,6 +266,9 @@ fn plan_smart(p: &mut Planner, opts: &ExperimentOptions) -> Result<(), SimError>
                 } else {
                     shingled_device::profile(profile).expect("a built-in profile")
                 };
+                if label != "smart" {
+                    cfg.trace.spread = smart.smart().and_then(|c| c.shingled_size);
+                }
                 cfg.label = Some(label.to_string());
                 p.cells.push(Cell { trace: group.clone(), label: label.to_string(), config: cfg });
             }

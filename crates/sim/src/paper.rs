@@ -422,7 +422,27 @@ fn smart_claims(out: &mut Vec<Claim>, name: &str, groups: &[(&str, Vec<&RunRepor
                     Some((vol.to_string(), f == 0.0))
                 })
                 .collect();
-            out.extend(tally(S4, "SMaRT does no GC at 30% utilisation", "0 GC_F, 0 GC_B", &no_gc));
+            out.extend(tally(
+                S4,
+                "SMaRT does no GC at 30% utilisation (structural in our model: with at most used+1 free elements R stays above 0.5)",
+                "0 GC_F, 0 GC_B",
+                &no_gc,
+            ));
+            // The paper's reason for the zeros at 30% (§5.5.3): guard tracks for hot data.
+            let guards: Vec<(String, bool)> = parsed
+                .iter()
+                .filter(|((_, u), _, _)| *u == 30)
+                .filter_map(|((vol, _), _, g)| {
+                    let s = find(g, &["smart"])?;
+                    Some((vol.to_string(), s.total.counters.drive.stl.guard_tracks > 0))
+                })
+                .collect();
+            out.extend(tally(
+                "SMaRT §4.2.3, §5.5.3",
+                "SMaRT leaves guard tracks after hot tracks at 30% (the paper's reason for no GC there)",
+                "guard tracks used",
+                &guards,
+            ));
             let shares = |col| -> Vec<f64> {
                 parsed.iter().filter_map(|(_, _, g)| stl(find(g, &["smart"])?, col)).collect()
             };
@@ -440,13 +460,18 @@ fn smart_claims(out: &mut Vec<Claim>, name: &str, groups: &[(&str, Vec<&RunRepor
             }
             let ten = shares(GcCostUnder10Pct);
             if !ten.is_empty() {
+                // Judged by points, not by ratio: "about 99" is 97-100.
                 let v = ten.iter().sum::<f64>() / ten.len() as f64;
                 out.push(Claim {
                     source: S4.into(),
                     claim: "share of SMaRT's on-demand GCs moving under 10 tracks, %".into(),
                     paper: "about 99".into(),
-                    ours: format!("mean {v:.0} ({})", show(&ten)),
-                    verdict: count_verdict(99.0, v),
+                    ours: format!("mean {v:.1} ({})", show(&ten)),
+                    verdict: if (v - 99.0).abs() <= 2.0 {
+                        "agrees (within 2 points)".into()
+                    } else {
+                        format!("DISAGREES ({:+.1} points)", v - 99.0)
+                    },
                 });
             }
             let amp: Vec<f64> = parsed
@@ -461,7 +486,13 @@ fn smart_claims(out: &mut Vec<Claim>, name: &str, groups: &[(&str, Vec<&RunRepor
                     claim: "SMaRT's amplified-write share at 60% and 90%, % (largest)".into(),
                     paper: "up to 6".into(),
                     ours: format!("{max:.2}"),
-                    verdict: if max <= 6.0 { "agrees (at most 6)".into() } else { count_verdict(6.0, max) },
+                    verdict: if max == 0.0 {
+                        "DISAGREES (no on-demand GC at all)".into()
+                    } else if max <= 6.0 {
+                        "agrees (above 0, at most 6)".into()
+                    } else {
+                        count_verdict(6.0, max)
+                    },
                 });
             }
             let by_vol = |vol: &str| -> Vec<f64> {
@@ -507,6 +538,21 @@ fn smart_claims(out: &mut Vec<Claim>, name: &str, groups: &[(&str, Vec<&RunRepor
             }
             out.extend(tally(S, "SMaRT's fragmented-read share above Skylight's", "higher", &more));
             out.extend(tally(S, "SMaRT's fragmentation ratio below Skylight's", "lower", &lower));
+            // "More than 95% of the fragmented reads have a fragmentation ratio of 3 for SMaRT",
+            // read as at most 3.
+            let three: Vec<(String, bool)> = parsed
+                .iter()
+                .filter_map(|((vol, u), _, g)| {
+                    let v = stl(find(g, &["smart"])?, FragmentAtMost3Pct)?;
+                    Some((format!("{vol} {u}% ({v:.0}%)"), v > 95.0))
+                })
+                .collect();
+            out.extend(tally(
+                S,
+                "over 95% of SMaRT's fragmented reads split into at most 3 pieces",
+                "over 95%",
+                &three,
+            ));
         }
         _ => {}
     }

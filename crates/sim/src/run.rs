@@ -34,11 +34,18 @@ pub fn open_trace(spec: &TraceSpec) -> Result<Box<dyn TraceReader>, SimError> {
         ..Default::default()
     };
     let reader = shingled_trace::open(&spec.path, &opts)?;
-    if spec.lba_scale.is_none() && spec.fold.is_none() {
+    if spec.lba_scale.is_none() && spec.fold.is_none() && spec.spread.is_none() {
         return Ok(reader);
     }
-    let r = shingled_trace::Rescaled::new(reader, spec.lba_scale.unwrap_or(1), spec.fold.map(|f| f.0))
-        .map_err(|e| SimError::Config { field: "trace.lba_scale/fold", reason: e.to_string() })?;
+    let bad = |e: shingled_trace::TraceError| SimError::Config {
+        field: "trace.lba_scale/fold/spread",
+        reason: e.to_string(),
+    };
+    let mut r = shingled_trace::Rescaled::new(reader, spec.lba_scale.unwrap_or(1), spec.fold.map(|f| f.0))
+        .map_err(bad)?;
+    if let Some(s) = spec.spread {
+        r = r.with_spread(s.0).map_err(bad)?;
+    }
     Ok(Box::new(r))
 }
 

@@ -105,12 +105,20 @@ impl<R: TraceReader + ?Sized> TraceReader for Interruptible<'_, R> {
 /// Rescales a trace's addresses as SMaRT §5.4 does to cover a drive: every offset is multiplied
 /// by `factor`, then, with `fold`, taken modulo `fold` bytes ("trimmed with modular operation
 /// to fit in the accessed LBA range"). A request that would cross the fold's end is moved back
-/// to end there (sizes never change). `fold` is rounded down to whole 4 KiB blocks.
+/// to end there (sizes never change). `fold` is rounded down to whole 4 KiB blocks. With
+/// `spread`, the folded range's 4 MiB cells are then placed evenly, in order, over
+/// `[0, spread)` (cell `c` of `n` → `⌊c·m/n⌋` of `m`), so a drive that lays `[0, fold)` out over
+/// its whole surface (SMaRT at utilisation U) and one that does not see the same positions.
 pub struct Rescaled<R: TraceReader> {
     inner: R,
     factor: u64,
     fold: Option<u64>,
+    /// `(n, m)`: the fold's cells and the spread's.
+    spread: Option<(u64, u64)>,
 }
+
+/// Cells that [`Rescaled`]'s spread keeps together.
+const SPREAD_CELL: u64 = 4 << 20;
 
 impl<R: TraceReader> Rescaled<R> {
     /// Wraps `inner`. `factor` ≥ 1; `fold`, when given, at least 1 MiB.
@@ -125,7 +133,22 @@ impl<R: TraceReader> Rescaled<R> {
                 fold.unwrap_or(0)
             )));
         }
-        Ok(Rescaled { inner, factor, fold })
+        Ok(Rescaled { inner, factor, fold, spread: None })
+    }
+
+    /// Spreads the folded range over `[0, spread)` (needs a fold no larger than `spread`).
+    pub fn with_spread(mut self, spread: u64) -> Result<Self, crate::TraceError> {
+        let Some(fold) = self.fold else {
+            return Err(crate::TraceError::Invalid("a spread needs a fold (the range it spreads)".into()));
+        };
+        if spread < fold {
+            return Err(crate::TraceError::Invalid(format!(
+                "spread {spread} bytes is smaller than the fold {fold} it spreads"
+            )));
+        }
+        let (n, m) = (fold.div_ceil(SPREAD_CELL), spread / SPREAD_CELL);
+        self.spread = (m > n).then_some((n, m));
+        Ok(self)
     }
 }
 
@@ -140,6 +163,10 @@ impl<R: TraceReader> TraceReader for Rescaled<R> {
             if off + len > f {
                 off = (f - len) / 512 * 512;
             }
+        }
+        if let Some((n, m)) = self.spread {
+            let cell = off / SPREAD_CELL;
+            off = cell * m / n * SPREAD_CELL + off % SPREAD_CELL;
         }
         q.offset = off;
         Ok(Some(q))
@@ -187,6 +214,16 @@ mod rescale_tests {
         let near_end = q(4 * mib / 5 - 512, 4096); // × 5 = 4 MiB − 2560: would cross the end
         let mut r = Rescaled::new(List(vec![near_end].into_iter()), 5, Some(4 * mib)).unwrap();
         assert_eq!(r.next_request().unwrap().unwrap().offset, 4 * mib - 4096);
+        // Spread over twice the fold: 4 MiB cells move to every other cell, contents kept.
+        let input = vec![q(0, 4096), q(mib, 4096), q(4 * mib + 512, 4096), q(7 * mib, 4096)];
+        let mut r =
+            Rescaled::new(List(input.into_iter()), 1, Some(8 * mib)).unwrap().with_spread(16 * mib).unwrap();
+        let mut got = Vec::new();
+        while let Some(x) = r.next_request().unwrap() {
+            got.push(x.offset);
+        }
+        assert_eq!(got, vec![0, mib, 8 * mib + 512, 11 * mib]);
+        assert!(Rescaled::new(List(vec![].into_iter()), 1, Some(8 * mib)).unwrap().with_spread(mib).is_err());
         assert!(Rescaled::new(List(vec![].into_iter()), 0, None).is_err());
         assert!(Rescaled::new(List(vec![].into_iter()), 2, Some(4096)).is_err());
     }

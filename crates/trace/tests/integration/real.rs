@@ -1,15 +1,25 @@
 //! The real sample traces kept beside the project (never in it): the folder named by
-//! `SHINGLED_SHARED_TRACES` if it exists, else `<workspace>/../shared/traces` if that exists.
-//! Without either the tests pass after printing why they checked nothing.
+//! `SHINGLED_SHARED_TRACES`, else `<workspace>/../shared/traces` if that exists. Without
+//! either the tests pass after printing why they checked nothing; with the variable set (CI sets
+//! it when it found the folder) a missing folder or file is a failure, not a skip.
 
 use shingled_core::BandConfig;
 use shingled_trace::{detect_format, open, trace_stats, Format, OpenOptions, TraceStats};
 use std::path::{Path, PathBuf};
 
 fn shared(file: &str) -> Option<PathBuf> {
-    let from_env = std::env::var_os("SHINGLED_SHARED_TRACES").map(PathBuf::from).filter(|d| d.is_dir());
+    if let Some(dir) = std::env::var_os("SHINGLED_SHARED_TRACES").map(PathBuf::from) {
+        let p = dir.join(file);
+        assert!(
+            p.is_file(),
+            "SHINGLED_SHARED_TRACES={} says the real traces are there, but {} is not",
+            dir.display(),
+            p.display()
+        );
+        return Some(p);
+    }
     let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    let Some(dir) = from_env.or_else(|| default.is_dir().then_some(default)) else {
+    let Some(dir) = default.is_dir().then_some(default) else {
         eprintln!("skipped: no real sample traces (set SHINGLED_SHARED_TRACES or provide ../shared/traces)");
         return None;
     };
