@@ -132,6 +132,7 @@ fn write_cdf(
                     y_label: "fraction of requests".into(),
                     points: r.latency_cdf.clone(),
                     paper: Vec::new(),
+                    paper_fitted: false,
                 })
                 .collect();
             let file = if groups.len() == 1 {

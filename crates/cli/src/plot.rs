@@ -34,7 +34,8 @@ fn short(v: f64) -> String {
     }
 }
 
-/// Draws `series` (and their paper points, as crosses) on one chart; `log_y` for curves that
+/// Draws `series` (and their paper points, as crosses, labelled "(paper, fitted)" when a model
+/// constant was fitted to them: `Series::paper_fitted`) on one chart; `log_y` for curves that
 /// span decades (fig3's SMR curve, the PB cliff).
 pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> Result<()> {
     line_chart_xy(path, title, series, false, log_y)
@@ -104,7 +105,7 @@ pub fn line_chart_xy(path: &Path, title: &str, series: &[Series], log_x: bool, l
                     chart
                         .draw_series(paper.iter().map(|&p| Cross::new(p, 7, c.stroke_width(2))))
                         .map_err(|e| anyhow!("{e}"))?
-                        .label(format!("{} (paper)", s.name))
+                        .label(format!("{} (paper{})", s.name, if s.paper_fitted { ", fitted" } else { "" }))
                         .legend(move |(x, y)| Cross::new((x + 10, y), 6, c.stroke_width(2)));
                 }
             }

@@ -516,6 +516,7 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Resul
                 y_label: "IOPS".into(),
                 points,
                 paper: vec![],
+                paper_fitted: false,
             },
             Series {
                 name: format!("cliff: PB = {}", ByteSize(r.pb_bytes)),
@@ -523,6 +524,7 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Resul
                 y_label: String::new(),
                 points: cliff,
                 paper: vec![],
+                paper_fitted: false,
             },
         ];
         plot::line_chart(
@@ -551,6 +553,7 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Resul
                     y_label: "latency (ms)".into(),
                     points,
                     paper: vec![],
+                    paper_fitted: false,
                 },
                 Series {
                     name: "cleaned bands found".into(),
@@ -558,6 +561,7 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Resul
                     y_label: String::new(),
                     points: found,
                     paper: vec![],
+                    paper_fitted: false,
                 },
             ];
             let name = format!("bands_reads_{}.png", smp.target);

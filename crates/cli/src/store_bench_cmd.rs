@@ -112,6 +112,7 @@ fn plots(r: &BenchReport, prefix: &Path) -> Result<()> {
                     y_label: p.y_label.clone(),
                     points: c.points.clone(),
                     paper: Vec::new(),
+                    paper_fitted: false,
                 })
                 .collect();
             plot::line_chart(&file, &p.title, &series, false)

@@ -256,7 +256,7 @@ const SAC_FIRST_CLASS_BYTES: u64 = 12_695 * 20_480_000;
 pub const ST8000AS0002_PB_ENTRIES: u64 = 184_320;
 
 /// PB entries of the ST5000AS0011. No paper measures it; this is the one value fitted to PORE
-/// Fig. 3's SMR curve (docs/drive-models.md, "Calibration"), of the order SAC measured on its
+/// Fig. 3's SMR curve (docs/drive-models.md, "Calibrated profiles"), of the order SAC measured on its
 /// successor ([`ST8000AS0002_PB_ENTRIES`]).
 pub const ST5000AS0011_PB_ENTRIES: u64 = 125_000;
 
@@ -272,7 +272,7 @@ pub const MERGE_MS_PER_BLOCK: f64 = 0.41;
 /// write mean (124.2 KB/s) and RSD (869.6%) of 4 KB random writes over 0–10 GB: a stall of
 /// about two minutes, then about a second of writes at PB speed; storj/storj#3854 reports
 /// stalls of "a few dozen seconds". The mean write rate depends on `C`, hardly on this
-/// (docs/drive-models.md, "Batch cleaning").
+/// (docs/drive-models.md, "Misses and why").
 pub const ST8000AS0002_CLEAN_LOW_WATERMARK: f64 = 0.985;
 
 /// Idle time after which a Skylight-like drive starts cleaning, ms (SMaRT §5.1 configures its

@@ -244,8 +244,8 @@ pub struct DmSmrConfig {
     pub bands: BandConfig,
     /// The disk mechanics underneath; its `capacity` is the physical one and must hold the PB
     /// (on disk) and the bands. Default [`HddConfig::archive_5900_5tb`]. Its `write_cache`, when
-    /// enabled, is the drive's volatile DRAM cache in front of the persistent buffer (see the
-    /// module documentation, "Write cache"); it needs `pb_medium = "disk"`.
+    /// enabled, is the drive's volatile DRAM cache in front of the persistent buffer (see
+    /// docs/drive-models.md, "Write cache"); it needs `pb_medium = "disk"`.
     pub mechanism: HddConfig,
     /// Most PB entries (mapping records) the drive keeps: one per host write extent appended to
     /// the PB, freed when none of its blocks is still valid in the PB. The PB is full when its

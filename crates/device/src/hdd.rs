@@ -287,7 +287,7 @@ impl HddConfig {
     /// 10 GB range cost 16.5 ms, as much as full-stroke reads on a desktop drive, so the seek
     /// curve here is an effective one with slow short seeks (track-to-track 9.5 ms, average
     /// 12.5, full stroke 18), and the write cache holds 768 extents (3 MiB of 4 KB writes in the
-    /// default 16 MiB), both fitted to Table 2; see docs/drive-models.md, "Calibration".
+    /// default 16 MiB), both fitted to Table 2; see docs/drive-models.md, "Calibrated profiles".
     pub fn sac_cmr() -> Self {
         HddConfig {
             capacity: ByteSize::gb(5000),
