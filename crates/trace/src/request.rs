@@ -117,8 +117,21 @@ pub struct Rescaled<R: TraceReader> {
     spread: Option<(u64, u64)>,
 }
 
-/// Cells that [`Rescaled`]'s spread keeps together.
-const SPREAD_CELL: u64 = 4 << 20;
+/// Cells that a spread keeps together ([`Rescaled`]'s, and a synthetic trace's `span`).
+pub const SPREAD_CELL: u64 = 4 << 20;
+
+/// The cells (`n`, `m`) that spread `[0, from)` over `[0, to)`: `None` when `to` has no more
+/// whole cells than `from` needs (nothing to spread).
+pub(crate) fn spread_cells(from: u64, to: u64) -> Option<(u64, u64)> {
+    let (n, m) = (from.div_ceil(SPREAD_CELL), to / SPREAD_CELL);
+    (m > n).then_some((n, m))
+}
+
+/// `off` spread by `(n, m)`: its cell `c` moves to `⌊c·m/n⌋`, its place inside the cell stays.
+#[inline]
+pub(crate) fn spread_offset(off: u64, (n, m): (u64, u64)) -> u64 {
+    off / SPREAD_CELL * m / n * SPREAD_CELL + off % SPREAD_CELL
+}
 
 impl<R: TraceReader> Rescaled<R> {
     /// Wraps `inner`. `factor` ≥ 1; `fold`, when given, at least 1 MiB.
@@ -146,8 +159,7 @@ impl<R: TraceReader> Rescaled<R> {
                 "spread {spread} bytes is smaller than the fold {fold} it spreads"
             )));
         }
-        let (n, m) = (fold.div_ceil(SPREAD_CELL), spread / SPREAD_CELL);
-        self.spread = (m > n).then_some((n, m));
+        self.spread = spread_cells(fold, spread);
         Ok(self)
     }
 }
@@ -164,9 +176,8 @@ impl<R: TraceReader> TraceReader for Rescaled<R> {
                 off = (f - len) / 512 * 512;
             }
         }
-        if let Some((n, m)) = self.spread {
-            let cell = off / SPREAD_CELL;
-            off = cell * m / n * SPREAD_CELL + off % SPREAD_CELL;
+        if let Some(nm) = self.spread {
+            off = spread_offset(off, nm);
         }
         q.offset = off;
         Ok(Some(q))

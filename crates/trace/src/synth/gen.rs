@@ -437,9 +437,7 @@ impl SynthTrace {
         let p16 = |x: f64| (x.clamp(0.0, 1.0) * 65536.0) as u32;
 
         let (ext_start, ext_len): (Vec<u64>, Vec<u32>) = extents.into_iter().unzip();
-        let cells = targets.accessed_range_bytes.div_ceil(super::SPAN_CELL);
-        let spread_cells = targets.span_bytes / super::SPAN_CELL;
-        let spread = (spread_cells > cells).then_some((cells, spread_cells));
+        let spread = crate::request::spread_cells(targets.accessed_range_bytes, targets.span_bytes);
         SynthTrace {
             spread,
             rng,
@@ -552,9 +550,8 @@ impl SynthTrace {
         self.hist_len = (self.hist_len + 1).min(1 << self.hist_bits);
         self.requests += 1;
         self.time_ns += self.gap_ns();
-        if let Some((n, m)) = self.spread {
-            let cell = offset / super::SPAN_CELL;
-            offset = cell * m / n * super::SPAN_CELL + offset % super::SPAN_CELL;
+        if let Some(nm) = self.spread {
+            offset = crate::request::spread_offset(offset, nm);
         }
         Some(Request {
             time_ns: self.time_ns,

@@ -85,7 +85,7 @@ use std::str::FromStr;
 pub const SPEC_KEYS: &[&str] = &["scale", "pages", "seed", "volume", "span"];
 
 /// Cells of this many bytes keep their contents together when `span` spreads a trace.
-pub const SPAN_CELL: u64 = 4 << 20;
+pub const SPAN_CELL: u64 = crate::request::SPREAD_CELL;
 
 /// Largest accepted `scale` (memory grows with the footprint: about 160 KiB per GB of live
 /// footprint).
