@@ -154,7 +154,7 @@ fn stl_rows(m: &Metrics) -> Vec<(&'static str, String)> {
     let d = &m.counters.drive;
     let s = &d.stl;
     let v = |c| stl_value(c, d).map_or_else(|| "-".into(), |x| format!("{x:.1}"));
-    vec![
+    let mut rows = vec![
         ("GC on-demand / background", format!("{} / {}", s.gc_ondemand, s.gc_background)),
         ("  per 1M drive writes", format!("{} / {}", v(GcOnDemandPerM), v(GcBackgroundPerM))),
         ("  writes that ran a GC (%)", v(AmplifiedWritePct)),
@@ -162,17 +162,23 @@ fn stl_rows(m: &Metrics) -> Vec<(&'static str, String)> {
             "  on-demand GC cost p50 / share 1 / <10 (%)",
             format!("{} / {} / {}", v(GcCostMedian), v(GcCostOnePct), v(GcCostUnder10Pct)),
         ),
-        ("  tracks moved by GC", s.gc_tracks_moved.to_string()),
-        (
-            "track updates in place / out of place / new",
-            format!("{} / {} / {}", s.in_place_updates, s.out_of_place_updates, s.new_tracks),
-        ),
         ("fragmented reads (%) / pieces per one", format!("{} / {}", v(FragmentedReadPct), v(FragmentRatio))),
-        (
-            "map (MiB) / used of physical tracks",
-            format!("{} / {} of {}", v(MapMib), s.used_tracks, s.physical_tracks),
-        ),
-    ]
+    ];
+    if s.physical_tracks > 0 {
+        // Track-level figures: SMaRT only (a DM-SMR drive counts its cleanings above).
+        rows.extend([
+            ("tracks moved by GC", s.gc_tracks_moved.to_string()),
+            (
+                "track updates in place / out of place / new",
+                format!("{} / {} / {}", s.in_place_updates, s.out_of_place_updates, s.new_tracks),
+            ),
+            (
+                "map (MiB) / used of physical tracks",
+                format!("{} / {} of {}", v(MapMib), s.used_tracks, s.physical_tracks),
+            ),
+        ]);
+    }
+    rows
 }
 
 /// A human-readable report of one run: the whole run and the after-warm-up window side by side.
