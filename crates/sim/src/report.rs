@@ -338,7 +338,9 @@ pub fn compare_table(c: &CompareReport) -> String {
     out.push_str("\ndrive and SSD time by cause (s); background work (destages between requests, idle cleaning) is counted under its cause but not in the totals above\n");
     out.push_str(&breakdown_table(&c.runs.iter().collect::<Vec<_>>()));
     if !c.paper.is_empty() {
-        out.push_str("\nthe paper's figures beside ours: independent checks, none of these figures was used to fit the model (its fits, to the papers' drive measurements and Table I, are in docs/drive-models.md and docs/synthetic-traces.md)\n");
+        out.push('\n');
+        out.push_str(crate::paper::CLAIMS_PREAMBLE);
+        out.push('\n');
         out.push_str(&crate::paper::claims_table(&c.paper));
     }
     out
@@ -649,7 +651,8 @@ pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
         out.push('\n');
     }
     if !e.paper.is_empty() {
-        out.push_str("the paper's figures beside ours: independent checks, none of these figures was used to fit the model (its fits, to the papers' drive measurements and Table I, are in docs/drive-models.md and docs/synthetic-traces.md)\n");
+        out.push_str(crate::paper::CLAIMS_PREAMBLE);
+        out.push('\n');
         out.push_str(&crate::paper::claims_table(&e.paper));
     }
     out

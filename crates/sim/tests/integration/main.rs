@@ -1,5 +1,6 @@
 //! Integration tests of the simulator, compiled as one binary.
 
+mod claims;
 mod golden;
 mod hand_checked;
 mod open_loop;
