@@ -1316,6 +1316,25 @@ impl Smart {
         Some((zi, z.first_ltn + (rel / z.bpt as u64) as u32, (rel % z.bpt as u64) as u32))
     }
 
+    /// The first host block of logical track `ltn` and its block count (`None` past the last
+    /// logical track): the inverse of [`Smart::locate`].
+    pub fn ltn_blocks(&self, ltn: u32) -> Option<(BlockNo, u32)> {
+        let zi = self.zones.partition_point(|z| z.first_ltn <= ltn).checked_sub(1)?;
+        let z = &self.zones[zi];
+        (ltn < z.first_ltn + z.ltns)
+            .then(|| (z.first_block + (ltn - z.first_ltn) as u64 * z.bpt as u64, z.bpt))
+    }
+
+    /// Logical tracks (the map's size).
+    pub fn logical_tracks(&self) -> u32 {
+        self.l2p.len() as u32
+    }
+
+    /// Physical tracks of the shingled space.
+    pub fn physical_tracks(&self) -> u32 {
+        self.p2l.len() as u32
+    }
+
     /// Mechanism byte offset of block `offset` of physical track `ptn` (for tests and tools).
     pub fn byte_of(&self, ptn: u32, offset: u32) -> u64 {
         let zi = self.zone_of_ptn(ptn);
