@@ -43,11 +43,17 @@ lint:
 ## Everything CI runs.
 check: fmt lint test
 
-## The long tests CI does not run (release build): every crash point of the store's crash sweep
-## and the probe's 400-draw accuracy run. docs cite their figures with this target.
+## The long checks CI does not run (release build): every crash point of the store's crash
+## sweep and of the SMaRT block device's, the probe's 400-draw accuracy run, and whether the
+## generated tables of docs/reproduction.md and docs/drive-models.md are current (they rerun
+## every experiment and bench: about ten minutes). docs cite their figures with this target.
 check-long:
 	$(CARGO) test --release -p shingled-store --test integration -q -- --ignored --nocapture
+	$(CARGO) test --release -p shingled-stl --test smart -q -- --ignored --nocapture
 	$(CARGO) test --release -p shingled-probe --test accuracy -q -- --ignored --nocapture
+	$(CARGO) build --release -p shingled-cli
+	python3 scripts/reproduction.py --check
+	python3 scripts/drive_models_tables.py --bin target/release/shingled --check
 
 ## Benchmarks (release); results go in docs/benchmarks.md by hand.
 bench:

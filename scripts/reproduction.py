@@ -79,8 +79,10 @@ def run_all(bin_path: str, json_dir: str, reuse: bool) -> dict:
 def report_markdown(bin_path: str, json_dir: str, rid: str) -> str:
     """`shingled report --from` of one run: its Markdown (tables per trace, claims)."""
     d = os.path.join(json_dir, f"{rid}-report")
-    subprocess.run([bin_path, "--progress", "none", "report", "--from", os.path.join(json_dir, f"{rid}.json"),
-                    "--out", d], check=True, stdout=subprocess.DEVNULL)
+    p = subprocess.run([bin_path, "--progress", "none", "report", "--from", os.path.join(json_dir, f"{rid}.json"),
+                        "--out", d], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"shingled report --from {rid}.json failed:\n{p.stderr}")
     with open(os.path.join(d, "report.md")) as f:
         return f.read()
 
@@ -230,14 +232,18 @@ def main() -> int:
     if not os.path.exists(bin_path):
         print(f"{a.bin}: no such binary; run `cargo build --release -p shingled-cli` first", file=sys.stderr)
         return 2
-    with open(a.doc) as f:
-        text = f.read()
-    ids = re.findall(r"<!-- run:([a-z0-9-]+):begin -->", text)
-    unknown = [i for i in ids if i not in RUNS and i != "most-bands"]
-    if unknown:
-        print(f"{a.doc}: unknown run ids {unknown}; known: {sorted(RUNS)}", file=sys.stderr)
-        return 2
+    def read_doc():
+        with open(a.doc) as f:
+            text = f.read()
+        ids = re.findall(r"<!-- run:([a-z0-9-]+):begin -->", text)
+        unknown = [i for i in ids if i not in RUNS and i != "most-bands"]
+        if unknown:
+            raise SystemExit(f"{a.doc}: unknown run ids {unknown}; known: {sorted(RUNS)}")
+        return text, ids
+
+    read_doc()  # fail before the long runs if the markers are wrong
     runs = run_all(bin_path, a.json_dir, a.reuse)
+    text, ids = read_doc()  # read again: the text may have been edited while the runs went
     updated = replace_block(text, "headline", headline(runs), a.doc)
     for rid in ids:
         if rid == "most-bands":

@@ -32,6 +32,10 @@ pub struct BenchCmd {
     /// preconditions its SMR write run with it.
     #[arg(long)]
     pub range: Option<String>,
+    /// Batch-cleaning low watermark of st8000as0002 in sac-table2 and timeline (default 0.985,
+    /// fitted with --range to SAC Table 2); another value is a sensitivity run. 0 <= W < 1.
+    #[arg(long, value_name = "W")]
+    pub low_watermark: Option<f64>,
     /// Write the compared rows as CSV.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -76,7 +80,7 @@ fn bench_cmd(a: BenchCmd) -> Result<()> {
         }
         None => None,
     };
-    let opts = BenchOptions { scale: a.scale, seed: a.seed, range };
+    let opts = BenchOptions { scale: a.scale, seed: a.seed, range, low_watermark: a.low_watermark };
     let report = bench::run(&a.name, &opts)?;
     print!("{}", report.to_table());
     if let Some(p) = &a.csv {

@@ -10,7 +10,9 @@
 //!
 //! Every row carries a [`Provenance`]: several profile constants were fitted to some of these
 //! very figures, and a fitted row's agreement is a regression check, not evidence that the
-//! model is right (docs/drive-models.md, "Micro-benchmarks").
+//! model is right (docs/drive-models.md, "Micro-benchmarks"). That file's bench tables are
+//! generated from `shingled drive bench <name> --json` by `scripts/drive_models_tables.py`
+//! (`--check` tells whether they are current).
 //!
 //! Everything runs on the virtual clock, so a bench is deterministic and takes a fraction of a
 //! second to a few seconds of real time in a release build. [`BenchOptions::scale`] shortens
@@ -48,11 +50,16 @@ pub struct BenchOptions {
     /// state SAC §5.1's detection leaves the drive in). SAC states neither, and both results
     /// scale with it (docs/drive-models.md, "Misses and why").
     pub range: Option<ByteSize>,
+    /// `pb_clean_low_watermark` of `st8000as0002` in `sac-table2` and `timeline`. `None` = the
+    /// profile's [`crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK`] (0.985, fitted with the
+    /// range to SAC Table 2). Another value is a sensitivity run (docs/drive-models.md, "Misses
+    /// and why"). Bounds `0 <= w < 1`, as the drive configuration's.
+    pub low_watermark: Option<f64>,
 }
 
 impl Default for BenchOptions {
     fn default() -> Self {
-        BenchOptions { scale: 1.0, seed: 1, range: None }
+        BenchOptions { scale: 1.0, seed: 1, range: None, low_watermark: None }
     }
 }
 
@@ -289,10 +296,32 @@ impl Mix {
 }
 
 fn build(name: &str) -> Result<(DriveConfig, Box<dyn Drive>)> {
-    let cfg = DriveConfig::from_profile(name)?;
+    build_with(name, None)
+}
+
+/// [`build`], with `st8000as0002`'s batch-cleaning low watermark set to `low_watermark` if given.
+fn build_with(name: &str, low_watermark: Option<f64>) -> Result<(DriveConfig, Box<dyn Drive>)> {
+    let mut cfg = DriveConfig::from_profile(name)?;
+    if let (Some(w), Some(smr)) = (low_watermark, cfg.dm_smr_mut()) {
+        smr.pb_clean_low_watermark = Some(w);
+    }
     let cap = cfg.capacity().unwrap_or(ByteSize::gb(1000));
     let d = cfg.build(&BuildContext::whole_drive(cap))?;
     Ok((cfg, d))
+}
+
+/// For a run whose range `C` or low watermark is not the fitted default: what it used, to
+/// append to the fitted rows' `fitted_to` and to the notes. `None` for the defaults.
+fn off_fit(opts: &BenchOptions, range: ByteSize) -> Option<String> {
+    let w = opts.low_watermark.unwrap_or(crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK);
+    (range != DEFAULT_HISTORY_RANGE || w != crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK).then(|| {
+        format!(
+            "this run: C = {:.0} GB, pb_clean_low_watermark = {w} (the fitted values are {:.0} GB and {})",
+            range.0 as f64 / 1e9,
+            DEFAULT_HISTORY_RANGE.0 as f64 / 1e9,
+            crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK
+        )
+    })
 }
 
 const KIB: f64 = 1024.0;
@@ -461,14 +490,16 @@ fn timed_random(
 pub fn sac_table2(opts: &BenchOptions) -> Result<BenchReport> {
     let span = ByteSize::gb(10).blocks();
     let history = history_range(opts)?;
+    let off_fit = off_fit(opts, history);
     let secs = 120.0 * opts.scale;
     let mut rows = Vec::new();
     let mut series = Vec::new();
     let paper = [(247.5, 6.1, 588.8, 11.1), (373.7, 6.6, 124.2, 869.6)];
     for (i, (name, label)) in [("sac-cmr", "CMR"), ("st8000as0002", "SMR")].into_iter().enumerate() {
         let mut rng = Mix(opts.seed + i as u64);
+        let watermark = if label == "SMR" { opts.low_watermark } else { None };
         // reads
-        let (_, mut d) = build(name)?;
+        let (_, mut d) = build_with(name, watermark)?;
         let mut now = Nanos::ZERO;
         let c = timed_random(d.as_mut(), &mut rng, &mut now, span, false, secs, 200);
         let (mean, rsd, _) = windows(&c);
@@ -488,7 +519,7 @@ pub fn sac_table2(opts: &BenchOptions) -> Result<BenchReport> {
         );
         rows.push(BenchRow::new(format!("{label} read RSD"), "%", rsd, Some(paper[i].1), "SAC Table 2"));
         // writes
-        let (_, mut d) = build(name)?;
+        let (_, mut d) = build_with(name, watermark)?;
         let mut now = Nanos::ZERO;
         if label == "SMR" {
             // Precondition: fill the PB with 4 KB random writes over C (SAC §5.1 step 2).
@@ -506,17 +537,21 @@ pub fn sac_table2(opts: &BenchOptions) -> Result<BenchReport> {
         let (mean, rsd, w) = windows(&c);
         let write =
             BenchRow::new(format!("{label} write"), "KB/s", mean / KIB, Some(paper[i].2), "SAC Table 2");
+        let suffix = off_fit.as_ref().map_or(String::new(), |o| format!("; {o}"));
         rows.push(if label == "CMR" {
             write.fitted("write cache of 768 extents (and seek curve) of sac-cmr")
         } else {
-            write.fitted("history range C = 600 GB with pb_clean_low_watermark = 0.985 of st8000as0002")
+            write.fitted(&format!(
+                "history range C = 600 GB with pb_clean_low_watermark = 0.985 of st8000as0002{suffix}"
+            ))
         });
         let write_rsd =
             BenchRow::new(format!("{label} write RSD"), "%", rsd, Some(paper[i].3), "SAC Table 2");
         rows.push(if label == "CMR" {
             write_rsd
         } else {
-            write_rsd.fitted("pb_clean_low_watermark = 0.985 of st8000as0002 with C = 600 GB")
+            write_rsd
+                .fitted(&format!("pb_clean_low_watermark = 0.985 of st8000as0002 with C = 600 GB{suffix}"))
         });
         series.push(Series {
             name: format!("{label} write"),
@@ -532,10 +567,12 @@ pub fn sac_table2(opts: &BenchOptions) -> Result<BenchReport> {
         title: "SAC Table 2: 4 KB uniform random I/O over 0-10 GB (sac-cmr, st8000as0002)".into(),
         rows,
         series,
-        notes: vec![format!(
+        notes: std::iter::once(format!(
             "Reads {secs:.0} s, writes {:.0} s of modelled time; RSD over 1 s windows.",
             secs * 5.0
-        )],
+        ))
+        .chain(off_fit.map(|o| format!("SMR write run: {o}.")))
+        .collect(),
     })
 }
 
@@ -685,7 +722,7 @@ pub fn fig10(opts: &BenchOptions) -> Result<BenchReport> {
 
 /// Default range `C` of SAC §5.1's random writes (the detection that leaves the drive in the
 /// state `sac-table2` starts from, and `timeline`'s range). SAC states it for neither; SAC
-/// Fig. 1 writes over 1 TB. **Fitted**: with [`crate::ST8000AS0002_CLEAN_LOW_WATERMARK`] it
+/// Fig. 1 writes over 1 TB. **Fitted**: with [`crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK`] it
 /// brings SAC Table 2's SMR write mean and RSD within 7% (docs/drive-models.md).
 pub const DEFAULT_HISTORY_RANGE: ByteSize = ByteSize::gb(600);
 
@@ -705,7 +742,7 @@ fn history_range(opts: &BenchOptions) -> Result<ByteSize> {
 pub fn timeline(opts: &BenchOptions) -> Result<BenchReport> {
     let range = history_range(opts)?;
     let span = range.blocks();
-    let (_, mut d) = build("st8000as0002")?;
+    let (_, mut d) = build_with("st8000as0002", opts.low_watermark)?;
     let mut rng = Mix(opts.seed);
     let mut now = Nanos::ZERO;
     let secs = 300.0 * opts.scale;
@@ -773,6 +810,8 @@ pub fn timeline(opts: &BenchOptions) -> Result<BenchReport> {
             // the 3156 IOPS level and the cliff are fitted, the 41 IOPS level is not
             paper_fitted: true,
         }],
-        notes: vec![format!("{n} writes over {secs:.0} s of modelled time")],
+        notes: std::iter::once(format!("{n} writes over {secs:.0} s of modelled time"))
+            .chain(off_fit(opts, range).map(|o| format!("{o}.")))
+            .collect(),
     })
 }

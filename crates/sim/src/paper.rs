@@ -14,7 +14,7 @@ mod sweeps;
 ///
 /// Verdicts: a ratio *agrees* when ours is within a factor 1.25 of the paper's; otherwise it is
 /// *same direction* (both above 1 or both below: the same scheme is faster, by a different
-/// factor) or *disagrees* (the other scheme is faster). A range agrees when every value of ours
+/// factor) or *disagrees* (the other scheme wins: is faster, or has the lower WA). A range agrees when every value of ours
 /// lies inside the paper's; *overlaps* when some do. A set of traces agrees when it is the same
 /// set.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,7 +59,7 @@ pub fn ratio_verdict(paper: f64, ours: f64) -> String {
     } else if (paper > 1.0) == (ours > 1.0) {
         format!("same direction, ours {}", if q < 1.0 { "smaller" } else { "larger" })
     } else {
-        "DISAGREES (the other scheme is faster)".into()
+        "DISAGREES (the other scheme wins)".into()
     }
 }
 
@@ -238,7 +238,7 @@ fn pore_overall(out: &mut Vec<Claim>, groups: &[(&str, Vec<&RunReport>)], write_
                 let others: Vec<f64> = g.iter().filter(|r| r.label != who).map(|r| total(r)).collect();
                 let ok =
                     if slowest { others.iter().all(|&o| o < me) } else { others.iter().all(|&o| o > me) };
-                (!others.is_empty()).then(|| (t.to_string(), ok))
+                (!others.is_empty()).then(|| (sweeps::short(t).to_string(), ok))
             })
             .collect()
     };

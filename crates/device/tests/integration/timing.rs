@@ -170,10 +170,12 @@ fn rmw_time_grows_with_band_size() {
     }
 }
 
+/// Fitted: regression check, not evidence. SAC Table 3: 4 KB random writes at queue depth 1
+/// run at 3156 IOPS while the PB absorbs them; the archive mechanism's command overhead
+/// (0.295 ms) was fitted to that figure, and PB appends stream, so this only checks the fit
+/// still holds.
 #[test]
-fn pb_absorbs_small_writes_near_sac_table_3() {
-    // SAC Table 3: 4 KB random writes at queue depth 1 run at 3156 IOPS while the PB absorbs
-    // them. Our archive mechanism streams PB appends with a 0.3 ms command overhead.
+fn pb_absorbs_small_writes_sac_table_3_regression() {
     let mut d = profile("sac-emulator").unwrap().build(&BuildContext::default()).unwrap();
     let mut rng = Mix(11);
     let mut now = Nanos(0);

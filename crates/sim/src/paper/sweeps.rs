@@ -55,7 +55,7 @@ fn extreme<'l>(
 }
 
 /// Short name of a trace ("synth:wdev" → "wdev", a path → its file stem).
-fn short(t: &str) -> &str {
+pub(super) fn short(t: &str) -> &str {
     let base = t.rsplit('/').next().unwrap_or(t);
     base.trim_start_matches("synth:").split([',', '.']).next().unwrap_or(base)
 }
