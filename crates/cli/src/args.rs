@@ -56,6 +56,11 @@ pub enum Command {
     /// as chunks, fsck, bench.
     #[command(subcommand)]
     Store(crate::store_cmd::StoreCommand),
+    /// Translation layers that make a shingled device an ordinary block device (SMaRT on a
+    /// shingled medium, dm-zoned on a zoned device), in a file: format, check, stats, serve
+    /// over FUSE for losetup and mkfs.
+    #[command(subcommand)]
+    Stl(crate::stl_cmd::StlCommand),
 }
 
 #[derive(Copy, Clone, Debug, Default, ValueEnum)]

@@ -19,6 +19,7 @@ mod plot;
 mod probe_cmd;
 mod progress;
 mod report_cmd;
+mod stl_cmd;
 mod store_bench_cmd;
 mod store_cmd;
 mod zone_cmd;
@@ -88,6 +89,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Probe(p) => probe_cmd::run(p),
         Command::Report(r) => report_cmd::run(r),
         Command::Store(s) => store_cmd::run(s),
+        Command::Stl(s) => stl_cmd::run(s),
     }
 }
 

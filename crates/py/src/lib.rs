@@ -31,6 +31,8 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Duration;
 
+mod stl;
+
 /// Longest wait between two checks of Python signals while simulations run.
 const POLL: Duration = Duration::from_millis(200);
 
@@ -1331,6 +1333,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RECORD_BYTES", RECORD)?;
     m.add_class::<Reader>()?;
     m.add_class::<ChunkStore>()?;
+    m.add_class::<stl::TranslationLayer>()?;
+    m.add("TranslationLayerError", py.get_type::<stl::TranslationLayerError>())?;
+    m.add_function(wrap_pyfunction!(stl::stl_inspect, m)?)?;
     m.add_class::<ChunkFront>()?;
     m.add_function(wrap_pyfunction!(config_default, m)?)?;
     m.add_function(wrap_pyfunction!(config_from_toml, m)?)?;

@@ -5,15 +5,21 @@
 //! - [`block`]: the [`BlockDevice`] interface (4 KiB blocks, flush as the durability barrier),
 //!   a byte-addressed front end with read-modify-write of partial blocks, and a flat in-memory
 //!   device used as the oracle of the tests.
-//! - [`smart`]: SMaRT as a block device over a track medium, executing the simulator's SMaRT
-//!   model's decisions, with footers, checkpoints, staged GC moves and recovery.
 
 pub mod block;
+pub mod dmzoned;
 pub mod error;
+pub mod file_medium;
 pub mod medium;
+pub mod open;
 pub mod smart;
+pub mod timed;
 
 pub use block::{check_request, BlockDevice, ByteDevice, MemBlock, BLOCK};
+pub use dmzoned::{ChunkMapping, DmZoned, DmZonedConfig, DmZonedGeometry, DmZonedStats, ReclaimPolicy};
 pub use error::{Result, StlError};
+pub use file_medium::{FileMedium, FileMediumStats};
 pub use medium::{Geometry, MediumStats, MediumZone, MemMedium, TrackMedium, POISON};
+pub use open::{detect, inspect, DmZonedFileSpec, LayerKind, SmartFileSpec, Stl};
 pub use smart::{raz_tracks_needed, SmartStl, SmartStlConfig, SmartStlStats};
+pub use timed::{Timed, TimedStats};

@@ -360,7 +360,19 @@ impl<M: TrackMedium> SmartStl<M> {
 
     /// Opens a formatted medium, recovering after a crash: the newest valid checkpoint, then
     /// every footer newer than it. Writes a checkpoint of the recovered state.
-    pub fn open(mut medium: M, medium_stats: fn(&M) -> MediumStats) -> Result<Self> {
+    pub fn open(medium: M, medium_stats: fn(&M) -> MediumStats) -> Result<Self> {
+        SmartStl::load(medium, medium_stats, false).map(|(s, _)| s)
+    }
+
+    /// Loads a formatted medium without writing anything (for checks): the map recovery
+    /// would build, and how many logical tracks recovery would still have to move back from
+    /// the staging tracks (a GC move cut by a crash). The device it returns must not be
+    /// written while that count is not 0.
+    pub fn inspect(medium: M, medium_stats: fn(&M) -> MediumStats) -> Result<(Self, usize)> {
+        SmartStl::load(medium, medium_stats, true)
+    }
+
+    fn load(mut medium: M, medium_stats: fn(&M) -> MediumStats, read_only: bool) -> Result<(Self, usize)> {
         let g = medium.geometry().clone();
         g.validate()?;
         let name = medium.name();
@@ -395,8 +407,8 @@ impl<M: TrackMedium> SmartStl<M> {
         let layout = Layout::new(&g, &cfg)?;
         let model = build_model(&g, &cfg)?;
         let mut stl = SmartStl::assemble(medium, model, cfg, layout, nonce, medium_stats);
-        stl.recover()?;
-        Ok(stl)
+        let pending = stl.recover(read_only)?;
+        Ok((stl, pending))
     }
 
     /// Reads checkpoint slot `s`: `(generation, seq, map)` if valid.
@@ -433,7 +445,9 @@ impl<M: TrackMedium> SmartStl<M> {
         parse_footer(&b, self.nonce)
     }
 
-    fn recover(&mut self) -> Result<()> {
+    /// Rebuilds the map; unless `read_only`, moves staged tracks back and writes a checkpoint.
+    /// Returns the staged tracks still to move back (0 unless `read_only`).
+    fn recover(&mut self, read_only: bool) -> Result<usize> {
         let name = self.medium.name();
         let cps: Vec<_> = (0..2).map(|s| self.read_checkpoint(s).map(|c| (s, c))).collect();
         let Some((slot, (generation, cp_seq, mut map))) = cps.into_iter().flatten().max_by_key(|(_, c)| c.0)
@@ -491,6 +505,9 @@ impl<M: TrackMedium> SmartStl<M> {
         })?;
         self.model.take_ops();
         self.seq = max_seq + 1;
+        if read_only {
+            return Ok(staged.len());
+        }
         // Moves cut before they finished: put the staged tracks back through the write path.
         // Read them all first: putting one back may stage another GC move over them.
         staged.sort();
@@ -504,7 +521,8 @@ impl<M: TrackMedium> SmartStl<M> {
         for (first, data) in back {
             self.write_blocks(first, &data)?;
         }
-        self.flush()
+        self.flush()?;
+        Ok(0)
     }
 
     fn now(&self) -> Nanos {
@@ -790,7 +808,7 @@ impl<M: TrackMedium> SmartStl<M> {
             .map(|z| {
                 let r = self.model.zone_tracks(z);
                 let n = (r.end - r.start) as f64;
-                let used = self.model.used_elements(z).iter().map(|e| e.1 as f64).sum::<f64>();
+                let used = self.model.used_elements(z).iter().map(|e| e.1 as u64).sum::<u64>() as f64;
                 (used / n, self.model.fragmentation(z).2)
             })
             .collect();

@@ -244,8 +244,8 @@ fn script(seed: u64, cap: u64, n: usize) -> Vec<(u64, u64, u64)> {
 
 #[test]
 fn power_cuts_keep_flushed_data() {
-    // Every third medium write, two cuts each (the full sweep is the ignored test below).
-    power_cut_sweep(3, 2, 250);
+    // Every fifth medium write, two cuts each (the full sweep is the ignored test below).
+    power_cut_sweep(5, 2, 250);
 }
 
 #[test]

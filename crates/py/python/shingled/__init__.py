@@ -29,9 +29,11 @@ from ._core import (
     ShingledError,
     StoreError,
     TraceError,
+    TranslationLayerError,
 )
 from ._result import Result, flatten_metrics
 from ._store_bench import StoreBenchResult, store_bench, store_benches
+from .stl import TranslationLayer
 from .store import ChunkStore, StoreFront
 from .sweep import sweep
 
@@ -67,6 +69,8 @@ __all__ = [
     "NoSuchChunk",
     "CorruptionError",
     "ReadOnlyError",
+    "TranslationLayer",
+    "TranslationLayerError",
     "PROGRESS_EVERY",
 ]
 

@@ -1,0 +1,286 @@
+//! A translation layer kept in a file, whichever it is: format, open (recovering), inspect
+//! without writing, statistics as JSON. What `shingled stl` and the Python package use.
+//!
+//! - **SMaRT** lives on a [`FileMedium`] (magic `SHSTLMED`): a shingled medium of equal tracks
+//!   cut into recording zones, whose first tracks are the RAZ SMaRT needs.
+//! - **dm-zoned** lives on a [`FileZoned`] (magic `SHZONED\0`): an emulated host-managed zoned
+//!   device with conventional zones first, as `shingled zone create` makes.
+
+use crate::block::{BlockDevice, BLOCK};
+use crate::dmzoned::{DmZoned, DmZonedConfig};
+use crate::error::{invalid, io, Result, StlError};
+use crate::file_medium::FileMedium;
+use crate::medium::{Geometry, MediumZone};
+use crate::smart::{raz_tracks_needed, SmartStl, SmartStlConfig};
+use serde::Serialize;
+use shingled_core::ByteSize;
+use shingled_zoned::{FileOptions, FileZoned, ZonedConfig};
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+/// Which translation layer a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LayerKind {
+    /// SMaRT on a shingled track medium.
+    Smart,
+    /// The dm-zoned-style layer on a zoned device.
+    DmZoned,
+}
+
+impl std::fmt::Display for LayerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LayerKind::Smart => "smart",
+            LayerKind::DmZoned => "dm-zoned",
+        })
+    }
+}
+
+/// Which layer `path` holds, by its magic.
+pub fn detect(path: &Path) -> Result<LayerKind> {
+    let mut f = std::fs::File::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
+    let mut magic = [0u8; 8];
+    f.read_exact(&mut magic).map_err(|e| io(format!("reading the header of {}", path.display()), e))?;
+    match &magic {
+        b"SHSTLMED" => Ok(LayerKind::Smart),
+        b"SHZONED\0" => Ok(LayerKind::DmZoned),
+        other => Err(StlError::Corrupt {
+            device: path.display().to_string(),
+            what: format!(
+                "starts with {:?}, neither a shingled medium (SHSTLMED) nor a zoned device (SHZONED); \
+                 format it with `shingled stl format`",
+                String::from_utf8_lossy(other)
+            ),
+        }),
+    }
+}
+
+/// How to lay a SMaRT medium file out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SmartFileSpec {
+    /// Raw size of the medium (rounded down to whole tracks).
+    pub size: ByteSize,
+    /// Bytes per track (a multiple of 4 KiB; the last 4 KiB of each is the footer).
+    pub track_bytes: u32,
+    /// Recording zones (equal numbers of tracks; the RAZ is taken from the first).
+    pub zones: u32,
+    /// Head width in tracks (2 in the paper).
+    pub head_width: u32,
+    /// SMaRT's parameters.
+    pub config: SmartStlConfig,
+}
+
+impl Default for SmartFileSpec {
+    fn default() -> Self {
+        SmartFileSpec {
+            size: ByteSize::gib(1),
+            track_bytes: 1 << 20,
+            zones: 4,
+            head_width: 2,
+            config: SmartStlConfig::default(),
+        }
+    }
+}
+
+impl SmartFileSpec {
+    /// The medium geometry this gives.
+    pub fn geometry(&self) -> Result<Geometry> {
+        let tb = self.track_bytes;
+        if tb == 0 || !tb.is_multiple_of(BLOCK as u32) || tb < 2 * BLOCK as u32 {
+            return Err(invalid("track_size", tb, "a multiple of 4096 bytes, at least 8192"));
+        }
+        if self.zones == 0 {
+            return Err(invalid("zones", 0, "at least one recording zone"));
+        }
+        let tracks = self.size.0 / tb as u64;
+        let raz = raz_tracks_needed(tracks, tb, &self.config);
+        let per = (tracks.saturating_sub(raz)) / self.zones as u64;
+        if per < 4 {
+            return Err(invalid(
+                "size",
+                self.size,
+                format!(
+                    "{tracks} tracks of {tb} B leave {per} shingled tracks per zone after the {raz}-track RAZ; \
+                     raise the size or lower the track size or zone count"
+                ),
+            ));
+        }
+        let mut zones = vec![MediumZone { tracks: per as u32, track_bytes: tb }; self.zones as usize];
+        zones[0].tracks += raz as u32;
+        Ok(Geometry { zones, head_width: self.head_width, unshingled_tracks: raz as u32 })
+    }
+}
+
+/// How to lay a dm-zoned device file out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DmZonedFileSpec {
+    /// Device capacity.
+    pub size: ByteSize,
+    /// Zone size (a power of two).
+    pub zone_bytes: ByteSize,
+    /// Conventional zones at the start (metadata and write buffers).
+    pub conventional: u64,
+    /// Sequential zones reserved for reclaim (`None`: the layer's default).
+    pub reserved_seq: Option<u64>,
+}
+
+impl Default for DmZonedFileSpec {
+    fn default() -> Self {
+        DmZonedFileSpec {
+            size: ByteSize::gib(1),
+            zone_bytes: ByteSize::mib(16),
+            conventional: 8,
+            reserved_seq: None,
+        }
+    }
+}
+
+/// A translation layer opened from a file.
+pub enum Stl {
+    /// SMaRT.
+    Smart(Box<SmartStl<FileMedium>>),
+    /// dm-zoned.
+    DmZoned(Box<DmZoned<FileZoned>>),
+}
+
+fn medium_stats(m: &FileMedium) -> crate::medium::MediumStats {
+    m.stats()
+}
+
+impl Stl {
+    /// Creates `path` (which must not exist) as a SMaRT medium and formats it.
+    pub fn format_smart(path: &Path, spec: &SmartFileSpec) -> Result<Stl> {
+        let g = spec.geometry()?;
+        let m = FileMedium::create_file(path, g)?;
+        Ok(Stl::Smart(Box::new(SmartStl::format(m, &spec.config, medium_stats)?)))
+    }
+
+    /// Creates `path` (which must not exist) as a zoned device and formats dm-zoned on it.
+    pub fn format_dmzoned(path: &Path, spec: &DmZonedFileSpec) -> Result<Stl> {
+        let zc = ZonedConfig {
+            capacity: spec.size,
+            zone_size: spec.zone_bytes,
+            nr_conv: spec.conventional,
+            max_open: 0,
+            ..ZonedConfig::default()
+        };
+        let dev = FileZoned::create(path, &zc, FileOptions::default())?;
+        let cfg = DmZonedConfig { reserved_seq: spec.reserved_seq, ..DmZonedConfig::default() };
+        Ok(Stl::DmZoned(Box::new(DmZoned::format(dev, &cfg)?)))
+    }
+
+    /// Opens `path`, recovering after a crash (which writes).
+    pub fn open(path: &Path) -> Result<Stl> {
+        match detect(path)? {
+            LayerKind::Smart => {
+                Ok(Stl::Smart(Box::new(SmartStl::open(FileMedium::open_file(path)?, medium_stats)?)))
+            }
+            LayerKind::DmZoned => {
+                let dev = FileZoned::open(path, FileOptions::default())?;
+                Ok(Stl::DmZoned(Box::new(DmZoned::open(dev)?)))
+            }
+        }
+    }
+
+    /// Which layer it is.
+    pub fn kind(&self) -> LayerKind {
+        match self {
+            Stl::Smart(_) => LayerKind::Smart,
+            Stl::DmZoned(_) => LayerKind::DmZoned,
+        }
+    }
+
+    /// The consistency check of the layer: one line per problem (empty: clean).
+    pub fn check(&mut self) -> Result<Vec<String>> {
+        match self {
+            Stl::Smart(s) => Ok(s.check()),
+            Stl::DmZoned(d) => Ok(d.check()?.problems),
+        }
+    }
+
+    /// Background work for an idle period of `d` (SMaRT's background GC, dm-zoned's idle
+    /// reclaim).
+    pub fn idle(&mut self, d: Duration) -> Result<()> {
+        match self {
+            Stl::Smart(s) => s.idle(d),
+            Stl::DmZoned(z) => z.idle(d).map(|_| ()),
+        }
+    }
+
+    /// Statistics as JSON: `{"layer": ..., "capacity_bytes": ..., "stats": {...}}`.
+    pub fn stats_json(&self) -> serde_json::Value {
+        let stats = match self {
+            Stl::Smart(s) => serde_json::to_value(s.stats()),
+            Stl::DmZoned(d) => serde_json::to_value(d.stats()),
+        }
+        .unwrap_or(serde_json::Value::Null);
+        serde_json::json!({
+            "layer": self.kind(),
+            "capacity_bytes": self.capacity_blocks() * BLOCK as u64,
+            "stats": stats,
+        })
+    }
+
+    fn dev(&mut self) -> &mut dyn BlockDevice {
+        match self {
+            Stl::Smart(s) => s.as_mut(),
+            Stl::DmZoned(d) => d.as_mut(),
+        }
+    }
+}
+
+/// Checks `path` without writing to it: for SMaRT the map recovery would build (and whether a
+/// cut GC move is waiting to be finished), for dm-zoned the newest metadata set.
+pub fn inspect(path: &Path) -> Result<(LayerKind, Vec<String>, serde_json::Value)> {
+    match detect(path)? {
+        LayerKind::Smart => {
+            let m = FileMedium::open_file(path)?;
+            let (mut s, pending) = SmartStl::inspect(m, medium_stats)?;
+            let mut problems = s.check();
+            if pending > 0 {
+                problems.push(format!(
+                    "{pending} logical tracks wait in the staging tracks (a GC move cut by a crash); \
+                     opening the device read-write moves them back"
+                ));
+            }
+            let stats = serde_json::to_value(s.stats()).unwrap_or_default();
+            Ok((LayerKind::Smart, problems, stats))
+        }
+        LayerKind::DmZoned => {
+            let dev = FileZoned::open(path, FileOptions::default())?;
+            let mut d = DmZoned::open(dev)?;
+            let problems = d.check()?.problems;
+            let stats = serde_json::to_value(d.stats()).unwrap_or_default();
+            Ok((LayerKind::DmZoned, problems, stats))
+        }
+    }
+}
+
+impl BlockDevice for Stl {
+    fn capacity_blocks(&self) -> u64 {
+        match self {
+            Stl::Smart(s) => s.capacity_blocks(),
+            Stl::DmZoned(d) => d.capacity_blocks(),
+        }
+    }
+    fn read(&mut self, lba: u64, buf: &mut [u8]) -> Result<()> {
+        self.dev().read(lba, buf)
+    }
+    fn write(&mut self, lba: u64, data: &[u8]) -> Result<()> {
+        self.dev().write(lba, data)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.dev().flush()
+    }
+    fn discard(&mut self, lba: u64, blocks: u64) -> Result<()> {
+        self.dev().discard(lba, blocks)
+    }
+    fn name(&self) -> String {
+        match self {
+            Stl::Smart(s) => s.name(),
+            Stl::DmZoned(d) => d.name(),
+        }
+    }
+}
