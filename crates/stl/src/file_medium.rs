@@ -589,18 +589,7 @@ fn seal(b: &mut [u8]) {
     b[n..].copy_from_slice(&crc.to_le_bytes());
 }
 
-fn crc_ok(b: &[u8]) -> bool {
-    let n = b.len() - 4;
-    crc32c::crc32c(&b[..n]).to_le_bytes() == b[n..]
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
+use shingled_zoned::table::{crc_ok, u32_at, u64_at};
 
 fn encode_header(g: &Geometry, lay: &Layout) -> Vec<u8> {
     let mut b = vec![0u8; HEADER_SLOT];
@@ -692,27 +681,15 @@ fn decode_header(b: &[u8]) -> std::result::Result<(Geometry, Layout), String> {
 
 /// Validates table block `block` found in copy `copy`; returns its generation.
 fn check_block(b: &[u8], block: u64, copy: u64, tracks: u64) -> std::result::Result<u64, String> {
-    if b[0..4] != TABLE_MAGIC {
-        return Err("no block magic".into());
-    }
-    if !crc_ok(b) {
-        return Err("CRC32C mismatch".into());
-    }
-    let g = u64_at(b, 8);
-    let first = block * FLAGS_PER_BLOCK as u64;
-    let n = (tracks - first).min(FLAGS_PER_BLOCK as u64);
-    if u32_at(b, 4) as u64 != block || u64_at(b, 16) != first || u32_at(b, 24) as u64 != n {
-        return Err(format!(
-            "block header says block {} / first track {} / {} tracks",
-            u32_at(b, 4),
-            u64_at(b, 16),
-            u32_at(b, 24)
-        ));
-    }
-    if g % 2 != copy {
-        return Err(format!("generation {g} cannot live in copy {copy}"));
-    }
-    Ok(g)
+    shingled_zoned::table::check_block(
+        b,
+        TABLE_MAGIC,
+        block,
+        copy,
+        FLAGS_PER_BLOCK as u64,
+        tracks,
+        ("block", "track"),
+    )
 }
 
 #[cfg(test)]

@@ -464,16 +464,10 @@ fn seal(b: &mut [u8]) {
 }
 
 fn crc_ok(b: &[u8]) -> bool {
-    crc32c::crc32c(&b[..BLOCK - 4]).to_le_bytes() == b[BLOCK - 4..BLOCK]
+    crate::table::crc_ok(&b[..BLOCK])
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
+use crate::table::{u32_at, u64_at};
 
 /// Checks the backup copy of a good header: damaged, or not matching the header, is damage;
 /// zeros are a file made before backups existed (or with no room for one), not damage.
@@ -600,27 +594,15 @@ fn decode_header(b: &[u8]) -> std::result::Result<(DeviceInfo, u64, u64, u64), S
 
 /// Validates a table page found in copy `copy`; returns its generation.
 fn check_page(b: &[u8], page: u64, copy: u64, info: &DeviceInfo) -> std::result::Result<u64, String> {
-    if b[0..4] != PAGE_MAGIC {
-        return Err("no page magic".into());
-    }
-    if !crc_ok(b) {
-        return Err("CRC32C mismatch".into());
-    }
-    let g = u64_at(b, 8);
-    let first = page * ENTRIES_PER_PAGE as u64;
-    let n = (info.nr_zones - first).min(ENTRIES_PER_PAGE as u64);
-    if u32_at(b, 4) as u64 != page || u64_at(b, 16) != first || u32_at(b, 24) as u64 != n {
-        return Err(format!(
-            "page header says page {} / first zone {} / {} zones",
-            u32_at(b, 4),
-            u64_at(b, 16),
-            u32_at(b, 24)
-        ));
-    }
-    if g % 2 != copy {
-        return Err(format!("generation {g} cannot live in copy {copy}"));
-    }
-    Ok(g)
+    crate::table::check_block(
+        b,
+        PAGE_MAGIC,
+        page,
+        copy,
+        ENTRIES_PER_PAGE as u64,
+        info.nr_zones,
+        ("page", "zone"),
+    )
 }
 
 fn encode_entry(s: &ZoneState, b: &mut [u8]) {

@@ -51,6 +51,7 @@ pub mod file;
 pub mod mem;
 pub mod state;
 pub mod storage;
+pub mod table;
 pub mod timed;
 pub mod types;
 
