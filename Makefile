@@ -39,6 +39,11 @@ fmt:
 lint:
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
 	$(CARGO) clippy -p shingled-zoned --features blkdev --all-targets -q -- -D warnings
+	@# `shingled stl serve --ublk` (feature ublk: libublk, whose bindgen needs libclang-dev).
+	@if ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1; then \
+	  echo "$(CARGO) clippy -p shingled-cli --features ublk --all-targets -q -- -D warnings"; \
+	  $(CARGO) clippy -p shingled-cli --features ublk --all-targets -q -- -D warnings; \
+	else echo "lint: skipping the ublk feature (no libclang; Debian: apt-get install libclang-dev)"; fi
 
 ## Everything CI runs.
 check: fmt lint test

@@ -22,6 +22,8 @@ mod report_cmd;
 mod stl_cmd;
 mod store_bench_cmd;
 mod store_cmd;
+#[cfg(feature = "ublk")]
+mod ublk;
 mod zone_cmd;
 
 use anyhow::{bail, Context, Result};

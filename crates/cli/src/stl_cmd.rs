@@ -1,7 +1,7 @@
 //! `shingled stl`: translation layers that make a shingled device an ordinary block device —
 //! SMaRT over a shingled track medium, or a dm-zoned-style layer over a zoned device — kept in
 //! a file: format, check (read-only), stats, and serve (a FUSE file that `losetup`, `mkfs.ext4`
-//! and `mount` can use).
+//! and `mount` can use, or with `--ublk` a /dev/ublkbN block device).
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -26,9 +26,10 @@ pub enum StlCommand {
     /// Statistics of a translation layer (read-only): capacity, utilisation, R per zone, GC
     /// counts, in-place share and map memory for SMaRT; buffer use and reclaims for dm-zoned.
     Stats(InfoArgs),
-    /// Serve a translation layer as one file of the device's size on a FUSE mount, until
-    /// SIGTERM or Ctrl-C (then unmount, flush and exit). Attach it with `losetup`. After a
-    /// crash (SIGKILL, power loss), serving it again recovers.
+    /// Serve a translation layer as one file of the device's size on a FUSE mount, or with
+    /// `--ublk` as a block device /dev/ublkbN, until SIGTERM or Ctrl-C (then unmount or remove
+    /// the device, flush and exit). Attach the FUSE file with `losetup`. After a crash
+    /// (SIGKILL, power loss), serving it again recovers.
     Serve(ServeArgs),
 }
 
@@ -98,11 +99,17 @@ pub struct InfoArgs {
 pub struct ServeArgs {
     /// The file holding the translation layer.
     pub file: PathBuf,
-    /// Where to mount (an existing directory).
-    pub mountpoint: PathBuf,
-    /// Name of the served file.
+    /// Where to mount (an existing directory); not with `--ublk`.
+    #[arg(required_unless_present = "ublk", conflicts_with = "ublk")]
+    pub mountpoint: Option<PathBuf>,
+    /// Name of the served file (FUSE).
     #[arg(long, default_value = "disk")]
     pub name: String,
+    /// Serve a block device /dev/ublkbN (printed on stdout) through the kernel's ublk driver
+    /// instead of a FUSE file: Linux ≥ 6.0 with `ublk_drv` loaded, root, and a `shingled`
+    /// built with the `ublk` feature.
+    #[arg(long)]
+    pub ublk: bool,
     /// Idle time before background work (SMaRT's GC, dm-zoned's reclaim), ms.
     #[arg(long, default_value_t = 1242)]
     pub idle_ms: u64,
@@ -262,9 +269,14 @@ impl Backing for StlBacking {
 }
 
 fn serve(a: ServeArgs) -> Result<()> {
+    if a.ublk {
+        return serve_ublk(a);
+    }
+    // clap requires the mount point without --ublk.
+    let Some(mountpoint) = a.mountpoint.as_deref() else { bail!("the mount point is missing") };
     shingled_fuse::fuse_available().map_err(|why| anyhow::anyhow!("cannot serve over FUSE here: {why}"))?;
-    if !a.mountpoint.is_dir() {
-        bail!("{}: not a directory (the mount point must exist)", a.mountpoint.display());
+    if !mountpoint.is_dir() {
+        bail!("{}: not a directory (the mount point must exist)", mountpoint.display());
     }
     let t0 = Instant::now();
     let stl = Stl::open(&a.file).with_context(|| format!("opening {}", a.file.display()))?;
@@ -277,14 +289,14 @@ fn serve(a: ServeArgs) -> Result<()> {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing the signal handlers")?;
     }
     let mounted = FileServer::new(files.clone())
-        .mount(&a.mountpoint)
-        .with_context(|| format!("mounting on {}", a.mountpoint.display()))?;
+        .mount(mountpoint)
+        .with_context(|| format!("mounting on {}", mountpoint.display()))?;
     eprintln!(
         "serving {} ({kind}, {} = {size} bytes, opened in {:.2} s) as {}; SIGTERM or Ctrl-C stops",
         a.file.display(),
         ByteSize(size),
         t0.elapsed().as_secs_f64(),
-        a.mountpoint.join(&a.name).display()
+        mountpoint.join(&a.name).display()
     );
     let idle = Duration::from_millis(a.idle_ms);
     let tick = Duration::from_millis(100);
@@ -305,7 +317,7 @@ fn serve(a: ServeArgs) -> Result<()> {
             eprintln!("background work failed: {e}");
         }
     }
-    eprintln!("stopping: unmounting {}", a.mountpoint.display());
+    eprintln!("stopping: unmounting {}", mountpoint.display());
     let unmounted = mounted.unmount();
     let flushed = files.with(&a.name, |b| b.dev.flush()).unwrap_or(Ok(()));
     if let Err(e) = &unmounted {
@@ -316,4 +328,18 @@ fn serve(a: ServeArgs) -> Result<()> {
     eprintln!("flushed and closed {}", a.file.display());
     println!("{stats}");
     Ok(())
+}
+
+/// `serve --ublk`: checks that the kernel has ublk before opening (and so recovering) the layer.
+#[cfg(feature = "ublk")]
+fn serve_ublk(a: ServeArgs) -> Result<()> {
+    crate::ublk::available()?;
+    let t0 = Instant::now();
+    let stl = Stl::open(&a.file).with_context(|| format!("opening {}", a.file.display()))?;
+    crate::ublk::serve(stl, &a.file, t0, Duration::from_millis(a.idle_ms))
+}
+
+#[cfg(not(feature = "ublk"))]
+fn serve_ublk(_: ServeArgs) -> Result<()> {
+    bail!("--ublk: built without the ublk feature: cargo build --features ublk -p shingled-cli")
 }
