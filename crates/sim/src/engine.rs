@@ -3,10 +3,11 @@
 //! request at its trace time, waiting while a device is busy: response times with queueing, as
 //! SMaRT §5.5.1 measures them).
 
+use crate::controller::{Controller, Io};
 use crate::histogram::Histogram;
 use crate::metrics::Counters;
 use serde::{Deserialize, Serialize};
-use shingled_cache::{BlockMeta, Cache};
+use shingled_cache::Cache;
 use shingled_core::{BlockNo, Nanos, Op};
 use shingled_device::Drive;
 use shingled_trace::Request;
@@ -153,8 +154,12 @@ struct Run {
 /// Open loop ([`Engine::with_replay`]): see [`Replay::Open`]. Either way contiguous blocks that
 /// go to the drive within one request are merged into one drive I/O.
 pub struct Engine {
-    mode: Mode,
-    cache: Option<Cache>,
+    ctl: Controller,
+    t: Timing,
+}
+
+/// What executes the controller's decisions in the engine: the device models and the clocks.
+struct Timing {
     ssd: Box<dyn Drive>,
     drive: Box<dyn Drive>,
     counters: Counters,
@@ -169,7 +174,6 @@ pub struct Engine {
     /// Open loop: arrivals are `(trace time − first trace time) × time_scale`.
     open: Option<OpenLoop>,
     pending: Option<Run>,
-    evicted: Vec<BlockMeta>,
     /// Largest run issued as one drive command: 1 for [`IoUnit::Block`].
     max_run: u32,
 }
@@ -177,9 +181,9 @@ pub struct Engine {
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
-            .field("mode", &self.mode)
-            .field("cache", &self.cache)
-            .field("clock", &self.clock)
+            .field("mode", &self.ctl.mode())
+            .field("cache", &self.ctl.cache())
+            .field("clock", &self.t.clock)
             .finish()
     }
 }
@@ -188,25 +192,25 @@ impl Engine {
     /// A replay with `cache` (or none, for the SMR-only / CMR-only baselines).
     pub fn new(mode: Mode, cache: Option<Cache>, ssd: Box<dyn Drive>, drive: Box<dyn Drive>) -> Self {
         Engine {
-            mode,
-            cache,
-            ssd,
-            drive,
-            counters: Counters::default(),
-            latency: Histogram::default(),
-            clock: Nanos::ZERO,
-            start: Nanos::ZERO,
-            elapsed: Nanos::ZERO,
-            open: None,
-            pending: None,
-            evicted: Vec::with_capacity(64),
-            max_run: u32::MAX,
+            ctl: Controller::new(mode, cache),
+            t: Timing {
+                ssd,
+                drive,
+                counters: Counters::default(),
+                latency: Histogram::default(),
+                clock: Nanos::ZERO,
+                start: Nanos::ZERO,
+                elapsed: Nanos::ZERO,
+                open: None,
+                pending: None,
+                max_run: u32::MAX,
+            },
         }
     }
 
     /// Sets how request blocks are issued to the drive (default [`IoUnit::Request`]).
     pub fn with_io_unit(mut self, unit: IoUnit) -> Self {
-        self.max_run = match unit {
+        self.t.max_run = match unit {
             IoUnit::Request => u32::MAX,
             IoUnit::Block => 1,
         };
@@ -217,7 +221,7 @@ impl Engine {
     /// gaps between trace timestamps in open loop (0.5: arrivals twice as dense); it must be
     /// finite and positive.
     pub fn with_replay(mut self, replay: Replay, time_scale: f64) -> Self {
-        self.open = match replay {
+        self.t.open = match replay {
             Replay::Closed => None,
             Replay::Open => Some(OpenLoop {
                 time_scale,
@@ -232,140 +236,103 @@ impl Engine {
 
     /// The cache, if any.
     pub fn cache(&self) -> Option<&Cache> {
-        self.cache.as_ref()
+        self.ctl.cache()
     }
 
     /// Counters so far, with the drive's internal statistics filled in.
     pub fn counters(&self) -> Counters {
-        let mut c = self.counters.clone();
-        c.drive = self.drive.stats();
+        let mut c = self.t.counters.clone();
+        c.drive = self.t.drive.stats();
         c
     }
 
     /// The per-request latency histogram so far.
     pub fn latency(&self) -> &Histogram {
-        &self.latency
+        &self.t.latency
     }
 
     /// The virtual clock: the end of the last request (open loop: the latest completion).
     pub fn clock(&self) -> Nanos {
-        self.clock
+        self.t.clock
     }
 
     /// Replays one request.
     pub fn process(&mut self, req: &Request) {
         let write = req.op == Op::Write;
+        let t = &mut self.t;
         // Open loop: the arrival, from the trace time (never before the previous arrival: a
         // trace whose clock steps back keeps its order).
-        let arrival = self.open.as_mut().map(|o| {
+        let arrival = t.open.as_mut().map(|o| {
             let first = *o.first_trace_time.get_or_insert(req.time_ns);
             let at = Nanos((req.time_ns.saturating_sub(first) as f64 * o.time_scale) as u64);
             o.last_arrival = o.last_arrival.max(at);
             o.last_arrival
         });
-        if !write && self.mode == Mode::WriteOnly {
-            self.counters.skipped_requests += 1;
+        if self.ctl.skips(write) {
+            t.counters.skipped_requests += 1;
             return;
         }
         let blocks = req.blocks();
         let n = blocks.end - blocks.start;
-        self.counters.requests += 1;
+        t.counters.requests += 1;
         if write {
-            self.counters.write_requests += 1;
-            self.counters.blocks_written += n;
+            t.counters.write_requests += 1;
+            t.counters.blocks_written += n;
         } else {
-            self.counters.read_requests += 1;
-            self.counters.blocks_read += n;
+            t.counters.read_requests += 1;
+            t.counters.blocks_read += n;
         }
-        self.start = arrival.unwrap_or(self.clock);
-        if self.counters.requests == 1 {
-            self.counters.first_arrival = self.start;
+        t.start = arrival.unwrap_or(t.clock);
+        if t.counters.requests == 1 {
+            t.counters.first_arrival = t.start;
         }
-        self.elapsed = Nanos::ZERO;
-        if self.cache.is_none() {
-            for b in blocks {
-                self.drive_io(write, b);
-            }
+        t.elapsed = Nanos::ZERO;
+        for b in blocks {
+            self.ctl.block(write, b, t);
+        }
+        t.flush_run();
+        t.latency.record(t.elapsed);
+        t.clock = t.clock.max(t.start + t.elapsed);
+        t.counters.last_completion = t.clock;
+    }
+}
+
+impl Io for Timing {
+    #[inline]
+    fn ssd_read(&mut self, b: BlockNo) {
+        self.ssd_io(false, b)
+    }
+    #[inline]
+    fn ssd_write(&mut self, b: BlockNo) {
+        self.ssd_io(true, b)
+    }
+    #[inline]
+    fn drive_read(&mut self, b: BlockNo) {
+        self.drive_io(false, b)
+    }
+    #[inline]
+    fn drive_write(&mut self, b: BlockNo) {
+        self.drive_io(true, b)
+    }
+    fn barrier(&mut self) {
+        self.flush_run()
+    }
+    fn read_hit(&mut self) {
+        self.counters.read_hits += 1;
+    }
+    fn write_hit(&mut self) {
+        self.counters.write_hits += 1;
+    }
+    fn evicted(&mut self, dirty: bool) {
+        if dirty {
+            self.counters.dirty_evictions += 1;
         } else {
-            for b in blocks {
-                match (write, self.mode) {
-                    (false, Mode::ReadWrite | Mode::ReadOnly) => self.read_allocate(b),
-                    (false, _) => self.read_pass_through(b),
-                    (true, Mode::ReadOnly) => self.write_around(b),
-                    (true, _) => self.write_back(b),
-                }
-            }
-        }
-        self.flush_run();
-        self.latency.record(self.elapsed);
-        self.clock = self.clock.max(self.start + self.elapsed);
-        self.counters.last_completion = self.clock;
-    }
-
-    fn cache_mut(&mut self) -> &mut Cache {
-        self.cache.as_mut().expect("cached path without a cache")
-    }
-
-    /// Read with read-allocate: hit from SSD, miss from the drive then filled into the SSD.
-    fn read_allocate(&mut self, b: BlockNo) {
-        if self.cache_mut().access(b, false).is_some() {
-            self.counters.read_hits += 1;
-            self.ssd_io(false, b);
-        } else {
-            self.drive_io(false, b);
-            self.insert(b, false);
-            self.ssd_io(true, b);
+            self.counters.clean_evictions += 1;
         }
     }
+}
 
-    /// Read that is not cached on a miss (write-cache mode).
-    fn read_pass_through(&mut self, b: BlockNo) {
-        if self.cache_mut().access(b, false).is_some() {
-            self.counters.read_hits += 1;
-            self.ssd_io(false, b);
-        } else {
-            self.drive_io(false, b);
-        }
-    }
-
-    /// Write-back, write-allocate.
-    fn write_back(&mut self, b: BlockNo) {
-        if self.cache_mut().access(b, true).is_some() {
-            self.counters.write_hits += 1;
-        } else {
-            self.insert(b, true);
-        }
-        self.ssd_io(true, b);
-    }
-
-    /// Write around the cache, dropping a stale cached copy.
-    fn write_around(&mut self, b: BlockNo) {
-        self.cache_mut().invalidate(b);
-        self.drive_io(true, b);
-    }
-
-    /// Inserts a block, writing back the dirty victims the policy chose.
-    fn insert(&mut self, b: BlockNo, dirty: bool) {
-        let mut evicted = std::mem::take(&mut self.evicted);
-        evicted.clear();
-        self.cache_mut().insert(b, dirty, &mut evicted);
-        if !evicted.is_empty() {
-            // A write-back interrupts any run of reads being gathered for this request.
-            self.flush_run();
-            for v in &evicted {
-                if v.dirty {
-                    self.counters.dirty_evictions += 1;
-                    self.ssd_io(false, v.block);
-                    self.drive_io(true, v.block);
-                } else {
-                    self.counters.clean_evictions += 1;
-                }
-            }
-            self.flush_run();
-        }
-        self.evicted = evicted;
-    }
-
+impl Timing {
     #[inline]
     fn ssd_io(&mut self, write: bool, b: BlockNo) {
         let mut now = self.start + self.elapsed;
@@ -447,6 +414,6 @@ struct OpenLoop {
 impl Engine {
     /// Trace requests processed so far (excluding skipped ones).
     pub fn counters_requests(&self) -> u64 {
-        self.counters.requests
+        self.t.counters.requests
     }
 }

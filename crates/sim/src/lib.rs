@@ -8,6 +8,7 @@
 //! [`report`] renders tables, CSV and JSON.
 
 mod config;
+pub mod controller;
 pub mod costs;
 mod engine;
 mod error;

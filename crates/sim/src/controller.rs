@@ -1,0 +1,145 @@
+//! The cache's decisions for one block, apart from what executes them: which device each
+//! block goes to, what is inserted, which victims are written back, and in what order.
+//!
+//! The replay [`crate::Engine`] executes these decisions on device *models* (modelled time);
+//! a data-plane cache executes the same decisions with real bytes on real devices. One
+//! implementation, so a policy decides the same in both: the simulator's hit, write-back and
+//! RMW counts describe the running system.
+
+use crate::engine::Mode;
+use shingled_cache::{BlockMeta, Cache};
+use shingled_core::BlockNo;
+
+/// What executes the controller's decisions. Calls come in the order the I/Os must happen:
+/// a block read from the drive before it is written into the cache, a victim read from the
+/// cache before its slot is reused.
+pub trait Io {
+    /// Reads block `b` from its cache slot.
+    fn ssd_read(&mut self, b: BlockNo);
+    /// Writes block `b` (the host's data, or what was just read from the drive) into its slot.
+    fn ssd_write(&mut self, b: BlockNo);
+    /// Reads block `b` from the backing drive.
+    fn drive_read(&mut self, b: BlockNo);
+    /// Writes block `b` to the backing drive (the host's data, or a victim just read from the
+    /// cache).
+    fn drive_write(&mut self, b: BlockNo);
+    /// The drive I/Os queued so far must be issued now (a write-back interrupts a run of
+    /// reads being gathered). Only timing cares.
+    fn barrier(&mut self) {}
+    /// A read hit.
+    fn read_hit(&mut self) {}
+    /// A write hit.
+    fn write_hit(&mut self) {}
+    /// A victim left the cache; `dirty`: it was written back (after `ssd_read`, `drive_write`).
+    fn evicted(&mut self, _dirty: bool) {}
+}
+
+/// The cache (if any) and its mode: decides, block by block, what an [`Io`] does.
+#[derive(Debug)]
+pub struct Controller {
+    mode: Mode,
+    cache: Option<Cache>,
+    evicted: Vec<BlockMeta>,
+}
+
+impl Controller {
+    /// A controller for `cache` in `mode` (`None`: every block goes to the drive).
+    pub fn new(mode: Mode, cache: Option<Cache>) -> Controller {
+        Controller { mode, cache, evicted: Vec::with_capacity(64) }
+    }
+
+    /// The cache mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The cache, if any.
+    pub fn cache(&self) -> Option<&Cache> {
+        self.cache.as_ref()
+    }
+
+    /// Whether a read request is dropped from the workload (write-only mode).
+    pub fn skips(&self, write: bool) -> bool {
+        !write && self.mode == Mode::WriteOnly
+    }
+
+    /// Decides for block `b` of a read or write request.
+    #[inline]
+    pub fn block<I: Io>(&mut self, write: bool, b: BlockNo, io: &mut I) {
+        if self.cache.is_none() {
+            if write {
+                io.drive_write(b)
+            } else {
+                io.drive_read(b)
+            }
+            return;
+        }
+        match (write, self.mode) {
+            (false, Mode::ReadWrite | Mode::ReadOnly) => self.read_allocate(b, io),
+            (false, _) => self.read_pass_through(b, io),
+            (true, Mode::ReadOnly) => self.write_around(b, io),
+            (true, _) => self.write_back(b, io),
+        }
+    }
+
+    fn cache_mut(&mut self) -> &mut Cache {
+        self.cache.as_mut().expect("cached path without a cache")
+    }
+
+    /// Read with read-allocate: hit from the cache, miss from the drive then filled in.
+    fn read_allocate<I: Io>(&mut self, b: BlockNo, io: &mut I) {
+        if self.cache_mut().access(b, false).is_some() {
+            io.read_hit();
+            io.ssd_read(b);
+        } else {
+            io.drive_read(b);
+            self.insert(b, false, io);
+            io.ssd_write(b);
+        }
+    }
+
+    /// Read that is not cached on a miss (write-cache mode).
+    fn read_pass_through<I: Io>(&mut self, b: BlockNo, io: &mut I) {
+        if self.cache_mut().access(b, false).is_some() {
+            io.read_hit();
+            io.ssd_read(b);
+        } else {
+            io.drive_read(b);
+        }
+    }
+
+    /// Write-back, write-allocate.
+    fn write_back<I: Io>(&mut self, b: BlockNo, io: &mut I) {
+        if self.cache_mut().access(b, true).is_some() {
+            io.write_hit();
+        } else {
+            self.insert(b, true, io);
+        }
+        io.ssd_write(b);
+    }
+
+    /// Write around the cache, dropping a stale cached copy.
+    fn write_around<I: Io>(&mut self, b: BlockNo, io: &mut I) {
+        self.cache_mut().invalidate(b);
+        io.drive_write(b);
+    }
+
+    /// Inserts a block, writing back the dirty victims the policy chose.
+    fn insert<I: Io>(&mut self, b: BlockNo, dirty: bool, io: &mut I) {
+        let mut evicted = std::mem::take(&mut self.evicted);
+        evicted.clear();
+        self.cache_mut().insert(b, dirty, &mut evicted);
+        if !evicted.is_empty() {
+            io.barrier();
+            for v in &evicted {
+                if v.dirty {
+                    io.ssd_read(v.block);
+                    io.drive_write(v.block);
+                }
+                io.evicted(v.dirty);
+            }
+            io.barrier();
+        }
+        self.evicted = evicted;
+    }
+}
