@@ -68,8 +68,9 @@ pub struct ProbeCmd {
     #[arg(long, requires = "drive")]
     pub noise: Option<f64>,
     /// Probe a model with hidden random parameters drawn with this seed (the accuracy test's
-    /// distribution: SAC's ST8000AS0002 with a PB of 0.5–30 GB and bands of 15–40 MB, all sizes
-    /// scaled by 1/100); the hidden values are printed after the detection. The default target.
+    /// distribution: SAC's ST8000AS0002 with a PB of 0.5–30 GB, bands of 15–40 MB fixed, uniform
+    /// or LBA-dependent, and each PB mechanism drawn; all sizes scaled by 1/100); the hidden
+    /// values are printed after the detection. The default target.
     #[arg(long, conflicts_with_all = ["device"])]
     pub hidden: Option<u64>,
     /// Probe a real block device or a regular file (O_DIRECT). DESTROYS ITS DATA.
@@ -86,8 +87,8 @@ pub struct ProbeCmd {
     #[arg(long, requires = "device")]
     pub no_dsync: bool,
 
-    /// PB: the upper bound C of the PB capacity; [0, C) is written (default: 1/32 of the
-    /// capacity; 600 MB for --hidden).
+    /// PB: the upper bound C of the PB capacity; [0, C) is written, after [C, 2C) to empty the
+    /// PB (default: 1/32 of the capacity).
     #[arg(long)]
     pub upper_bound: Option<String>,
     /// PB: request size of the random writes (SAC Table 3: 4KiB, 8KiB, 256KiB).
@@ -107,7 +108,8 @@ pub struct ProbeCmd {
     /// PB: writes per IOPS window (default: C / block size / 2000, at least 32).
     #[arg(long)]
     pub window: Option<u64>,
-    /// PB: the cliff is where IOPS stay below this fraction of the plateau.
+    /// PB: the cliff is a drop of the mean write rate to below this fraction of the rate
+    /// before it.
     #[arg(long, default_value_t = 0.5)]
     pub fraction: f64,
 
@@ -318,19 +320,14 @@ pub fn run(a: ProbeCmd) -> Result<()> {
     let block_size = size("block-size", &a.block_size)?;
     let upper_bound = a.upper_bound.as_deref().map(|u| size("upper-bound", u)).transpose()?;
     let assume_pb = a.assume_pb.as_deref().map(|p| size("assume-pb", p)).transpose()?;
-    // A device file must hold [0, C) for the PB probe; the band probe checks its own needs.
+    // A device file must hold [0, C) for the PB probe (and [C, 2C), to empty the PB first, which
+    // the probe checks); the band probe checks its own needs.
     let min_size = if a.what == What::Bands { 0 } else { upper_bound.unwrap_or(0) };
     let mut o = open_target(&a, min_size)?;
     for w in &o.warnings {
         eprintln!("warning: {w}");
     }
     let capacity = o.target.capacity();
-    let upper_bound = upper_bound.or_else(|| {
-        o.scaled_defaults.then(|| {
-            let s = HiddenSpec::default();
-            2 * (s.pb_max as f64 * s.scale) as u64 / (1 << 20) * (1 << 20)
-        })
-    });
     let read_size = match &a.read_size {
         Some(r) => size("read-size", r)?,
         None if o.scaled_defaults => 32 << 10,
@@ -439,7 +436,8 @@ fn table(
     if let Some(r) = pb {
         s += &format!(
             "PB capacity ({} writes, QD1): {} ({} writes before the cliff)\n  \
-             cliff at window {} of {}: {:.0} IOPS before, {:.1} after; C = {}; step 1 {:.1} s, step 2 {:.1} s\n",
+             cliff at window {} of {}: {:.0} IOPS before, {:.1} after; C = {}; step 1 {:.1} s, step 2 {:.1} s\n  \
+             PB emptied before step 2: {} ({} idle period(s) of --settle)\n",
             ByteSize(block_size),
             ByteSize(r.pb_bytes),
             r.cliff_op,
@@ -450,6 +448,8 @@ fn table(
             ByteSize(r.upper_bound),
             r.step1_s,
             r.step2_s,
+            if r.emptied { "yes" } else { "no, its leftover was cleaned first" },
+            r.settle_rounds,
         );
     }
     if let Some(b) = bands {

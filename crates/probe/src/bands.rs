@@ -2,21 +2,27 @@
 //!
 //! For each target LBA:
 //!
-//! 1. Select a range `R` of 2 × PB around it (SAC §5.2 step 1).
+//! 1. Select a range `R` of 2 × PB around it (SAC §5.2 step 1); a little less, see the spacer.
 //! 2. Write `R` randomly in 4 KiB units, a total equal to the PB size, to fill the PB (step 2).
-//!    Two refinements of ours: only [`BandProbeConfig::fill_fraction`] (90%) of the PB is
+//!    Three refinements of ours: only [`BandProbeConfig::fill_fraction`] (90%) of the PB is
 //!    written, so that a PB estimate a few percent too large cannot clean our own blocks before
-//!    step 3; and the first [`BandProbeConfig::markers`] writes are spread evenly over `R`.
-//!    Cleaning is FIFO (Skylight), so the markers' bands are the first of `R` to be cleaned in
-//!    step 3, and since they lie far apart, no two cleaned bands touch and read as one run.
-//!    Guard writes on the boundaries between markers come next, so that a cleaning or two past
-//!    the last marker also hits a band far from the others.
+//!    step 3; the first [`BandProbeConfig::markers`] writes are spread evenly over `R`; and a
+//!    spacer ([`BandProbeConfig::spacer_fraction`], 10% of the PB) is written next, sequentially
+//!    and out of `R`, before the rest of `R`. Cleaning is FIFO (Skylight), so the markers' bands
+//!    are the first of `R` to be cleaned in step 3, and since they lie far apart, no two cleaned
+//!    bands touch and read as one run. What is cleaned past the last marker is the spacer: a
+//!    write or two of step 3 on a drive that cleans one band per write, or the rest of a batch
+//!    on a drive that cleans down to a low watermark at once (one batch would otherwise clean
+//!    a hundred bands of `R`, many of them neighbours). `R` is 2 × (PB − spacer), so step 2
+//!    still leaves 45% of its blocks in the PB.
 //! 3. Write data elsewhere, out of `R`, to trigger RMWs (step 3). SAC writes "for a few
 //!    seconds"; we write 4 KiB blocks at random in a region far from `R` and, after each write
-//!    slow enough to be an RMW, check whether the next marker's band is clean (a three-block
-//!    read at the marker streams without a seek only if none of its blocks is in the PB), and
-//!    stop when every marker's band is. Leftover PB data older than ours is cleaned first and
-//!    does not stop us early.
+//!    slow enough to be an RMW, check whether the next marker's band is clean (the marker's
+//!    own block reads as streamed from the band, and a few blocks around it too), and stop when
+//!    every marker's band is. Leftover PB data older than ours is cleaned first and does not
+//!    stop us early. The regions of step 3 and of the spacer are new for each target (a block
+//!    still in the PB from an earlier target could be updated in place, keeping its old place
+//!    in the cleaning order).
 //! 4. Read `R` sequentially in 1 MiB requests and record the latencies (step 4). "For a band that
 //!    is cleared in step 3, all its data will not appear in PB and all located in the band region,
 //!    so the read latency will be constantly low. Otherwise ... the read operations cause the
@@ -27,7 +33,8 @@
 //! 5. Our addition: SAC notes that "the first and the last low latency requests may be from the
 //!    neighbor bands", so a run is only known to ± one read. Each run's two edges are re-read in
 //!    4 KiB requests: inside a cleaned band every block streams; in its uncleaned neighbour the
-//!    first block held in the PB costs a seek. The edge is placed there, less the expected number
+//!    first block held in the PB costs a seek (or, from a flash PB, reads faster than the
+//!    platters stream). The edge is placed there, less the expected number
 //!    of neighbour blocks that happen not to be in the PB (`(1 − ρ)/ρ` at PB density `ρ`).
 //!
 //! The band size near the target is the median of the cleaned bands found; several targets give
@@ -58,6 +65,14 @@ pub struct BandProbeConfig {
     pub fill_fraction: f64,
     /// Evenly spread first writes of step 2 = bands cleaned in step 3. Default 8; at least 1.
     pub markers: usize,
+    /// Share of the PB written in step 2, right after the markers, as a spacer: sequential
+    /// writes out of `R`. Cleaning is FIFO, so the spacer's bands are the next to be cleaned
+    /// after the markers': step 3 may go on cleaning for a write or two after the last marker's
+    /// band (one band per write), and a drive that cleans in batches (down to a low watermark)
+    /// cleans the oldest PB data up to the batch's size at once. The spacer takes that part, so
+    /// no band of `R` but the markers' is cleaned. Default 0.1 (batches of up to a tenth of the
+    /// PB); bounds [0, fill_fraction).
+    pub spacer_fraction: f64,
     /// A step-3 write slower than this many times a streaming 4 KiB read (or the median step-2
     /// write, if lower) may be an RMW: the markers are checked. Default 10.
     pub spike_factor: f64,
@@ -84,6 +99,7 @@ impl Default for BandProbeConfig {
             write_size: 4096,
             fill_fraction: 0.9,
             markers: 8,
+            spacer_fraction: 0.1,
             spike_factor: 10.0,
             max_elsewhere_fraction: 1.0,
             settle_s: 600.0,
@@ -113,6 +129,13 @@ impl BandProbeConfig {
         if !(self.fill_fraction > 0.0 && self.fill_fraction <= 1.0) {
             return Err(invalid("fill_fraction", self.fill_fraction, "expected (0, 1]"));
         }
+        if !(self.spacer_fraction >= 0.0 && self.spacer_fraction < self.fill_fraction) {
+            return Err(invalid(
+                "spacer_fraction",
+                self.spacer_fraction,
+                "expected 0 <= spacer_fraction < fill_fraction",
+            ));
+        }
         if self.markers == 0 {
             return Err(invalid("markers", 0, "at least one band must be cleaned"));
         }
@@ -128,11 +151,10 @@ impl BandProbeConfig {
         if self.min_run_reads == 0 {
             return Err(invalid("min_run_reads", 0, "expected at least 1"));
         }
-        let range = 2 * self.pb_bytes;
-        let needed = range + self.elsewhere_bytes();
+        let needed = self.range_bytes() + self.elsewhere_bytes() + self.spacer_bytes();
         if needed > capacity {
             return Err(ProbeError::TooSmall {
-                what: "band detection (2 × PB around the target, plus a PB elsewhere)",
+                what: "band detection (2 × PB around the target, plus a PB elsewhere and the spacer)",
                 needed,
                 capacity,
                 hint: String::new(),
@@ -146,6 +168,18 @@ impl BandProbeConfig {
 
     fn elsewhere_bytes(&self) -> u64 {
         self.pb_bytes.div_ceil(self.write_size) * self.write_size
+    }
+
+    fn spacer_bytes(&self) -> u64 {
+        (self.spacer_fraction * self.pb_bytes as f64) as u64 / self.write_size * self.write_size
+    }
+
+    /// `R`: twice the part of the PB left for it, so that step 2 fills `fill_fraction / 2` of
+    /// it (45%) whatever the spacer.
+    fn range_bytes(&self) -> u64 {
+        let align = self.write_size.max(self.read_size);
+        let left = self.pb_bytes as f64 * (1.0 - self.spacer_fraction / self.fill_fraction);
+        (2.0 * left) as u64 / align * align
     }
 }
 
@@ -276,7 +310,7 @@ pub fn detect_bands(
     let mut samples = Vec::with_capacity(targets.len());
     for (i, &t) in targets.iter().enumerate() {
         let seed = cfg.seed.wrapping_add(i as u64 * 0x9e37_79b9);
-        samples.push(probe_one(target, cfg, t, seed, progress)?);
+        samples.push(probe_one(target, cfg, t, i as u64, seed, progress)?);
     }
     Ok(BandReport { target: target.describe(), pb_bytes: cfg.pb_bytes, read_size: cfg.read_size, samples })
 }
@@ -289,23 +323,48 @@ fn probe_one(
     tgt: &mut dyn ProbeTarget,
     cfg: &BandProbeConfig,
     lba: u64,
+    index: u64,
     seed: u64,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<BandSample> {
     let capacity = tgt.capacity();
     let ws = cfg.write_size;
     let align = ws.max(cfg.read_size);
-    // Step 1: R = 2 × PB around the target, moved inside the target if it sticks out.
-    let range_len = (2 * cfg.pb_bytes) / align * align;
+    // Step 1: R = 2 × PB around the target (less the spacer's share), moved inside the target
+    // if it sticks out.
+    let range_len = cfg.range_bytes();
     let range_start = (lba.saturating_sub(range_len / 2).min(capacity - range_len)) / align * align;
     let range_end = range_start + range_len;
-    // Step 3's region: the far end of the drive from R.
+    // Step 3's region and the spacer's, next to each other at the far end of the drive from R.
+    // Writes there must be appended to the PB: a block still in the PB from earlier writes may be
+    // updated where it is (an in-place PB), keeping its old place in the cleaning order. So each
+    // target of a run takes its own pair of regions, and on the low side they start above the
+    // PB probe's range `[0, 2C)` (default `C`).
     let e_len = cfg.elsewhere_bytes();
-    let e_start = if range_start + range_len / 2 < capacity / 2 { (capacity - e_len) / ws * ws } else { 0 };
-    if e_start < range_end && range_start < e_start + e_len {
+    let sp_len = cfg.spacer_bytes();
+    let pair = e_len + sp_len;
+    let no_room = || ProbeError::TooSmall {
+        what: "band detection (a region out of R for step 3 and the spacer, per target)",
+        needed: range_len + (index + 1) * pair,
+        capacity,
+        hint: format!("; too many targets for the room left around byte {lba}"),
+    };
+    let (e_start, sp_start) = if range_start + range_len / 2 < capacity / 2 {
+        let end = capacity.checked_sub(index * pair).map(|e| e / ws * ws).filter(|&e| e >= pair);
+        let end = end.ok_or_else(no_room)?;
+        (end - e_len, end - pair)
+    } else {
+        let base = (2 * crate::PbProbeConfig::default_upper_bound(capacity) + index * pair) / ws * ws;
+        if base + pair > capacity {
+            return Err(no_room());
+        }
+        (base, base + e_len)
+    };
+    let overlaps = |a: u64, l: u64| a < range_end && range_start < a + l;
+    if overlaps(e_start, e_len) || overlaps(sp_start, sp_len) {
         return Err(ProbeError::TooSmall {
             what: "band detection (a region out of the 2 × PB range for step 3)",
-            needed: range_len + e_len,
+            needed: range_len + e_len + sp_len,
             capacity,
             hint: format!("; the range around byte {lba} leaves no room elsewhere"),
         });
@@ -313,27 +372,30 @@ fn probe_one(
     tgt.idle(Duration::from_secs_f64(cfg.settle_s))?;
     let baseline = streaming_baseline(tgt, range_start, range_end)?;
 
-    // Step 2: fill the PB with random 4 KiB writes of R, markers first.
+    // Step 2: fill the PB with random 4 KiB writes of R: markers, the spacer (out of R), then
+    // the rest.
     let slots = range_len / ws;
-    let writes = ((cfg.fill_fraction * cfg.pb_bytes as f64) as u64 / ws).clamp(1, slots);
+    let sp_writes = sp_len / ws;
+    let writes =
+        ((cfg.fill_fraction * cfg.pb_bytes as f64) as u64 / ws).saturating_sub(sp_writes).clamp(1, slots);
     let k = cfg.markers.min(writes as usize) as u64;
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
     let stratum = slots / k;
     let markers: Vec<u64> =
         (0..k).map(|j| j * stratum + stratum / 4 + rng.random_range(0..(stratum / 2).max(1))).collect();
-    // Guards on the strata's boundaries, a quarter stratum or more from every marker: the next
-    // oldest entries, so that a cleaning past the last marker cleans an isolated band too.
-    let guards: Vec<u64> = (1..k).map(|j| j * stratum).collect();
     let mut step2_ms = Vec::with_capacity(writes as usize);
-    for &m in markers.iter().chain(&guards).take(writes as usize) {
+    for &m in markers.iter().take(writes as usize) {
         step2_ms.push(ms(tgt.write(range_start + m * ws, ws)?));
+    }
+    for j in 0..sp_writes {
+        tgt.write(sp_start + j * ws, ws)?;
     }
     let perm = Permutation::new(slots, seed ^ 0xba4d);
     let mut i = 0;
     while (step2_ms.len() as u64) < writes {
         let s = perm.get(i);
         i += 1;
-        if markers.contains(&s) || guards.contains(&s) {
+        if markers.contains(&s) {
             continue;
         }
         step2_ms.push(ms(tgt.write(range_start + s * ws, ws)?));
@@ -457,7 +519,7 @@ fn probe_one(
 
 /// Latency of a 4 KiB read that streams after the previous one: the 10th percentile of 63 such
 /// reads from `at`. Read before step 2 writes `R`, where few blocks are in the PB.
-fn streaming_baseline(tgt: &mut dyn ProbeTarget, at: u64, end: u64) -> Result<f64> {
+pub(crate) fn streaming_baseline(tgt: &mut dyn ProbeTarget, at: u64, end: u64) -> Result<f64> {
     let to = (at + 64 * 4096).min(end);
     let lat = scan(tgt, at, to)?;
     Ok(quantile(&lat[1.min(lat.len() - 1)..], 0.1))
@@ -474,27 +536,42 @@ fn streaming_baseline(tgt: &mut dyn ProbeTarget, at: u64, end: u64) -> Result<f6
 /// - two PB blocks written close together in time lie on the same cylinder, so reading one right
 ///   after the other may cost only a short rotational wait: a PB block that reads fast.
 ///
-/// So a PB block shows as slow reads close together: the seek to the PB, then, at most one read
-/// later, the seek back to the band.
-const STREAMED: f64 = 2.5;
+/// So a PB block on the platters shows as slow reads close together: the seek to the PB, then,
+/// at most one read later, the seek back to the band.
+pub(crate) const STREAMED: f64 = 2.5;
+
+/// A read took less than this many times the streaming baseline: it did not come off the
+/// platters. A PB in flash (PORE Eq. 1's first case) serves its blocks in about a tenth of a
+/// millisecond, while the head waits; no streaming read is that fast (±30% noise: at least 0.7×
+/// the mean, 0.9× the baseline).
+pub(crate) const FAST: f64 = 0.6;
 
 /// Blocks per window of [`band_is_clean`].
 const CHECK_WINDOW: u64 = 12;
 
-/// Whether the band holding the block at `at` is clean (none of its blocks in the PB). Scans
-/// three windows of [`CHECK_WINDOW`] blocks: ending at `at`, centred on it, starting at it. The
-/// band is clean if, in one window, at most one read after the first is slow (a track switch).
-/// A band of at least 22 blocks holds one of the three windows whole if it is clean. If it is
-/// not, every window reads `at` (in the PB) or the block after it (the seek back) and, at the
-/// PB density the probe leaves (45%), several more PB blocks of the band.
+/// Whether the band holding the block at `at` (a marker) is clean (none of its blocks in the
+/// PB). Scans windows of [`CHECK_WINDOW`] blocks: ending at `at`, centred on it, starting one
+/// block before it, starting at it. The band is clean if, in one window, the marker's read
+/// streamed, at most one read is slow (a track switch) and none is fast. If the marker is still
+/// in the PB, reading it seeks to the PB on the platters, or comes fast from a flash PB; a
+/// window's first read always seeks, so in the last window the read after the marker stands in
+/// (the seek back). A band of at least 22 blocks holds one of the windows whole if it is clean.
+/// If it is not, besides the marker, at the PB density the probe leaves (45%), a window reads
+/// several more PB blocks of the band, or of a neighbour.
 fn band_is_clean(tgt: &mut dyn ProbeTarget, at: u64, range: (u64, u64), baseline: f64) -> Result<bool> {
     let w = CHECK_WINDOW * 4096;
-    for from in [at.saturating_sub(w - 4096), at.saturating_sub(w / 2), at] {
+    let slow = |l: f64| l >= STREAMED * baseline;
+    let fast = |l: f64| l <= FAST * baseline;
+    for from in [at.saturating_sub(w - 4096), at.saturating_sub(w / 2), at.saturating_sub(4096), at] {
         if from < range.0 || from + w > range.1 {
             continue;
         }
         let lat = scan(tgt, from, from + w)?;
-        if lat[1..].iter().filter(|&&l| l >= STREAMED * baseline).count() <= 1 {
+        let m = (((at - from) / 4096) as usize).max(1);
+        let marker_streamed = !slow(lat[m]) && !fast(lat[m]);
+        let slow_reads = lat[1..].iter().filter(|&&l| slow(l)).count();
+        let any_fast = lat[1..].iter().any(|&l| fast(l));
+        if marker_streamed && slow_reads <= 1 && !any_fast {
             return Ok(true);
         }
     }
@@ -502,7 +579,7 @@ fn band_is_clean(tgt: &mut dyn ProbeTarget, at: u64, range: (u64, u64), baseline
 }
 
 /// 4 KiB reads over `[from, to)`; returns the latencies in ms.
-fn scan(tgt: &mut dyn ProbeTarget, from: u64, to: u64) -> Result<Vec<f64>> {
+pub(crate) fn scan(tgt: &mut dyn ProbeTarget, from: u64, to: u64) -> Result<Vec<f64>> {
     let mut v = Vec::with_capacity(((to - from) / 4096) as usize);
     let mut at = from;
     while at < to {
@@ -515,34 +592,57 @@ fn scan(tgt: &mut dyn ProbeTarget, from: u64, to: u64) -> Result<Vec<f64>> {
 /// Blocks read inside the cleaned band at each edge scan, as the streaming baseline.
 const INSIDE: u64 = 8;
 
-/// The slow threshold of an edge scan: well above the streaming reads inside the band.
-fn slow_threshold(inside: &[f64]) -> f64 {
-    STREAMED * median(inside)
+/// How each read of an edge scan looks against the streaming reads inside the band.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Streamed,
+    /// Slower: a seek (to a PB on the platters, or back from it), or a track switch.
+    Slow,
+    /// Faster: a block from a flash PB.
+    Fast,
 }
 
-/// Whether read `i` of an edge scan is evidence of a PB block: slow, with another slow read at
-/// most two reads away on the side given (an isolated slow read is a track switch).
-fn pb_evidence(slow: &[bool], i: usize, look_back: bool) -> bool {
-    slow[i]
-        && if look_back {
-            (i >= 1 && slow[i - 1]) || (i >= 2 && slow[i - 2])
-        } else {
-            slow.get(i + 1).copied().unwrap_or(true) || slow.get(i + 2).copied().unwrap_or(false)
-        }
+fn classify(lat: &[f64], inside: &[f64]) -> Vec<Read> {
+    let m = median(inside);
+    lat.iter()
+        .map(|&l| {
+            if l > STREAMED * m {
+                Read::Slow
+            } else if l < FAST * m {
+                Read::Fast
+            } else {
+                Read::Streamed
+            }
+        })
+        .collect()
+}
+
+/// Whether read `i` of an edge scan is evidence of a PB block: fast (a flash PB block), or slow
+/// with another slow read at most two reads away on the side given (an isolated slow read is a
+/// track switch).
+fn pb_evidence(r: &[Read], i: usize, look_back: bool) -> bool {
+    let slow = |j: usize| r.get(j).copied() == Some(Read::Slow);
+    r[i] == Read::Fast
+        || slow(i)
+            && if look_back {
+                (i >= 1 && slow(i - 1)) || (i >= 2 && slow(i - 2))
+            } else {
+                // Past the end of the scan counts as slow: the scan stopped at the evidence.
+                i + 1 >= r.len() || slow(i + 1) || slow(i + 2)
+            }
 }
 
 /// First byte of the band whose low-latency run starts at `coarse_start`: scans from one read
-/// before it into the band. The last PB evidence is the read after the neighbour's last PB block
-/// (the seek back), the first block that may be ours.
+/// before it into the band. The last PB evidence is the neighbour's last PB block (a fast read)
+/// or the read after it (the seek back); the band starts after the block, or at the read.
 fn refine_start(tgt: &mut dyn ProbeTarget, coarse_start: u64, r: u64) -> Result<Option<u64>> {
     let from = coarse_start.saturating_sub(r + 4096);
     let to = coarse_start + INSIDE * 4096;
     let lat = scan(tgt, from, to)?;
-    let thr = slow_threshold(&lat[lat.len() - INSIDE as usize..]);
+    let reads = classify(&lat, &lat[lat.len() - INSIDE as usize..]);
     // Index 0 seeks whatever it reads: slow, and evidence for index 1 or 2 only with another.
-    let slow: Vec<bool> = lat.iter().map(|&l| l > thr).collect();
-    let last = (1..lat.len()).rev().find(|&i| pb_evidence(&slow, i, true));
-    Ok(last.map(|i| from + i as u64 * 4096))
+    let last = (1..lat.len()).rev().find(|&i| pb_evidence(&reads, i, true));
+    Ok(last.map(|i| from + (i as u64 + u64::from(reads[i] == Read::Fast)) * 4096))
 }
 
 /// One past the last byte of the band whose low-latency run ends at `coarse_end`: scans from
@@ -552,8 +652,7 @@ fn refine_end(tgt: &mut dyn ProbeTarget, coarse_end: u64, r: u64) -> Result<Opti
     let to = coarse_end + r + 4096;
     let cap = tgt.capacity();
     let lat = scan(tgt, from, to.min(cap))?;
-    let thr = slow_threshold(&lat[1..INSIDE as usize]);
-    let slow: Vec<bool> = lat.iter().map(|&l| l > thr).collect();
-    let first = (INSIDE as usize..lat.len()).find(|&i| pb_evidence(&slow, i, false));
+    let reads = classify(&lat, &lat[1..INSIDE as usize]);
+    let first = (INSIDE as usize..lat.len()).find(|&i| pb_evidence(&reads, i, false));
     Ok(first.map(|i| from + i as u64 * 4096))
 }

@@ -1,52 +1,175 @@
 //! The analysis half of the probes: pure functions over measured series, with no I/O, so they
 //! can be tested on hand-made series.
 //!
-//! - [`find_cliff`]: the sustained IOPS drop of SAC §5.1 step 2 ("a sudden drop of IOPS will be
-//!   observed ... The written data amount before the sudden IOPS drop is the PB capacity"), on a
-//!   windowed IOPS series.
-//! - [`refine_change_point`]: the exact operation at which the mean service time shifts, inside
-//!   the window the cliff was found in.
+//! - [`find_knee`]: the IOPS drop of SAC §5.1 step 2 ("a sudden drop of IOPS will be observed
+//!   ... The written data amount before the sudden IOPS drop is the PB capacity"), placed on the
+//!   exact write in the series of per-write service times.
+//! - [`rolling_median`]: the smoothed IOPS series of the evidence.
 //! - [`split_threshold`] and [`low_runs`]: the runs of constantly low read latency of SAC §5.2
 //!   step 4 ("for a band that is cleared in step 3 ... the read latency will be constantly
 //!   low").
 
 use serde::{Deserialize, Serialize};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
-/// Parameters of [`find_cliff`].
+/// Parameters of [`find_knee`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CliffParams {
-    /// A window is below the plateau when its smoothed IOPS is under `fraction` × the median of
-    /// the smoothed windows before the candidate cliff. Default 0.5 (SAC Table 3 shows drops of
-    /// 12× to 350×; the model's drops are 4× or more); bounds (0, 1).
+    /// The knee must be a drop: the mean write rate from it on below `fraction` × the rate
+    /// before it. Default 0.5 (SAC Table 3 shows drops of 12× to 350×); bounds (0, 1).
     pub fraction: f64,
-    /// Width of the centred rolling median that removes isolated slow or fast windows (one RMW
-    /// landing in an otherwise fast window, a burst after a cleaning frees many slots). Odd;
-    /// default 5; 1 disables smoothing.
-    pub smooth: usize,
-    /// Windows needed before a cliff, to know the plateau. Default 4; at least 1.
+    /// Writes needed before the knee. Default 16; at least 1.
     pub min_before: usize,
-    /// Windows needed after a cliff to call it sustained. Default 8; at least 1.
+    /// Writes needed after the knee, as a fraction of the writes before it. On the complete
+    /// series only splits with that many after them are looked at: a short last stretch holding
+    /// one long stall would otherwise look like the largest drop of all. The PB probe stops
+    /// writing once a knee is found, so a drive that stays slow after its cliff (SAC Table 3:
+    /// 41 IOPS) is not written for hours. Default 0.05; bounds (0, 10].
+    pub after_fraction: f64,
+    /// Slow writes ([`Knee::slow_after`]) needed from the knee on, so that one hiccup is not a
+    /// knee. Default 8; at least 1.
     pub min_after: usize,
+    /// The plateau must be this many times longer than the mean spacing of the slow writes
+    /// after the knee. Otherwise the "plateau" is only the wait for the next cleaning: a PB that
+    /// could not be emptied before step 2 may have a few slots free (fewer than a band), then
+    /// cleans its leftover data one band at a time, a slow write per band, and that start is not
+    /// the PB filling up. Default 3: bands of up to 3× the mean size. A drive whose batches free
+    /// more than a third of its PB passes only the rule for rare cleanings ([`find_knee`] on the
+    /// complete series). At least 0.
+    pub plateau_gaps: f64,
+    /// A write is slow when it takes more than this many times the median write before the
+    /// knee. Default 10: a PB append at ±30% timing jitter stays under 2×, one that crosses to
+    /// the next track of the PB about 5× (a 1.2 ms head switch after 0.23 ms appends on a
+    /// 7200 rpm disk); a band RMW reads and writes a band, at least a revolution each, 30× or
+    /// more.
+    pub slow_factor: f64,
 }
 
 impl Default for CliffParams {
     fn default() -> Self {
-        CliffParams { fraction: 0.5, smooth: 5, min_before: 4, min_after: 8 }
+        CliffParams {
+            fraction: 0.5,
+            min_before: 16,
+            after_fraction: 0.05,
+            min_after: 8,
+            slow_factor: 10.0,
+            plateau_gaps: 3.0,
+        }
     }
 }
 
-/// A sustained drop found by [`find_cliff`].
+/// The drop found by [`find_knee`], as [`crate::PbReport`] records it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cliff {
-    /// Index of the first window after the drop.
+    /// Writes before the knee: the index of the first write of the slow segment.
+    pub op: u64,
+    /// Index of the IOPS window holding that write.
     pub window: usize,
-    /// The plateau: median smoothed IOPS of the windows before the drop.
+    /// IOPS before the knee: writes over their total service time.
     pub plateau: f64,
-    /// Median smoothed IOPS of the windows from the drop on.
+    /// IOPS from the knee on.
     pub after: f64,
+}
+
+/// A change point found by [`find_knee`] in a series of per-write service times.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    /// Index of the first write of the slow segment (= writes before it).
+    pub op: usize,
+    /// Mean service time before the knee, in the input's unit.
+    pub mean_before: f64,
+    /// Mean service time from the knee on.
+    pub mean_after: f64,
+    /// Slow writes from the knee on: slower than [`CliffParams::slow_factor`] × the median write
+    /// before it (writes that waited for a cleaning).
+    pub slow_after: usize,
+    /// Accepted on the complete series only, by the rule for drives that clean rarely and much
+    /// at a time (see [`find_knee`]).
+    pub few_cleanings: bool,
+}
+
+/// The knee of a series of per-write service times: the write at which the drive starts paying
+/// for cleaning its PB (SAC §5.1 step 2: "when the PB is full and it begins to clean up the
+/// data, a sudden drop of IOPS will be observed").
+///
+/// The series is taken as two segments of independent service times with different means, and
+/// the split is placed by maximum likelihood under an exponential model: `τ` maximises
+/// `−τ ln m₁ − (n − τ) ln m₂`, with `m₁`, `m₂` the means of `x[..τ]` and `x[τ..]` (only splits
+/// with `m₂ > m₁` count). The model is scale-free: what counts is how many times slower the
+/// writes got, not by how many milliseconds. So
+///
+/// - on a drive whose PB was empty, every write before the PB fills is an append and the split
+///   lands on the first write that paid for a cleaning, however that cleaning goes on afterwards:
+///   one band per write, or a batch of hundreds of RMWs in one write followed by fast writes
+///   into the freed slots (a drive with a low watermark, whose IOPS oscillates instead of staying
+///   low);
+/// - on a drive that still held data when step 2 began, the first segment is that leftover
+///   being cleaned (one RMW per band of it), and the split lands where cleaning starts on the
+///   step's own, scattered writes.
+///
+/// Splits are looked at with at least `min_before` writes before them (and, when `complete`,
+/// `after_fraction` of that after them). The split is returned only when it has
+/// `after_fraction` of its writes before it after it, is a drop, `m₂ ≥ m₁ / fraction`, and
+///
+/// - `min_after` slow writes from it on, the plateau at least `plateau_gaps` times their mean
+///   spacing; or,
+/// - when `complete` (no more writes will come: the caller wrote all it could), at least two
+///   slow writes from it on, no stretch between them or after the last longer than the plateau
+///   (5% allowed): after the plateau, the drive cleaned, and no cleaning freed more than the PB
+///   can hold. That is a drive that cleans rarely and much at a time: the `st8000as0002`
+///   profile with no entry limit frees nearly its whole PB (30 GB of 40 MB bands, a third of
+///   each band's blocks in the PB) in one stall of an hour, so a range `C` of 3× the PB holds
+///   only three cleanings. The stretch rule keeps out the start of a PB that was not empty
+///   (a plateau of less than a band, then a cleaning per band).
+///
+/// `None` otherwise (the caller writes on and asks again), or for fewer than `min_before + 1`
+/// samples. Values at or below zero count as the smallest positive `f64`.
+pub fn find_knee<T: Copy + Into<f64>>(x: &[T], p: &CliffParams, complete: bool) -> Option<Knee> {
+    let n = x.len();
+    let min_before = p.min_before.max(1);
+    if n <= min_before {
+        return None;
+    }
+    let v = |i: usize| x[i].into().max(f64::MIN_POSITIVE);
+    let total: f64 = (0..n).map(v).sum();
+    let mut left: f64 = (0..min_before).map(v).sum();
+    let mut best: Option<(f64, usize)> = None;
+    // n − τ ≥ after_fraction × τ: required of the knee; on the complete series, of every split
+    // looked at (there is no later data to let the best split move on).
+    let enough_after = ((n as f64 / (1.0 + p.after_fraction.max(0.0))).floor() as usize).min(n - 1);
+    let last = if complete { enough_after } else { n - 1 };
+    for tau in min_before..=last {
+        let (a, b) = (tau as f64, (n - tau) as f64);
+        let (m1, m2) = (left / a, (total - left).max(f64::MIN_POSITIVE) / b);
+        if m2 > m1 {
+            let ll = -a * m1.ln() - b * m2.ln();
+            if best.is_none_or(|(l, _)| ll > l) {
+                best = Some((ll, tau));
+            }
+        }
+        left += v(tau);
+    }
+    let (_, tau) = best?;
+    let before: f64 = (0..tau).map(v).sum();
+    let (m1, m2) = (before / tau as f64, (total - before) / (n - tau) as f64);
+    let mut head: Vec<f64> = (0..tau).map(v).collect();
+    let mid = head.len() / 2;
+    let (_, med, _) = head.select_nth_unstable_by(mid, f64::total_cmp);
+    let slow = p.slow_factor * *med;
+    let slow_at: Vec<usize> = (tau..n).filter(|&i| v(i) > slow).collect();
+    let slow_after = slow_at.len();
+    let spacing = (n - tau) as f64 / slow_after.max(1) as f64;
+    let drop = m2 * p.fraction >= m1 && tau <= enough_after;
+    let many = slow_after >= p.min_after.max(1) && tau as f64 >= p.plateau_gaps * spacing;
+    let longest = slow_at.windows(2).map(|w| w[1] - w[0]).chain(slow_at.last().map(|&l| n - l)).max();
+    let few = complete && slow_after >= 2 && longest.is_some_and(|g| g as f64 <= 1.05 * tau as f64);
+    (drop && (many || few)).then_some(Knee {
+        op: tau,
+        mean_before: m1,
+        mean_after: m2,
+        slow_after,
+        few_cleanings: !many,
+    })
 }
 
 /// Centred rolling median of `x` with an odd `width` (even widths are rounded up); the window
@@ -87,107 +210,6 @@ pub(crate) fn quantile(v: &[f64], q: f64) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     s[((s.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize]
-}
-
-/// An `f64` ordered by `total_cmp`, for the heaps of [`prefix_medians`].
-#[derive(Clone, Copy, PartialEq)]
-struct Ord64(f64);
-impl Eq for Ord64 {}
-impl PartialOrd for Ord64 {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Ord64 {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
-}
-
-/// `out[i]` = median of `x[..i]` for `i` in `1..=n` (`out[0]` = NaN), in O(n log n) with a
-/// max-heap of the lower half and a min-heap of the upper half.
-fn prefix_medians(x: &[f64]) -> Vec<f64> {
-    let mut lo: BinaryHeap<Ord64> = BinaryHeap::new();
-    let mut hi: BinaryHeap<Reverse<Ord64>> = BinaryHeap::new();
-    let mut out = Vec::with_capacity(x.len() + 1);
-    out.push(f64::NAN);
-    for &v in x {
-        if lo.peek().is_none_or(|m| v <= m.0) {
-            lo.push(Ord64(v));
-        } else {
-            hi.push(Reverse(Ord64(v)));
-        }
-        // Keep |lo| == |hi| or |lo| == |hi| + 1.
-        if lo.len() > hi.len() + 1 {
-            let m = lo.pop().expect("non-empty");
-            hi.push(Reverse(m));
-        } else if hi.len() > lo.len() {
-            let Reverse(m) = hi.pop().expect("non-empty");
-            lo.push(m);
-        }
-        let a = lo.peek().expect("non-empty").0;
-        out.push(if lo.len() > hi.len() { a } else { (a + hi.peek().expect("non-empty").0 .0) / 2.0 });
-    }
-    out
-}
-
-/// The last sustained IOPS drop of a windowed series (SAC §5.1 step 2, Fig. 11).
-///
-/// The series is first smoothed by a centred rolling median ([`CliffParams::smooth`]). A window
-/// index `i` is a cliff when every smoothed window from `i` on is below
-/// `fraction × median(smoothed[..i])`, and window `i − 1` is not. Among such indices the
-/// largest is returned: the *last* drop after which the rate never recovers. Taking the last
-/// one rather than the first keeps an earlier, smaller step (a drive that was not quite empty
-/// cleaning leftovers, a write cache filling up) from being taken for the PB filling up, as
-/// long as that step does not itself fall below the threshold of the later plateau.
-///
-/// `None` when no index has `min_before` windows before it and `min_after` windows from it on,
-/// or when the rate never drops for good.
-pub fn find_cliff(iops: &[f64], p: &CliffParams) -> Option<Cliff> {
-    let n = iops.len();
-    let (min_before, min_after) = (p.min_before.max(1), p.min_after.max(1));
-    if n < min_before + min_after {
-        return None;
-    }
-    let s = rolling_median(iops, p.smooth.max(1));
-    let pm = prefix_medians(&s);
-    let mut suffix_max = vec![f64::NEG_INFINITY; n + 1];
-    for i in (0..n).rev() {
-        suffix_max[i] = suffix_max[i + 1].max(s[i]);
-    }
-    (min_before..=n - min_after).rev().find_map(|i| {
-        let thr = p.fraction * pm[i];
-        (s[i - 1] >= thr && suffix_max[i] < thr).then(|| Cliff {
-            window: i,
-            plateau: pm[i],
-            after: median(&s[i..]),
-        })
-    })
-}
-
-/// The index `τ` (1 ≤ τ < n) that best splits `x` into two segments of different means, by least
-/// squares: `τ` maximises `τ (n − τ) (mean(x[..τ]) − mean(x[τ..]))²`. Used on per-operation
-/// service times around a cliff to find the first write that paid for a full PB. `None` for
-/// fewer than two samples.
-pub fn refine_change_point(x: &[f64]) -> Option<usize> {
-    let n = x.len();
-    if n < 2 {
-        return None;
-    }
-    let total: f64 = x.iter().sum();
-    let mut left = 0.0;
-    let mut best = (f64::NEG_INFINITY, 1);
-    for (i, &v) in x.iter().enumerate().take(n - 1) {
-        left += v;
-        let t = (i + 1) as f64;
-        let r = (n - i - 1) as f64;
-        let d = left / t - (total - left) / r;
-        let score = t * r * d * d;
-        if score > best.0 {
-            best = (score, i + 1);
-        }
-    }
-    Some(best.1)
 }
 
 /// A latency threshold separating two populations (low: reads of cleaned bands streaming off the
@@ -263,15 +285,6 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    fn noisy(levels: &[(usize, f64)], jitter: f64, seed: u64) -> Vec<f64> {
-        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
-        levels
-            .iter()
-            .flat_map(|&(n, v)| std::iter::repeat_n(v, n))
-            .map(|v| v * (1.0 + rng.random_range(-jitter..=jitter)))
-            .collect()
-    }
-
     #[test]
     fn rolling_median_keeps_steps_and_drops_spikes() {
         let x = [10.0, 10.0, 1.0, 10.0, 10.0, 10.0, 2.0, 2.0, 2.0, 9.0, 2.0, 2.0];
@@ -281,79 +294,106 @@ mod tests {
         assert_eq!(rolling_median(&x, 1), x.to_vec());
     }
 
-    #[test]
-    fn prefix_medians_match_sorting() {
-        let x = noisy(&[(40, 5.0), (30, 1.0)], 0.9, 3);
-        let pm = prefix_medians(&x);
-        for i in 1..=x.len() {
-            assert_eq!(pm[i], median(&x[..i]), "{i}");
-        }
-    }
-
-    /// SAC Table 3 (4 KB, QD1): 3156 IOPS for 54 s, then 41.
-    #[test]
-    fn cliff_of_sac_table_3_with_noise() {
-        let x = noisy(&[(54, 3156.0), (30, 41.0)], 0.3, 1);
-        let c = find_cliff(&x, &CliffParams::default()).unwrap();
-        assert_eq!(c.window, 54);
-        assert!((c.plateau - 3156.0).abs() < 300.0 && c.after < 60.0, "{c:?}");
-    }
-
-    /// A noisy SMR write rate after the cliff (bursts when a cleaning frees many slots) does not
-    /// move the cliff; isolated slow windows before it do not either.
-    #[test]
-    fn cliff_survives_bursts_after_and_dips_before() {
-        let mut x = noisy(&[(100, 3000.0), (60, 80.0)], 0.2, 2);
-        for i in [20, 47, 48, 90] {
-            x[i] = 150.0; // an RMW in an otherwise fast window
-        }
-        for i in [110, 131, 150] {
-            x[i] = 2500.0; // a burst into freed slots
-        }
-        let c = find_cliff(&x, &CliffParams::default()).unwrap();
-        assert_eq!(c.window, 100);
-    }
-
-    /// A mild earlier step (a PB full of leftover whole bands, each cleaned in one cheap RMW per
-    /// band) followed by the real cliff: the last sustained drop is reported.
-    #[test]
-    fn the_last_drop_wins_over_a_mild_first_step() {
-        let x = noisy(&[(30, 3000.0), (70, 2000.0), (20, 300.0)], 0.15, 4);
-        assert_eq!(find_cliff(&x, &CliffParams::default()).unwrap().window, 100);
-        // A first step to below half the first level is still not the answer when the rate later
-        // drops below half of the median before that later drop.
-        let x = noisy(&[(10, 3000.0), (90, 1000.0), (20, 100.0)], 0.15, 5);
-        assert_eq!(find_cliff(&x, &CliffParams::default()).unwrap().window, 100);
-    }
-
-    #[test]
-    fn no_cliff_without_a_sustained_drop() {
-        let flat = noisy(&[(200, 3000.0)], 0.3, 6);
-        assert_eq!(find_cliff(&flat, &CliffParams::default()), None);
-        // Recovers at the end: not sustained.
-        let x = noisy(&[(50, 3000.0), (20, 100.0), (10, 3000.0)], 0.1, 7);
-        assert_eq!(find_cliff(&x, &CliffParams::default()), None);
-        // Too few windows after the drop.
-        let x = noisy(&[(50, 3000.0), (5, 100.0)], 0.1, 8);
-        assert_eq!(find_cliff(&x, &CliffParams::default()), None);
-        assert_eq!(find_cliff(&[], &CliffParams::default()), None);
-    }
-
-    #[test]
-    fn change_point_of_per_op_times_with_spikes() {
-        // 0.3 ms appends; after op 1000 every 4th write pays a 25 ms RMW; before it, one RMW per
-        // 40 writes (leftover bands). ±30% jitter.
-        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(9);
-        let x: Vec<f64> = (0..1600)
+    /// Per-write times: 0.317 ms appends (SAC Table 3: 3156 IOPS), ±30% jitter, then from
+    /// `knee` on what `after(i)` adds (ms).
+    fn writes(n: usize, knee: usize, seed: u64, after: impl Fn(usize) -> f64) -> Vec<f64> {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+        (0..n)
             .map(|i| {
-                let rmw = if i < 1000 { i % 40 == 39 } else { i % 4 == 3 };
-                (0.3 + if rmw { 25.0 } else { 0.0 }) * (1.0 + rng.random_range(-0.3..=0.3))
+                let extra = if i >= knee { after(i - knee) } else { 0.0 };
+                (0.317 + extra) * (1.0 + rng.random_range(-0.3..=0.3))
             })
+            .collect()
+    }
+
+    /// SAC Table 3 (4 KB, QD1): 3156 IOPS, then 41: every write pays an RMW.
+    #[test]
+    fn knee_of_sac_table_3_is_the_first_slow_write() {
+        let x = writes(6000, 5000, 1, |_| 24.0);
+        let k = find_knee(&x, &CliffParams::default(), false).unwrap();
+        assert_eq!(k.op, 5000);
+        assert!(k.mean_after / k.mean_before > 50.0, "{k:?}");
+        // An RMW every fourth write: still the first one.
+        let x = writes(6000, 5000, 2, |i| if i % 4 == 0 { 25.0 } else { 0.0 });
+        assert_eq!(find_knee(&x, &CliffParams::default(), false).unwrap().op, 5000);
+    }
+
+    /// A drive that cleans in batches down to a low watermark: the write that finds the PB full
+    /// waits for hundreds of RMWs (29 s), then 1099 writes go at PB speed into the freed slots,
+    /// and the stalls shrink as the head of the log reaches holes. IOPS per window oscillates
+    /// and even recovers; the knee is still the first stall.
+    #[test]
+    fn knee_of_batch_cleaning_is_the_first_stall() {
+        let stall = |i: usize| {
+            if i.is_multiple_of(1100) {
+                29_000.0 / (1.0 + (i / 1100) as f64).powi(2)
+            } else {
+                0.0
+            }
+        };
+        let x = writes(90_000, 73_218, 3, stall);
+        assert_eq!(find_knee(&x, &CliffParams::default(), false).unwrap().op, 73_218);
+        // Too few stalls after it yet (each stall and the seek back after it are the slow writes).
+        let x = writes(73_218 + 5 * 1100, 73_218, 3, stall);
+        assert_eq!(find_knee(&x, &CliffParams::default(), false), None);
+    }
+
+    /// A PB that was not empty: first its leftover sequential data is cleaned, one RMW per band
+    /// of 61 blocks; then the step's own scattered blocks, an RMW every third write.
+    #[test]
+    fn knee_after_leftover_cleaning() {
+        let x: Vec<f64> = writes(20_000, 12_000, 4, |i| if i % 3 == 0 { 45.0 } else { 0.0 })
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| if i < 12_000 && i % 61 == 30 { t + 45.0 } else { t })
             .collect();
-        let t = refine_change_point(&x).unwrap();
-        assert!((990..=1010).contains(&t), "{t}");
-        assert_eq!(refine_change_point(&[1.0]), None);
-        assert_eq!(refine_change_point(&[1.0, 5.0]), Some(1));
+        let k = find_knee(&x, &CliffParams::default(), false).unwrap();
+        assert!((11_970..=12_000).contains(&k.op), "{k:?}");
+    }
+
+    /// A drive that frees nearly its whole PB in each stall (the `st8000as0002` profile at full
+    /// size: 7.39 M writes, an hour's stall, 7.32 M writes, ...): three stalls in all of `C`.
+    /// The knee is taken on the complete series only.
+    #[test]
+    fn knee_of_rare_huge_cleanings_on_the_complete_series() {
+        let stall = |i: usize| if i.is_multiple_of(6900) { 1.2e6 } else { 0.0 };
+        let x = writes(21_000, 7000, 11, stall);
+        assert_eq!(find_knee(&x, &CliffParams::default(), false), None);
+        let k = find_knee(&x, &CliffParams::default(), true).unwrap();
+        assert_eq!(k.op, 7000);
+        assert!(k.few_cleanings, "{k:?}");
+        // Not the start of a PB that was not empty: 2586 writes into free slots, then a band of
+        // leftover cleaned every 4608 writes. Each cleaning freed more than the "plateau".
+        let x: Vec<f64> = writes(30_000, 30_000, 12, |_| 0.0)
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| if i >= 2586 && (i - 2586) % 4608 == 0 { t + 2190.0 } else { t })
+            .collect();
+        assert_eq!(find_knee(&x, &CliffParams::default(), true), None);
+    }
+
+    #[test]
+    fn no_knee_without_a_drop() {
+        let p = CliffParams::default();
+        assert_eq!(find_knee(&writes(5000, 5000, 5, |_| 0.0), &p, true), None);
+        // One hiccup is not a knee.
+        let mut x = writes(5000, 5000, 6, |_| 0.0);
+        x[3000] = 1000.0;
+        assert_eq!(find_knee(&x, &p, true), None);
+        // A slow-down less than 2×.
+        assert_eq!(find_knee(&writes(5000, 2500, 7, |_| 0.2), &p, true), None);
+        // Slow, then fast.
+        let x: Vec<f64> = writes(5000, 5000, 8, |_| 0.0)
+            .iter()
+            .enumerate()
+            .map(|(i, t)| if i < 2500 { t * 10.0 } else { *t })
+            .collect();
+        assert_eq!(find_knee(&x, &p, false), None);
+        // Too few writes before it.
+        assert_eq!(find_knee(&writes(5000, 4, 9, |_| 24.0), &p, true), None);
+        assert_eq!(find_knee::<f64>(&[], &p, true), None);
+        let x32: Vec<f32> = writes(600, 500, 10, |_| 24.0).iter().map(|&t| t as f32).collect();
+        assert_eq!(find_knee(&x32, &p, false).unwrap().op, 500);
     }
 
     #[test]

@@ -76,11 +76,11 @@ pub enum ProbeError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// The PB probe found no sustained IOPS drop: the PB is larger than the range written, the
-    /// range is too small compared with the PB for the drop to show, or the target is not a
-    /// drive-managed SMR drive.
+    /// The PB probe found no drop in the write rate that passes [`crate::detect::find_knee`]:
+    /// the PB is larger than the range written, the range is too small compared with the PB
+    /// for the drop to show, or the target is not a drive-managed SMR drive.
     #[error(
-        "no sustained IOPS drop in {ops} random writes ({written} bytes) over the range [0, {upper_bound}): \
+        "no drop in the write rate in {ops} random writes ({written} bytes) over the range [0, {upper_bound}): \
          the PB is larger than that range, or too close to it in size for the drop to show (a drive \
          that cannot empty its PB before step 2 needs a range several times the PB: try a larger \
          --upper-bound), or the target has no persistent buffer{detail}"

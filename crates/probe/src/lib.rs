@@ -4,9 +4,10 @@
 //!
 //! # The procedures
 //!
-//! - [`detect_pb`] (SAC §5.1): empty the PB (random, then sequential writes over `[0, C)`), then
-//!   write `[0, C)` randomly at I/O depth 1 and find the IOPS cliff; the bytes written before it
-//!   are the PB capacity for that write size.
+//! - [`detect_pb`] (SAC §5.1): empty the PB (random, then sequential writes over `[C, 2C)`),
+//!   then write `[0, C)` randomly at I/O depth 1 and find the write at which the drive starts
+//!   paying for cleaning (the IOPS cliff); the bytes written before it are the PB capacity for
+//!   that write size.
 //! - [`detect_bands`] (SAC §5.2): fill the PB with random writes over 2 × PB around a target LBA,
 //!   write elsewhere to make the drive clean a few of those bands, read the range sequentially:
 //!   cleaned bands read with constantly low latency, and the lengths of those runs are band
@@ -56,7 +57,7 @@ pub mod profile;
 pub mod target;
 
 pub use bands::{detect_bands, BandProbeConfig, BandReport, BandSample, DetectedBand, TimedRead};
-pub use detect::{Cliff, CliffParams, Run};
+pub use detect::{Cliff, CliffParams, Knee, Run};
 pub use device::{DeviceOptions, DeviceTarget};
 pub use error::{ProbeError, Result};
 pub use hidden::{HiddenBands, HiddenDrive, HiddenSpec};

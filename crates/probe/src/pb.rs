@@ -1,27 +1,44 @@
 //! Persistent-buffer capacity detection (SAC §5.1, Fig. 11, Table 3).
 //!
-//! 1. **Force the PB empty** (SAC §5.1 step 1). Write the range `[0, C)` in random order ("to
+//! 1. **Force the PB empty** (SAC §5.1 step 1). Write a range of `C` bytes in random order ("to
 //!    squeeze out the old data in the PB, only leaving the data located in LBA 0 to C"), then
 //!    sequentially ("SMR will let these sequential data directly write back to the band region
 //!    and drop the old data in the PB"). `C` is an upper bound of the PB capacity
 //!    ([`PbProbeConfig::upper_bound`]). Then, our addition, stay idle for
 //!    [`PbProbeConfig::settle_s`]: Skylight observed drives cleaning their persistent cache
 //!    when idle (zoned-storage.md §3.1), and a drive that does not bypass its PB for sequential
-//!    writes is only emptied that way.
-//! 2. **Random writing** (SAC §5.1 step 2). Write `[0, C)` again in a new random order, in
-//!    [`PbProbeConfig::block_size`] requests at I/O depth 1, and record the IOPS per window. "The
-//!    IOPS initially stays high ... when the PB is full and it begins to clean up the data, a
-//!    sudden drop of IOPS will be observed ... The written data amount before the sudden IOPS
-//!    drop is the PB capacity." The drop is found by [`crate::detect::find_cliff`] on the
-//!    windowed series and placed on the exact write by [`crate::detect::refine_change_point`]
-//!    on the per-write service times around it. Writing stops once the drop is confirmed
-//!    ([`PbProbeConfig::confirm_fraction`]), so a slow post-cliff drive is not written for hours.
+//!    writes is only emptied that way. Cleaning is FIFO, so the PB is empty once step 1's last
+//!    write has left it: its block then reads as streamed from its band, not from the PB (the
+//!    band probe's marker check). Until it does, idle again, up to
+//!    [`PbProbeConfig::settle_rounds`] times: idle cleaning of the full-size `st8000as0002`
+//!    profile's 30 GB PB of sequential data takes about an hour, and a PB emptied only partly
+//!    looks like a smaller one.
+//!
+//!    Our change: SAC writes `[0, C)` here, the range step 2 writes again; we write `[C, 2C)`.
+//!    On a drive that cannot be emptied, the last PB's worth of step 1 stays in the PB, and a
+//!    step-2 write to one of those blocks may take no new PB slot (an in-place PB updates the
+//!    copy where it is; a PB that frees superseded slots at once frees the old one). Each such
+//!    write would push the drop later: a PB measured 5–12% high on PORE's in-place emulator.
+//! 2. **Random writing** (SAC §5.1 step 2). Write `[0, C)` in a random order, in
+//!    [`PbProbeConfig::block_size`] requests at I/O depth 1, and record each write's service
+//!    time (and, as evidence, the IOPS per window). "The IOPS initially stays high ... when the
+//!    PB is full and it begins to clean up the data, a sudden drop of IOPS will be observed ...
+//!    The written data amount before the sudden IOPS drop is the PB capacity." The drop is
+//!    placed on the exact write by [`crate::detect::find_knee`]: the split of the per-write
+//!    times into a fast and a slow segment. On an emptied PB that is the first write that
+//!    waited for a cleaning, whatever the drive does afterwards: a drive that cleans in batches
+//!    (`pb_clean_low_watermark`) stalls once for hundreds of RMWs and then writes at PB speed
+//!    into the freed slots, so its IOPS per window oscillate rather than staying low. Writing
+//!    stops once the drop is confirmed ([`CliffParams::after_fraction`]), so a slow
+//!    post-cliff drive is not written for hours.
 //!
 //! The value depends on the write size, as SAC Table 3 shows: a drive whose PB is full when its
 //! *entries* run out reports `entries × block_size`, not its byte size. Run with the block size
-//! of the workload the result is for.
+//! of the workload the result is for. A drive that starts cleaning before its PB is full (a
+//! high watermark) reports what it takes before cleaning.
 
-use crate::detect::{find_cliff, refine_change_point, rolling_median, Cliff, CliffParams};
+use crate::bands::{scan, streaming_baseline, FAST, STREAMED};
+use crate::detect::{find_knee, rolling_median, Cliff, CliffParams};
 use crate::error::{invalid, ProbeError, Result};
 use crate::perm::Permutation;
 use crate::target::ProbeTarget;
@@ -33,10 +50,11 @@ use std::time::Duration;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PbProbeConfig {
-    /// `C`, the upper bound of the PB capacity: the range `[0, C)` is written. Default
-    /// (`None`): [`PbProbeConfig::default_upper_bound`] of the target's capacity. The larger
-    /// `C` is compared with the PB, the sharper the cliff (after it, each band cleaning frees
-    /// only the few PB blocks that fall into that band). At least 64 blocks of `block_size`.
+    /// `C`, the upper bound of the PB capacity: step 1 writes `[C, 2C)`, step 2 `[0, C)`.
+    /// Default (`None`): [`PbProbeConfig::default_upper_bound`] of the target's capacity. The
+    /// larger `C` is compared with the PB, the sharper the cliff (after it, each band cleaning
+    /// frees only the few PB blocks that fall into that band). At least 64 blocks of
+    /// `block_size`.
     pub upper_bound: Option<u64>,
     /// Request size of step 2 (and of step 1's random pass). Default 4096 (SAC Table 3's first
     /// row).
@@ -50,20 +68,23 @@ pub struct PbProbeConfig {
     /// Run step 1 (force the PB empty). Default `true`; turn off only for a target known to be
     /// empty (a model just built).
     pub empty_first: bool,
-    /// Idle time after step 1, seconds. Default 600: the calibrated models start cleaning after
-    /// 1.242 s idle and clean a 20 GB PB of 30 MB bands in about 5 minutes; a model's idle time
-    /// costs nothing, a real drive's is a wait.
+    /// Idle time after step 1, seconds, repeated (`settle_rounds`) while step 1's last write is
+    /// still in the PB. Default 600: the calibrated models start cleaning after 1.242 s idle;
+    /// a 20 GB PB of 30 MB bands takes them about 5 minutes, the `st8000as0002` profile's
+    /// 30 GB PB of sequential data about an hour. A model's idle time costs nothing, a real
+    /// drive's is a wait.
     pub settle_s: f64,
+    /// Most idle periods of `settle_s` after step 1, until step 1's last write has left the PB.
+    /// Default 8; at least 1. On a drive that cannot be emptied every round is spent.
+    pub settle_rounds: u32,
     /// Writes per IOPS window. Default (`None`): `C / block_size / 2000`, clamped to 32 ..= 65536.
     pub window_ops: Option<u64>,
     /// A window also closes after this much time, seconds (SAC Fig. 11 samples per second).
     /// Default 1.
     pub window_s: f64,
-    /// How the cliff is recognised.
+    /// How the cliff is recognised ([`crate::detect::find_knee`]). Step 2 stops as soon as it
+    /// is, which needs `cliff.after_fraction` (5%) as many writes after the cliff as before it.
     pub cliff: CliffParams,
-    /// Step 2 stops once the writes after the cliff reach this fraction of the writes before it
-    /// (and at least `cliff.min_after` windows). Default 0.05; bounds (0, 10].
-    pub confirm_fraction: f64,
     /// Seed of the random orders.
     pub seed: u64,
 }
@@ -76,10 +97,10 @@ impl Default for PbProbeConfig {
             sequential_request: None,
             empty_first: true,
             settle_s: 600.0,
+            settle_rounds: 8,
             window_ops: None,
             window_s: 1.0,
             cliff: CliffParams::default(),
-            confirm_fraction: 0.05,
             seed: 0,
         }
     }
@@ -116,16 +137,20 @@ impl PbProbeConfig {
                 format!("expected at least 64 blocks of block_size ({})", self.block_size),
             ));
         }
-        if c > capacity {
+        let needed = if self.empty_first { 2 * c } else { c };
+        if needed > capacity {
             return Err(ProbeError::TooSmall {
-                what: "PB detection (the range [0, C))",
-                needed: c,
+                what: "PB detection (the range [0, C), and [C, 2C) to empty the PB)",
+                needed,
                 capacity,
                 hint: "; lower --upper-bound".into(),
             });
         }
         if !(self.settle_s.is_finite() && self.settle_s >= 0.0) {
             return Err(invalid("settle_s", self.settle_s, "expected seconds >= 0"));
+        }
+        if self.settle_rounds == 0 {
+            return Err(invalid("settle_rounds", 0, "expected at least one idle period"));
         }
         if !(self.window_s.is_finite() && self.window_s > 0.0) {
             return Err(invalid("window_s", self.window_s, "expected seconds > 0"));
@@ -136,8 +161,14 @@ impl PbProbeConfig {
         if !(self.cliff.fraction > 0.0 && self.cliff.fraction < 1.0) {
             return Err(invalid("cliff.fraction", self.cliff.fraction, "expected 0 < fraction < 1"));
         }
-        if !(self.confirm_fraction > 0.0 && self.confirm_fraction <= 10.0) {
-            return Err(invalid("confirm_fraction", self.confirm_fraction, "expected (0, 10]"));
+        if !(self.cliff.slow_factor > 1.0 && self.cliff.slow_factor.is_finite()) {
+            return Err(invalid("cliff.slow_factor", self.cliff.slow_factor, "expected > 1"));
+        }
+        if !(self.cliff.plateau_gaps >= 0.0 && self.cliff.plateau_gaps.is_finite()) {
+            return Err(invalid("cliff.plateau_gaps", self.cliff.plateau_gaps, "expected >= 0"));
+        }
+        if !(self.cliff.after_fraction > 0.0 && self.cliff.after_fraction <= 10.0) {
+            return Err(invalid("cliff.after_fraction", self.cliff.after_fraction, "expected (0, 10]"));
         }
         Ok(())
     }
@@ -150,6 +181,9 @@ impl PbProbeConfig {
         self.window_ops.unwrap_or_else(|| (ops / 2000).clamp(32, 65536))
     }
 }
+
+/// Width of the rolling median of [`IopsWindow::smoothed`].
+const SMOOTH: usize = 5;
 
 /// One window of step 2's IOPS series.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -164,7 +198,8 @@ pub struct IopsWindow {
     pub duration_s: f64,
     /// `ops / duration_s`.
     pub iops: f64,
-    /// The rolling median [`find_cliff`] compares.
+    /// Centred rolling median of 5 windows (evidence only: the cliff is found on the per-write
+    /// times).
     pub smoothed: f64,
 }
 
@@ -181,10 +216,15 @@ pub struct PbReport {
     pub pb_bytes: u64,
     /// Writes of step 2 before the cliff (`pb_bytes / block_size`).
     pub cliff_op: u64,
-    /// The cliff in the windowed series (window index, plateau and after-cliff IOPS).
+    /// The cliff: its write, the window holding it, the IOPS before and after it.
     pub cliff: Cliff,
     /// Step 2's IOPS series.
     pub windows: Vec<IopsWindow>,
+    /// Step 1's last write had left the PB before step 2 (the PB was emptied). `false` also
+    /// when step 1 was skipped.
+    pub emptied: bool,
+    /// Idle periods of `settle_s` spent after step 1.
+    pub settle_rounds: u32,
     /// Duration of step 1 (both passes and the settle time), seconds.
     pub step1_s: f64,
     /// Duration of step 2, seconds.
@@ -212,11 +252,23 @@ impl PbReport {
     }
 }
 
+/// Whether the block at byte `last`, the last one step 1 wrote, has left the PB: read from
+/// four blocks before it to four after it (never written by step 1, so in their band), every
+/// read after the first streams. Step 1's sequential data stream from the PB too, but while
+/// `last` is in the PB, the read after it seeks from the PB to the band (or, from a flash PB,
+/// the reads up to it are faster than the platters). A track switch inside the window also
+/// says no; that costs only another idle period.
+fn left_the_pb(target: &mut dyn ProbeTarget, last: u64, baseline: f64) -> Result<bool> {
+    let to = (last + 5 * 4096).min(target.capacity());
+    let lat = scan(target, last.saturating_sub(4 * 4096), to)?;
+    Ok(lat[1..].iter().all(|&l| l < STREAMED * baseline && l > FAST * baseline))
+}
+
 /// Runs SAC §5.1 on `target` (see the module documentation). `progress` is called now and then
 /// with the step and the bytes done.
 ///
-/// Errors: bad parameters, a target smaller than `C`, an I/O error, or
-/// [`ProbeError::NoCliff`] when step 2 writes all of `[0, C)` without a sustained drop.
+/// Errors: bad parameters, a target smaller than `2 C`, an I/O error, or
+/// [`ProbeError::NoCliff`] when step 2 writes all of `[0, C)` without a drop.
 pub fn detect_pb(
     target: &mut dyn ProbeTarget,
     cfg: &PbProbeConfig,
@@ -229,11 +281,12 @@ pub fn detect_pb(
     let ops = c / bs;
     let t0 = target.elapsed();
 
+    let (mut emptied, mut rounds) = (false, 0);
     if cfg.empty_first {
-        // Step 1.1: random order over [0, C).
+        // Step 1.1: random order over [C, 2C).
         let perm = Permutation::new(ops, cfg.seed ^ 0x5ac1);
         for i in 0..ops {
-            target.write(perm.get(i) * bs, bs)?;
+            target.write(c + perm.get(i) * bs, bs)?;
             if i % 4096 == 0 {
                 progress(Progress { step: "pb: step 1, random fill", done: i * bs, total: c });
             }
@@ -242,25 +295,31 @@ pub fn detect_pb(
         let mut at = 0;
         while at < c {
             let len = cfg.sequential_len().min(c - at);
-            target.write(at, len)?;
+            target.write(c + at, len)?;
             at += len;
             if (at / len).is_multiple_of(4096) {
                 progress(Progress { step: "pb: step 1, sequential fill", done: at, total: c });
             }
         }
-        target.idle(Duration::from_secs_f64(cfg.settle_s))?;
+        // Settle until the last write of step 1 has left the PB.
+        let last = 2 * c - 4096;
+        let baseline = streaming_baseline(target, c, 2 * c)?;
+        while rounds < cfg.settle_rounds && !emptied {
+            target.idle(Duration::from_secs_f64(cfg.settle_s))?;
+            rounds += 1;
+            emptied = left_the_pb(target, last, baseline)?;
+        }
     }
     let t1 = target.elapsed();
 
-    // Step 2: random order again, one write at a time, timed.
+    // Step 2: [0, C) in random order, one write at a time, timed.
     let perm = Permutation::new(ops, cfg.seed ^ 0x5ac2);
     let w_ops = cfg.resolved_window_ops(ops);
     let w_ns = (cfg.window_s * 1e9) as u128;
     let mut per_op: Vec<f32> = Vec::new(); // µs
     let mut windows: Vec<IopsWindow> = Vec::new();
-    let mut iops: Vec<f64> = Vec::new();
     let (mut in_window, mut window_ns, mut elapsed_ns) = (0u64, 0u128, 0u128);
-    let mut next_check = cfg.cliff.min_before + cfg.cliff.min_after;
+    let mut next_check = 1;
     let mut found = None;
     for i in 0..ops {
         let t = target.write(perm.get(i) * bs, bs)?;
@@ -279,43 +338,36 @@ pub fn detect_pb(
             iops: in_window as f64 / d,
             smoothed: 0.0,
         });
-        iops.push(in_window as f64 / d);
         elapsed_ns += window_ns;
         (in_window, window_ns) = (0, 0);
         progress(Progress { step: "pb: step 2, random writes", done: (i + 1) * bs, total: c });
         if windows.len() >= next_check {
             next_check = windows.len() + (windows.len() / 16).max(1);
-            if let Some(cl) = find_cliff(&iops, &cfg.cliff) {
-                let before = windows[cl.window].first_op;
-                let after = i + 1 - before;
-                if after as f64 >= cfg.confirm_fraction * before as f64 {
-                    found = Some(cl);
-                    break;
-                }
+            if let Some(k) = find_knee(&per_op, &cfg.cliff, false) {
+                found = Some(k);
+                break;
             }
         }
     }
     let t2 = target.elapsed();
-    let cliff = match found {
-        Some(c) => c,
+    let knee = match found {
+        Some(k) => k,
         // The loop ends without confirmation only when [0, C) is written: a last look.
-        None => find_cliff(&iops, &cfg.cliff).ok_or_else(|| ProbeError::NoCliff {
+        None => find_knee(&per_op, &cfg.cliff, true).ok_or_else(|| ProbeError::NoCliff {
             ops: per_op.len() as u64,
             written: per_op.len() as u64 * bs,
             upper_bound: c,
             detail: String::new(),
         })?,
     };
-
-    // Place the drop on the exact write: the mean shift of per-write times around the window.
-    let k = cfg.cliff.smooth / 2 + 1;
-    let lo = windows[cliff.window.saturating_sub(k)].first_op as usize;
-    let hi_w = (cliff.window + k).min(windows.len() - 1);
-    let hi = (windows[hi_w].first_op + windows[hi_w].ops) as usize;
-    let slice: Vec<f64> = per_op[lo..hi].iter().map(|&x| x as f64).collect();
-    let cliff_op = lo as u64 + refine_change_point(&slice).unwrap_or(0) as u64;
-
-    let smoothed = rolling_median(&iops, cfg.cliff.smooth.max(1));
+    let cliff_op = knee.op as u64;
+    let cliff = Cliff {
+        op: cliff_op,
+        window: windows.iter().rposition(|w| w.first_op <= cliff_op).unwrap_or(0),
+        plateau: 1e6 / knee.mean_before,
+        after: 1e6 / knee.mean_after,
+    };
+    let smoothed = rolling_median(&windows.iter().map(|w| w.iops).collect::<Vec<_>>(), SMOOTH);
     for (w, s) in windows.iter_mut().zip(smoothed) {
         w.smoothed = s;
     }
@@ -327,6 +379,8 @@ pub fn detect_pb(
         cliff_op,
         cliff,
         windows,
+        emptied,
+        settle_rounds: rounds,
         step1_s: (t1 - t0).as_secs_f64(),
         step2_s: (t2 - t1).as_secs_f64(),
     })

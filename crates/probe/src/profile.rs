@@ -5,42 +5,56 @@ use crate::detect::{median, quantile};
 use shingled_core::{BandConfig, ByteSize, SizeSpec};
 use shingled_device::{DmSmrConfig, DriveConfig};
 
+/// A trend of band size over the LBAs is taken for real when its slope is at least this many
+/// standard errors from zero (Student's t of the least-squares slope over every band found).
+/// With bands of random sizes and no trend, |t| ≥ 4 comes by chance about once in 2000 fits of
+/// 24 bands.
+const TREND_T: f64 = 4.0;
+
 /// The band layout the samples of `report` suggest, over a drive of `capacity` bytes; `None`
 /// without a single accepted band.
 ///
-/// - Two or more targets spread over at least a quarter of the drive whose sizes follow a line
-///   that changes by more than 15% from LBA 0 to the end: [`BandConfig::LbaDependent`] with the
-///   line's values at both ends (Skylight's ST5000AS0011: 36 MB outer, 17 MB inner).
+/// - Bands found around two or more targets spread over at least a quarter of the drive whose
+///   sizes follow a line over the LBAs: the least-squares slope of size against position, over
+///   every band found, is significant (|t| ≥ 4: the trend stands out from the spread of the
+///   sizes around it) and changes the size by more than 15% from LBA 0 to the end:
+///   [`BandConfig::LbaDependent`] with the line's values at both ends (Skylight's ST5000AS0011:
+///   36 MB outer, 17 MB inner). Bands of random sizes give different medians at different
+///   targets too, but their spread around any line is as large as the line's change.
 /// - Otherwise, bands whose 10th and 90th percentiles differ by more than 25%:
 ///   [`BandConfig::UniformRandom`] between them (PORE's 17–36 MB).
 /// - Otherwise [`BandConfig::Fixed`] at the median (SAC's choice: "the SMR band size is
 ///   considered as a constant value").
 pub fn fit_band_layout(report: &BandReport, capacity: u64) -> Option<BandConfig> {
-    let all: Vec<f64> = report.accepted_bands().iter().map(|&(_, s)| s as f64).collect();
+    let bands = report.accepted_bands();
+    let all: Vec<f64> = bands.iter().map(|&(_, s)| s as f64).collect();
     if all.is_empty() {
         return None;
     }
     let round = |x: f64| ByteSize(((x.max(4096.0) / 4096.0).round() as u64) * 4096);
-    let pts: Vec<(f64, f64)> = report
+    let targets: Vec<f64> = report
         .samples
         .iter()
-        .filter(|s| s.band_size > 0)
-        .map(|s| (s.target as f64, s.band_size as f64))
+        .filter(|s| s.bands.iter().any(|b| b.accepted))
+        .map(|s| s.target as f64)
         .collect();
-    if pts.len() >= 2 {
-        let (lo, hi) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
-        if hi - lo >= capacity as f64 / 4.0 {
-            let n = pts.len() as f64;
-            let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
-            let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
-            let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-            let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
-            let slope = sxy / sxx;
-            let outer = my - slope * mx;
-            let inner = outer + slope * capacity as f64;
-            if (outer - inner).abs() > 0.15 * my {
-                return Some(BandConfig::LbaDependent { outer: round(outer), inner: round(inner) });
-            }
+    let (lo, hi) = targets.iter().fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
+    if targets.len() >= 2 && hi - lo >= capacity as f64 / 4.0 && bands.len() >= 3 {
+        let pts: Vec<(f64, f64)> =
+            bands.iter().map(|&(st, sz)| (st as f64 + sz as f64 / 2.0, sz as f64)).collect();
+        let n = pts.len() as f64;
+        let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+        let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+        let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+        let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+        let slope = sxy / sxx;
+        let outer = my - slope * mx;
+        let inner = outer + slope * capacity as f64;
+        let rss: f64 = pts.iter().map(|p| (p.1 - outer - slope * p.0).powi(2)).sum();
+        let se = (rss / (n - 2.0).max(1.0) / sxx).sqrt();
+        let significant = slope.abs() >= TREND_T * se;
+        if significant && (outer - inner).abs() > 0.15 * my {
+            return Some(BandConfig::LbaDependent { outer: round(outer), inner: round(inner) });
         }
     }
     let (p10, p90) = (quantile(&all, 0.1), quantile(&all, 0.9));
@@ -133,6 +147,38 @@ mod tests {
         let Some(BandConfig::LbaDependent { outer, inner }) = fit_band_layout(&lba, cap) else { panic!() };
         assert!((outer.0 as f64 - 35.875e6).abs() < 0.1e6 && (inner.0 as f64 - 17.125e6).abs() < 0.1e6);
         assert_eq!(fit_band_layout(&report(vec![]), cap), None);
+    }
+
+    /// Issue 15's case: bands each drawn uniformly in 180–360 KB, eight found at each of three
+    /// targets. Their medians differ from target to target, and a line through them changes by
+    /// more than 15%; the sizes' spread around it says it is no trend.
+    #[test]
+    fn uniform_bands_at_several_targets_are_not_a_trend() {
+        use rand::{Rng, SeedableRng};
+        let cap = 50_000_000_000u64;
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(15);
+        let mut lba_calls = 0;
+        for _ in 0..200 {
+            let samples: Vec<BandSample> = [cap / 6, cap / 2, cap / 6 * 5]
+                .iter()
+                .map(|&t| sample(t, &(0..8).map(|_| rng.random_range(180_000..=360_000)).collect::<Vec<_>>()))
+                .collect();
+            match fit_band_layout(&report(samples), cap) {
+                Some(BandConfig::UniformRandom { .. }) => {}
+                Some(BandConfig::LbaDependent { .. }) => lba_calls += 1,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(lba_calls <= 2, "{lba_calls} of 200 fitted as LBA-dependent");
+        // The same spread around a real trend (400 KB → 150 KB, ±10%) is one.
+        let samples: Vec<BandSample> = [cap / 6, cap / 2, cap / 6 * 5]
+            .iter()
+            .map(|&t| {
+                let mid = 400e3 - 250e3 * t as f64 / cap as f64;
+                sample(t, &(0..8).map(|_| (mid * rng.random_range(0.9..1.1)) as u64).collect::<Vec<_>>())
+            })
+            .collect();
+        assert!(matches!(fit_band_layout(&report(samples), cap), Some(BandConfig::LbaDependent { .. })));
     }
 
     #[test]
