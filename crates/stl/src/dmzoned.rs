@@ -1019,9 +1019,10 @@ impl<D: ZonedDevice> DmZoned<D> {
         (self.free_rnd.len() + self.pending_rnd.len()) as u64 * 100 / total
     }
 
-    /// Busy-time reclaim before a write: start at `low_pct`, one chunk per write until
-    /// `high_pct`.
-    fn maybe_reclaim(&mut self) -> Result<()> {
+    /// Busy-time reclaim before a write to chunk `writing`: start at `low_pct`, one chunk per
+    /// write until `high_pct`. The chunk being written is not reclaimed for its own write (it
+    /// would be copied out after every request of a sequential overwrite).
+    fn maybe_reclaim(&mut self, writing: Option<u64>) -> Result<()> {
         let pct = self.unmapped_random_pct();
         if pct <= self.policy.low_pct as u64 {
             self.reclaiming = true;
@@ -1029,7 +1030,7 @@ impl<D: ZonedDevice> DmZoned<D> {
         if pct >= self.policy.high_pct as u64 {
             self.reclaiming = false;
         }
-        if self.reclaiming && !self.reclaim_one(None)? {
+        if self.reclaiming && !self.reclaim_one(writing)? {
             self.reclaiming = false;
         }
         Ok(())
@@ -1330,7 +1331,8 @@ impl<D: ZonedDevice> BlockDevice for DmZoned<D> {
         self.guard()?;
         self.idle_for = Duration::ZERO;
         let r = (|| {
-            self.maybe_reclaim()?;
+            let first = self.pieces(lba, n).first().map(|p| p.0);
+            self.maybe_reclaim(first)?;
             for (c, k, m, off) in self.pieces(lba, n) {
                 self.write_chunk(c, k, &data[off as usize * BLOCK..(off + m) as usize * BLOCK])?;
             }
