@@ -347,3 +347,61 @@ fn power_cut_sweep(step: usize, seeds: u64, min_points: usize) {
     eprintln!("{points} crash points checked ({total} medium writes per run)");
     assert!(points >= min_points, "only {points} crash points");
 }
+
+/// A medium that logs every operation: `w<track>@<offset>+<bytes>`, `r...`, `f` (flush).
+struct LogMedium {
+    inner: MemMedium,
+    log: Vec<String>,
+}
+
+impl TrackMedium for LogMedium {
+    fn geometry(&self) -> &Geometry {
+        self.inner.geometry()
+    }
+    fn read(&mut self, track: u64, offset: u32, buf: &mut [u8]) -> Result<()> {
+        self.log.push(format!("r{track}@{offset}+{}", buf.len()));
+        self.inner.read(track, offset, buf)
+    }
+    fn write(&mut self, track: u64, offset: u32, data: &[u8]) -> Result<()> {
+        self.log.push(format!("w{track}@{offset}+{}", data.len()));
+        self.inner.write(track, offset, data)
+    }
+    fn flush(&mut self) -> Result<()> {
+        self.log.push("f".into());
+        self.inner.flush()
+    }
+    fn is_poisoned(&self, track: u64) -> bool {
+        self.inner.is_poisoned(track)
+    }
+    fn name(&self) -> String {
+        "log medium".into()
+    }
+}
+
+#[test]
+fn golden_medium_operations() {
+    // The hand-checked sequence above, as the exact medium operations (hand-derived). The RAZ
+    // here is 12 tracks: superblocks 0-1, checkpoint slots 2 and 3 (one track each: 64 + 4 × 10
+    // bytes), 8 staging tracks; shingled track p is medium track 12 + p. Tracks are 12288 bytes
+    // (2 blocks + the footer).
+    let cfg = SmartStlConfig { utilisation: 0.6, ..SmartStlConfig::default() };
+    let g = geometry(10, 2, &cfg);
+    assert_eq!(g.unshingled_tracks, 12);
+    let m = LogMedium { inner: MemMedium::new(g).unwrap(), log: Vec::new() };
+    let mut d = SmartStl::format(m, &cfg, |m| m.inner.stats()).unwrap();
+    let mut run = |d: &mut SmartStl<LogMedium>, f: &dyn Fn(&mut SmartStl<LogMedium>)| {
+        let start = d.medium().log.len();
+        f(d);
+        d.medium().log[start..].join(" ")
+    };
+    // A new track: the whole track (data, zeros, footer) in one write.
+    assert_eq!(run(&mut d, &|d| d.write(2, &block(1)).unwrap()), "w12@0+12288");
+    assert_eq!(run(&mut d, &|d| d.write(0, &[block(2), block(3)].concat()).unwrap()), "w13@0+12288");
+    // Out of place, partial: the old track's data read, the new track written whole.
+    assert_eq!(run(&mut d, &|d| d.write(3, &block(4)).unwrap()), "r12@0+8192 w14@0+12288");
+    assert_eq!(run(&mut d, &|d| d.write(1, &block(5)).unwrap()), "r13@0+8192 w16@0+12288");
+    // In place: only the block written.
+    assert_eq!(run(&mut d, &|d| d.write(0, &block(6)).unwrap()), "w16@0+4096");
+    // Flush: sync, the checkpoint into the other slot (format wrote slot 2), sync.
+    assert_eq!(run(&mut d, &|d| d.flush().unwrap()), "f w3@0+12288 f");
+}
