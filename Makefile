@@ -49,12 +49,14 @@ lint:
 check: fmt lint test
 
 ## The long checks CI does not run (release build): every crash point of the store's crash
-## sweep and of the SMaRT block device's, the probe's 400-draw accuracy run, and whether the
+## sweep, of the SMaRT and dm-zoned block devices' and of the block cache's, the probe's 400-draw accuracy run, and whether the
 ## generated tables of docs/reproduction.md and docs/drive-models.md are current (they rerun
 ## every experiment and bench: about ten minutes). docs cite their figures with this target.
 check-long:
 	$(CARGO) test --release -p shingled-store --test integration -q -- --ignored --nocapture
 	$(CARGO) test --release -p shingled-stl --test smart -q -- --ignored --nocapture
+	$(CARGO) test --release -p shingled-stl --test dmzoned -q -- --ignored --nocapture
+	$(CARGO) test --release -p shingled-blockcache -q -- --ignored --nocapture
 	$(CARGO) test --release -p shingled-probe --test accuracy -q -- --ignored --nocapture
 	$(CARGO) build --release -p shingled-cli
 	python3 scripts/reproduction.py --check
