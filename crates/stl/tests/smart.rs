@@ -389,7 +389,7 @@ fn golden_medium_operations() {
     assert_eq!(g.unshingled_tracks, 12);
     let m = LogMedium { inner: MemMedium::new(g).unwrap(), log: Vec::new() };
     let mut d = SmartStl::format(m, &cfg, |m| m.inner.stats()).unwrap();
-    let mut run = |d: &mut SmartStl<LogMedium>, f: &dyn Fn(&mut SmartStl<LogMedium>)| {
+    let run = |d: &mut SmartStl<LogMedium>, f: &dyn Fn(&mut SmartStl<LogMedium>)| {
         let start = d.medium().log.len();
         f(d);
         d.medium().log[start..].join(" ")
