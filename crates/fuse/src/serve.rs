@@ -275,16 +275,30 @@ impl<B: Backing> FileServer<B> {
             fuser::MountOption::Subtype("shingled".into()),
             fuser::MountOption::NoAtime,
         ];
+        let files = self.files.clone();
+        let open_handles = move || files.lock().nodes.values().map(|n| u64::from(n.open)).sum::<u64>();
         let session = fuser::spawn_mount(self, mountpoint, &cfg)?;
-        Ok(Mounted { session: Some(session), mountpoint: mountpoint.to_path_buf() })
+        Ok(Mounted {
+            session: Some(session),
+            mountpoint: mountpoint.to_path_buf(),
+            open_handles: Box::new(open_handles),
+        })
     }
 }
 
 /// A mounted [`FileServer`]: unmounts when dropped (or with [`Mounted::unmount`]).
-#[derive(Debug)]
 pub struct Mounted {
     session: Option<fuser::BackgroundSession>,
     mountpoint: PathBuf,
+    /// Open file handles of the served files: the kernel sends `RELEASE` after `close()`
+    /// returns, so an unmount right after a close can find the file system busy.
+    open_handles: Box<dyn Fn() -> u64 + Send + Sync>,
+}
+
+impl std::fmt::Debug for Mounted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mounted").field("mountpoint", &self.mountpoint).finish_non_exhaustive()
+    }
 }
 
 impl Mounted {
@@ -302,6 +316,12 @@ impl Mounted {
 
     fn unmount_inner(&mut self) -> io::Result<()> {
         let Some(session) = self.session.take() else { return Ok(()) };
+        // Let the releases of handles just closed arrive (at most 2 s), so that a close
+        // followed by an unmount does not fail with EBUSY.
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while (self.open_handles)() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         // umount(2) (as root; else fusermount3 -u), then join the serving thread. A refused
         // unmount returns before the join, leaving the thread detached.
         let r = session.umount_and_join();
