@@ -27,11 +27,12 @@ import concurrent.futures
 import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
+
+from generated_doc import check_or_write, replace_block
 
 BENCHES = ["fig3", "sac-table2", "fig10", "timeline"]
 DOC = "docs/drive-models.md"
@@ -217,14 +218,6 @@ def regions(reports):
     return out
 
 
-def replace(text, name, body):
-    begin, end = f"<!-- bench:{name}:begin -->", f"<!-- bench:{name}:end -->"
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
-    if len(pattern.findall(text)) != 1:
-        raise KeyError(f"markers {begin} / {end} not found exactly once")
-    return pattern.sub(lambda _: begin + "\n" + body + end, text)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default="target/debug/shingled")
@@ -243,15 +236,12 @@ def main():
     reports = run_all(os.path.abspath(a.bin), a.jobs)
     updated = text
     for name, body in regions(reports).items():
-        updated = replace(updated, name, body)
+        updated = replace_block(updated, f"bench:{name}", body)
     took = f"{len(reports)} bench runs in {time.monotonic() - t0:.0f} s"
+    same = check_or_write(a.doc, text, updated, a.check, GEN)
     if a.check:
-        strip = lambda t: "\n".join(l for l in t.splitlines() if not l.startswith(GEN))
-        same = strip(updated) == strip(text)
         print(f"bench tables are current ({took})" if same else f"bench tables differ from a fresh run ({took})")
         return 0 if same else 1
-    with open(a.doc, "w") as f:
-        f.write(updated)
     print(f"wrote the bench tables into {a.doc} ({took})")
     return 0
 

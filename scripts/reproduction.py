@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+from generated_doc import check_or_write, replace_block
+
 # ID -> (command after `shingled`, what it reproduces). `experiment` runs keep their claims.
 RUNS = {
     "pore-overall": (["experiment", "pore-overall"], "PORE Figs. 11-12 (read-write)"),
@@ -211,15 +213,6 @@ def headline(runs: dict) -> str:
         "|---|---|---:|---:|---|---|---|", *rows, ""])
 
 
-def replace_block(text: str, key: str, content: str, doc: str) -> str:
-    begin, end = f"<!-- {key}:begin -->", f"<!-- {key}:end -->"
-    if begin not in text or end not in text:
-        raise SystemExit(f"{doc}: markers {begin} / {end} not found")
-    pre, rest = text.split(begin, 1)
-    _, post = rest.split(end, 1)
-    return pre + begin + "\n" + content + end + post
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default="target/release/shingled")
@@ -244,21 +237,18 @@ def main() -> int:
     read_doc()  # fail before the long runs if the markers are wrong
     runs = run_all(bin_path, a.json_dir, a.reuse)
     text, ids = read_doc()  # read again: the text may have been edited while the runs went
-    updated = replace_block(text, "headline", headline(runs), a.doc)
+    updated = replace_block(text, "headline", headline(runs))
     for rid in ids:
         if rid == "most-bands":
             block = most_bands_block(runs)
         else:
             report, wall = runs[rid]
             block = experiment_block(rid, report, wall, report_markdown(bin_path, a.json_dir, rid))
-        updated = replace_block(updated, f"run:{rid}", block, a.doc)
+        updated = replace_block(updated, f"run:{rid}", block)
+    same = check_or_write(a.doc, text, updated, a.check, GENERATED)
     if a.check:
-        strip = lambda t: [l for l in t.splitlines() if not l.startswith(GENERATED)]
-        same = strip(updated) == strip(text)
         print(f"{a.doc}: generated parts are current" if same else f"{a.doc}: differs from a fresh run")
         return 0 if same else 1
-    with open(a.doc, "w") as f:
-        f.write(updated)
     print(f"wrote {a.doc}: headline and {len(ids)} sections")
     return 0
 

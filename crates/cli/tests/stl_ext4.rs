@@ -11,6 +11,8 @@
 //! Needs root, FUSE (`/dev/fuse`), loop devices and e2fsprogs; skips with the reason where any
 //! is missing.
 
+mod common;
+use common::run;
 use shingled_fuse::fuse_available;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,18 +43,6 @@ fn missing() -> Option<String> {
         Ok(o) => Some(format!("losetup -f: {}", String::from_utf8_lossy(&o.stderr).trim())),
         Err(e) => Some(format!("losetup: {e}")),
     }
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Whatever a failed test leaves behind is torn down on drop: mounts, loop devices, servers.

@@ -7,6 +7,8 @@
 //! stdout), served again, the file read back byte-exact, and `shingled stl check` clean. That
 //! part needs root and e2fsprogs.
 
+mod common;
+use common::run;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -14,18 +16,6 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_shingled");
 const CONTROL: &str = "/dev/ublk-control";
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// Runs `serve --ublk` where it cannot work: returns its stderr after checking that it failed.
 fn serve_fails(img: &Path) -> String {

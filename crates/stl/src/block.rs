@@ -108,25 +108,38 @@ impl<B: BlockDevice> ByteDevice<B> {
         Ok(())
     }
 
+    /// The pieces of `len` bytes at byte `offset`: `(block, offset within it, bytes, start in
+    /// the caller's buffer)`. A piece that starts a block and is at least a block long covers
+    /// every whole block it can (one request); any other piece is part of one block.
+    fn pieces(offset: u64, len: usize) -> impl Iterator<Item = (u64, usize, usize, usize)> {
+        let mut done = 0usize;
+        std::iter::from_fn(move || {
+            (done < len).then(|| {
+                let pos = offset + done as u64;
+                let (lba, within) = (pos / BLOCK as u64, (pos % BLOCK as u64) as usize);
+                let left = len - done;
+                let n = if within == 0 && left >= BLOCK {
+                    left / BLOCK * BLOCK
+                } else {
+                    (BLOCK - within).min(left)
+                };
+                let at = done;
+                done += n;
+                (lba, within, n, at)
+            })
+        })
+    }
+
     /// Reads `buf.len()` bytes at byte `offset`.
     pub fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.check("read", offset, buf.len())?;
-        let b = BLOCK as u64;
-        let mut done = 0usize;
         let mut block = vec![0u8; BLOCK];
-        while done < buf.len() {
-            let pos = offset + done as u64;
-            let (lba, within) = (pos / b, (pos % b) as usize);
-            let left = buf.len() - done;
-            if within == 0 && left >= BLOCK {
-                let n = left / BLOCK * BLOCK;
-                self.inner.read(lba, &mut buf[done..done + n])?;
-                done += n;
+        for (lba, within, n, at) in Self::pieces(offset, buf.len()) {
+            if within == 0 && n.is_multiple_of(BLOCK) {
+                self.inner.read(lba, &mut buf[at..at + n])?;
             } else {
-                let n = (BLOCK - within).min(left);
                 self.inner.read(lba, &mut block)?;
-                buf[done..done + n].copy_from_slice(&block[within..within + n]);
-                done += n;
+                buf[at..at + n].copy_from_slice(&block[within..within + n]);
             }
         }
         Ok(())
@@ -135,23 +148,14 @@ impl<B: BlockDevice> ByteDevice<B> {
     /// Writes `data` at byte `offset`.
     pub fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
         self.check("write", offset, data.len())?;
-        let b = BLOCK as u64;
-        let mut done = 0usize;
         let mut block = vec![0u8; BLOCK];
-        while done < data.len() {
-            let pos = offset + done as u64;
-            let (lba, within) = (pos / b, (pos % b) as usize);
-            let left = data.len() - done;
-            if within == 0 && left >= BLOCK {
-                let n = left / BLOCK * BLOCK;
-                self.inner.write(lba, &data[done..done + n])?;
-                done += n;
+        for (lba, within, n, at) in Self::pieces(offset, data.len()) {
+            if within == 0 && n.is_multiple_of(BLOCK) {
+                self.inner.write(lba, &data[at..at + n])?;
             } else {
-                let n = (BLOCK - within).min(left);
                 self.inner.read(lba, &mut block)?;
-                block[within..within + n].copy_from_slice(&data[done..done + n]);
+                block[within..within + n].copy_from_slice(&data[at..at + n]);
                 self.inner.write(lba, &block)?;
-                done += n;
             }
         }
         Ok(())
