@@ -411,6 +411,10 @@ impl<C: BlockDevice, B: BlockDevice> Core<C, B> {
             self.run_start = b;
         }
         self.run.extend_from_slice(data);
+        if self.backing.merges_requests() {
+            // the device gathers runs itself, and must see each write when it is made
+            self.flush_run()?;
+        }
         Ok(())
     }
 
@@ -426,6 +430,15 @@ impl<C: BlockDevice, B: BlockDevice> Core<C, B> {
         self.backing_unflushed = true;
         self.stats.backing_blocks_written += n;
         Ok(())
+    }
+
+    /// Issues the queued backing writes and ends the backing device's batch: the points where
+    /// the replay engine issues its pending drive run (a barrier of the controller, the end of
+    /// a request), so that a modelled backing device merges exactly the blocks the engine
+    /// merges.
+    fn unplug(&mut self) -> Result<()> {
+        self.flush_run()?;
+        self.backing.unplug()
     }
 
     fn backing_read(&mut self, lba: u64, buf: &mut [u8]) -> Result<()> {
@@ -638,7 +651,7 @@ impl<C: BlockDevice, B: BlockDevice> Io for DataIo<'_, C, B> {
     }
 
     fn barrier(&mut self) {
-        self.run(|io| io.core.flush_run())
+        self.run(|io| io.core.unplug())
     }
 
     fn read_hit(&mut self) {
@@ -879,6 +892,7 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
             self.core.read_slot(p, &mut buf)?;
             self.core.queue_backing_write(b, &buf)?;
         }
+        self.core.unplug()?;
         for &(b, p) in &dirty {
             self.core.set_rec(p, Record { block: b, epoch: 0, used: true, dirty: false });
         }
@@ -927,6 +941,16 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
         self.core.cache.write(0, &b)?;
         self.core.cache_flush()?;
         Ok((self.core.backing, self.core.cache))
+    }
+
+    /// The cache device.
+    pub fn cache_device(&self) -> &C {
+        &self.core.cache
+    }
+
+    /// The backing device.
+    pub fn backing(&self) -> &B {
+        &self.core.backing
     }
 
     /// Flushes (commits) and returns the devices, still attached: [`CachedDevice::open`] takes
@@ -992,7 +1016,7 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
         } else {
             (0..n).try_for_each(|i| self.block(write, lba + i, buf.sub(i)))
         };
-        let r = r.and_then(|_| self.core.flush_run());
+        let r = r.and_then(|_| self.core.unplug());
         if let Err(e) = &r {
             self.core.fail(e);
         }
@@ -1123,7 +1147,7 @@ impl<C: BlockDevice, B: BlockDevice> BlockDevice for CachedDevice<C, B> {
         if blocks == 0 {
             return Ok(());
         }
-        let r = self.discard_inner(lba, blocks).and_then(|_| self.core.flush_run());
+        let r = self.discard_inner(lba, blocks).and_then(|_| self.core.unplug());
         if let Err(e) = &r {
             self.core.fail(e);
         }

@@ -153,13 +153,17 @@
 mod device;
 pub mod layout;
 mod loss;
+pub mod modelled;
 mod observe;
+pub mod replay;
 mod seq;
 mod stats;
 
 pub use device::CachedDevice;
 pub use layout::Layout;
 pub use loss::{lost_blocks, Loss};
+pub use modelled::{ModelClock, ModelTime, Modelled};
+pub use replay::{replay, ReplayError, ReplayOptions, ReplayReport};
 pub use shingled_sim::Mode;
 pub use stats::Stats;
 

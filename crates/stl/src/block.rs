@@ -28,6 +28,19 @@ pub trait BlockDevice {
     fn discard(&mut self, lba: u64, blocks: u64) -> Result<()>;
     /// A name for messages (the file or device under it).
     fn name(&self) -> String;
+    /// Ends a batch: requests issued since the last `unplug` may be merged with each other by
+    /// the device's queue (contiguous, same direction), none with a later one (Linux's
+    /// `blk_finish_plug`). Says nothing about durability. Real devices need not do anything;
+    /// a modelled device uses it to see the same commands a replay engine would issue.
+    fn unplug(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// Whether the device merges contiguous requests itself until [`unplug`](Self::unplug) (a
+    /// modelled device): a caller then issues each request as it comes instead of gathering
+    /// runs, so that the device sees every request at the moment it is made.
+    fn merges_requests(&self) -> bool {
+        false
+    }
 }
 
 impl<B: BlockDevice + ?Sized> BlockDevice for Box<B> {
@@ -48,6 +61,12 @@ impl<B: BlockDevice + ?Sized> BlockDevice for Box<B> {
     }
     fn name(&self) -> String {
         (**self).name()
+    }
+    fn unplug(&mut self) -> Result<()> {
+        (**self).unplug()
+    }
+    fn merges_requests(&self) -> bool {
+        (**self).merges_requests()
     }
 }
 

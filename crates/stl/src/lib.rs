@@ -9,6 +9,7 @@
 pub mod block;
 pub mod dmzoned;
 pub mod error;
+pub mod file_block;
 pub mod file_medium;
 pub mod medium;
 pub mod open;
@@ -18,6 +19,7 @@ pub mod timed;
 pub use block::{check_request, BlockDevice, ByteDevice, MemBlock, BLOCK};
 pub use dmzoned::{ChunkMapping, DmZoned, DmZonedConfig, DmZonedGeometry, DmZonedStats, ReclaimPolicy};
 pub use error::{Result, StlError};
+pub use file_block::FileBlock;
 pub use file_medium::{FileMedium, FileMediumStats};
 pub use medium::{Geometry, MediumStats, MediumZone, MemMedium, TrackMedium, POISON};
 pub use open::{detect, inspect, DmZonedFileSpec, LayerKind, SmartFileSpec, Stl};

@@ -8,3 +8,4 @@ mod equality;
 mod hand;
 mod loss;
 mod model;
+mod replay;
