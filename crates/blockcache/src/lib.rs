@@ -151,6 +151,8 @@
 //! ([`Loss::Unknown`]).
 
 mod device;
+pub mod files;
+mod inspect;
 pub mod layout;
 mod loss;
 pub mod modelled;
@@ -160,6 +162,7 @@ mod seq;
 mod stats;
 
 pub use device::CachedDevice;
+pub use inspect::{inspect, Inspection};
 pub use layout::Layout;
 pub use loss::{lost_blocks, Loss};
 pub use modelled::{ModelClock, ModelTime, Modelled};
@@ -198,6 +201,10 @@ pub struct CacheSetup {
     /// (`None`: never, the default).
     #[serde(default)]
     pub sequential_cutoff: Option<u64>,
+    /// Where the backing device was when the cache was created (absolute path), so tools can
+    /// open the pair from the cache device alone; its capacity is checked at every open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_path: Option<String>,
 }
 
 impl Default for CacheSetup {
@@ -210,6 +217,7 @@ impl Default for CacheSetup {
             seed: 0,
             costs: SmrCosts::PAPER,
             sequential_cutoff: None,
+            backing_path: None,
         }
     }
 }

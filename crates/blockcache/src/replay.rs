@@ -437,18 +437,21 @@ pub fn replay(
                 seed: 0,
                 costs,
                 sequential_cutoff: None,
+                backing_path: None,
             };
             let ssd = Box::new(cfg.ssd.build().map_err(SimError::from)?);
-            let cache_dev =
+            let mut cache_dev =
                 Modelled::new(MemBlock::new(layout_blocks + slots as u64), ssd, clock.clone(), None)
                     .with_metadata_below(layout_blocks, opts.metadata_on_clock);
+            // Formatting is not part of the run: the trace starts at time zero.
+            cache_dev.set_accounting(false);
             let copts = CacheOptions { setup, slots: Some(slots), capacity: Some(capacity), reserve: None };
-            let dev = CachedDevice::format(cache_dev, backing, &copts)
+            let mut dev = CachedDevice::format(cache_dev, backing, &copts)
                 .map_err(|source| ReplayError::Device { request: 0, source })?;
+            dev.devices_mut().0.set_accounting(true);
             Target::Cached(Box::new(dev))
         }
     };
-    // Formatting wrote the superblock and records: the trace starts at time zero.
     let t0 = clock.now();
     let base_meta = cache_time(&target);
     let mut reader = shingled_sim::open_trace(&cfg.trace)?;

@@ -61,6 +61,12 @@ pub enum Command {
     /// over FUSE for losetup and mkfs.
     #[command(subcommand)]
     Stl(crate::stl_cmd::StlCommand),
+    /// The SSD cache as a real block device: a cache device (file, SSD, partition) in front of
+    /// a backing device (DM-SMR drive, file, translation layer), driven by PORE, SAC, LRU, …:
+    /// create, serve over FUSE/ublk, stats, check, flush, detach, lost; and replay a trace
+    /// through the real data path on an emulated DM-SMR drive, compared with `sim`.
+    #[command(subcommand)]
+    Cache(crate::cache_cmd::CacheCommand),
 }
 
 #[derive(Copy, Clone, Debug, Default, ValueEnum)]

@@ -14,11 +14,13 @@ macro_rules! print {
 mod out;
 
 mod args;
+mod cache_cmd;
 mod drive_cmd;
 mod plot;
 mod probe_cmd;
 mod progress;
 mod report_cmd;
+mod served;
 mod stl_cmd;
 mod store_bench_cmd;
 mod store_cmd;
@@ -92,6 +94,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Report(r) => report_cmd::run(r),
         Command::Store(s) => store_cmd::run(s),
         Command::Stl(s) => stl_cmd::run(s),
+        Command::Cache(c) => cache_cmd::run(c),
     }
 }
 

@@ -6,12 +6,8 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use shingled_core::ByteSize;
-use shingled_fuse::{Backing, FileServer, Files};
-use shingled_stl::{BlockDevice, ByteDevice, DmZonedFileSpec, SmartFileSpec, SmartStlConfig, Stl, BLOCK};
-use std::io;
+use shingled_stl::{BlockDevice, DmZonedFileSpec, SmartFileSpec, SmartStlConfig, Stl, BLOCK};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Translation layers in a file: format, check, stats, serve.
@@ -224,50 +220,6 @@ fn stats(a: InfoArgs) -> Result<()> {
     Ok(())
 }
 
-/// The served file: the layer behind a byte front end, and when it was last used.
-struct StlBacking {
-    dev: ByteDevice<Stl>,
-    last_io: Instant,
-}
-
-impl Backing for StlBacking {
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        self.last_io = Instant::now();
-        let size = self.dev.size();
-        let n = (size.saturating_sub(offset)).min(buf.len() as u64) as usize;
-        buf[n..].fill(0);
-        if n > 0 {
-            self.dev.read_at(offset, &mut buf[..n])?;
-        }
-        Ok(())
-    }
-
-    fn write_at(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
-        self.last_io = Instant::now();
-        if offset.saturating_add(data.len() as u64) > self.dev.size() {
-            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
-        }
-        self.dev.write_at(offset, data).map_err(io::Error::from)
-    }
-
-    fn sync(&mut self) -> io::Result<()> {
-        self.last_io = Instant::now();
-        self.dev.flush().map_err(io::Error::from)
-    }
-
-    fn size(&mut self) -> io::Result<u64> {
-        Ok(self.dev.size())
-    }
-
-    fn set_len(&mut self, len: u64) -> io::Result<()> {
-        if len == self.dev.size() {
-            Ok(())
-        } else {
-            Err(io::Error::from_raw_os_error(libc::EPERM))
-        }
-    }
-}
-
 fn serve(a: ServeArgs) -> Result<()> {
     if a.ublk {
         return serve_ublk(a);
@@ -275,59 +227,9 @@ fn serve(a: ServeArgs) -> Result<()> {
     // clap requires the mount point without --ublk.
     let Some(mountpoint) = a.mountpoint.as_deref() else { bail!("the mount point is missing") };
     shingled_fuse::fuse_available().map_err(|why| anyhow::anyhow!("cannot serve over FUSE here: {why}"))?;
-    if !mountpoint.is_dir() {
-        bail!("{}: not a directory (the mount point must exist)", mountpoint.display());
-    }
     let t0 = Instant::now();
     let stl = Stl::open(&a.file).with_context(|| format!("opening {}", a.file.display()))?;
-    let kind = stl.kind();
-    let size = stl.capacity_blocks() * BLOCK as u64;
-    let files: Files<StlBacking> = Files::new();
-    files.insert(a.name.clone(), StlBacking { dev: ByteDevice::new(stl), last_io: Instant::now() })?;
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT, signal_hook::consts::SIGHUP] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing the signal handlers")?;
-    }
-    let mounted = FileServer::new(files.clone())
-        .mount(mountpoint)
-        .with_context(|| format!("mounting on {}", mountpoint.display()))?;
-    eprintln!(
-        "serving {} ({kind}, {} = {size} bytes, opened in {:.2} s) as {}; SIGTERM or Ctrl-C stops",
-        a.file.display(),
-        ByteSize(size),
-        t0.elapsed().as_secs_f64(),
-        mountpoint.join(&a.name).display()
-    );
-    let idle = Duration::from_millis(a.idle_ms);
-    let tick = Duration::from_millis(100);
-    while !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(tick);
-        let r =
-            files.with(
-                &a.name,
-                |b| {
-                    if b.last_io.elapsed() >= idle {
-                        b.dev.inner().idle(tick)
-                    } else {
-                        Ok(())
-                    }
-                },
-            );
-        if let Some(Err(e)) = r {
-            eprintln!("background work failed: {e}");
-        }
-    }
-    eprintln!("stopping: unmounting {}", mountpoint.display());
-    let unmounted = mounted.unmount();
-    let flushed = files.with(&a.name, |b| b.dev.flush()).unwrap_or(Ok(()));
-    if let Err(e) = &unmounted {
-        eprintln!("warning: {e}; a loop device may still use the file (detach it with `losetup -d`)");
-    }
-    flushed.with_context(|| format!("flushing {}", a.file.display()))?;
-    let stats = files.with(&a.name, |b| b.dev.inner().stats_json()).unwrap_or_default();
-    eprintln!("flushed and closed {}", a.file.display());
-    println!("{stats}");
-    Ok(())
+    crate::served::serve_fuse(stl, &a.file, mountpoint, &a.name, Duration::from_millis(a.idle_ms), t0)
 }
 
 /// `serve --ublk`: checks that the kernel has ublk before opening (and so recovering) the layer.

@@ -9,12 +9,13 @@
 //! and on SIGTERM, SIGINT or SIGHUP stops the device; the queue then ends, the layer is
 //! flushed and the device removed. A second signal exits at once (serving again recovers).
 
+use crate::served::Served;
 use anyhow::{bail, Context, Result};
 use libublk::ctrl::{UblkCtrl, UblkCtrlBuilder};
 use libublk::io::{UblkDev, UblkQueue};
 use libublk::{sys, BufDesc, BufDescList, UblkError, UblkFlags, UblkIORes};
 use shingled_core::ByteSize;
-use shingled_stl::{BlockDevice, Stl, StlError, BLOCK};
+use shingled_stl::{StlError, BLOCK};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,8 +46,8 @@ pub fn available() -> Result<()> {
 }
 
 /// The layer and when it last served a request: shared by the queue and the supervisor.
-struct Shared {
-    stl: Stl,
+struct Shared<D> {
+    stl: D,
     last_io: Instant,
 }
 
@@ -62,8 +63,8 @@ fn ublk_error(e: UblkError) -> anyhow::Error {
 
 /// Serves `stl` (opened from `file` since `t0`) as /dev/ublkbN until a signal; prints the
 /// device path on stdout when it is up, and the layer's statistics as JSON at the end.
-pub fn serve(stl: Stl, file: &Path, t0: Instant, idle: Duration) -> Result<()> {
-    let kind = stl.kind();
+pub fn serve<D: Served>(stl: D, file: &Path, t0: Instant, idle: Duration) -> Result<()> {
+    let kind = stl.label();
     let size = stl.capacity_blocks() * BLOCK as u64;
     let shared = Arc::new(Mutex::new(Shared { stl, last_io: Instant::now() }));
     let stop = Arc::new(AtomicBool::new(false));
@@ -164,10 +165,10 @@ fn set_params(dev: &mut UblkDev, size: u64) {
 
 /// Stops device `id` (`dev`) on a signal once it is up, and runs the layer's background work
 /// while the device is idle, until the queue has ended (`done`).
-fn supervise(
+fn supervise<D: Served>(
     id: u32,
     dev: &str,
-    shared: &Mutex<Shared>,
+    shared: &Mutex<Shared<D>>,
     stop: &AtomicBool,
     started: &AtomicBool,
     done: &AtomicBool,
@@ -204,7 +205,7 @@ fn supervise(
 }
 
 /// The queue thread: one buffer per request slot, each request done on the layer at once.
-fn serve_queue(qid: u16, dev: &UblkDev, shared: &Mutex<Shared>) {
+fn serve_queue<D: Served>(qid: u16, dev: &UblkDev, shared: &Mutex<Shared<D>>) {
     let mut bufs = dev.alloc_queue_io_bufs();
     let queue = match UblkQueue::new(qid, dev)
         .and_then(|q| q.submit_fetch_commands_unified(BufDescList::Slices(Some(&bufs))))
@@ -227,7 +228,7 @@ fn serve_queue(qid: u16, dev: &UblkDev, shared: &Mutex<Shared>) {
 }
 
 /// Carries out one request; returns the bytes read or written, 0, or a negative errno.
-fn handle(iod: &sys::ublksrv_io_desc, buf: &mut [u8], shared: &Mutex<Shared>) -> i32 {
+fn handle<D: Served>(iod: &sys::ublksrv_io_desc, buf: &mut [u8], shared: &Mutex<Shared<D>>) -> i32 {
     let op = iod.op_flags & 0xff;
     let offset = iod.start_sector << 9;
     let len = u64::from(iod.nr_sectors) << 9;
@@ -279,7 +280,7 @@ fn errno(e: &StlError) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shingled_stl::{SmartFileSpec, SmartStlConfig};
+    use shingled_stl::{BlockDevice, SmartFileSpec, SmartStlConfig, Stl};
 
     fn iod(op: u32, start_sector: u64, nr_sectors: u32) -> sys::ublksrv_io_desc {
         sys::ublksrv_io_desc { op_flags: op, nr_sectors, start_sector, addr: 0 }

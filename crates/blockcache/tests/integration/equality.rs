@@ -180,6 +180,7 @@ fn same_counts_as_simulate_on_a_trace() {
                     seed: 0,
                     costs: shingled_cache::SmrCosts::PAPER,
                     sequential_cutoff: None,
+                    backing_path: None,
                 };
                 let capacity = sizing.cache_blocks as u32;
                 let slots = capacity + 2;

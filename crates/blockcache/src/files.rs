@@ -1,0 +1,102 @@
+//! Caches kept in files or on block devices, as the CLI and Python use them: a cache device
+//! (a [`FileBlock`]: a file or a block device such as an SSD partition) in front of a backing
+//! device that is a file, a block device, or a translation layer's file (`shingled stl format`,
+//! recognised by its magic and opened as a [`Stl`]).
+
+use crate::device::scan;
+use crate::layout::MAGIC;
+use crate::{CacheOptions, CachedDevice, Inspection};
+use shingled_stl::error::invalid;
+use shingled_stl::{BlockDevice, FileBlock, Result, Stl, BLOCK};
+use std::path::{Path, PathBuf};
+
+/// Any backing device.
+pub type AnyDevice = Box<dyn BlockDevice + Send>;
+
+/// A cache device in a file (or on a block device) over any backing device.
+pub type FileCache = CachedDevice<FileBlock, AnyDevice>;
+
+/// Opens `path` as a backing device: a translation layer's file when it starts with one's
+/// magic, otherwise the file or block device itself.
+pub fn open_device(path: &Path) -> Result<AnyDevice> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) && shingled_stl::detect(path).is_ok() {
+        return Ok(Box::new(Stl::open(path)?));
+    }
+    Ok(Box::new(FileBlock::open(path)?))
+}
+
+/// Whether `dev` holds a cache that is not detached (a damaged one counts: its magic is there).
+fn holds_a_cache(dev: &mut FileBlock) -> bool {
+    let mut b = vec![0u8; BLOCK];
+    if dev.read(0, &mut b).is_err() || &b[..MAGIC.len()] != MAGIC {
+        return false;
+    }
+    !crate::inspect(dev).is_ok_and(|i| i.state == "detached")
+}
+
+/// Formats `cache` as a cache of `backing`. A missing `cache` file is created with `size`
+/// bytes; an existing one (or a block device) is used whole, and refused when it holds an
+/// attached cache unless `force` (its dirty blocks would be lost). The backing device's path is kept
+/// in the superblock, so [`open`] finds it.
+pub fn create(
+    cache: &Path,
+    backing: &Path,
+    size: Option<u64>,
+    opts: &CacheOptions,
+    force: bool,
+) -> Result<FileCache> {
+    let backing_dev = open_device(backing)?;
+    let dev = if cache.exists() {
+        let mut d = FileBlock::open(cache)?;
+        if holds_a_cache(&mut d) && !force {
+            return Err(invalid(
+                "cache device",
+                cache.display(),
+                "already holds a shingled block cache (its dirty blocks would be lost): detach it first, \
+                 or pass --force",
+            ));
+        }
+        d
+    } else {
+        let Some(bytes) = size else {
+            return Err(invalid(
+                "cache device",
+                cache.display(),
+                "does not exist; give its size to create it",
+            ));
+        };
+        FileBlock::create(cache, bytes)?
+    };
+    let mut opts = opts.clone();
+    let abs = std::fs::canonicalize(backing).unwrap_or_else(|_| backing.to_path_buf());
+    opts.setup.backing_path = Some(abs.to_string_lossy().into_owned());
+    CachedDevice::format(dev, backing_dev, &opts)
+}
+
+/// The backing device's path as the superblock of the cache at `cache` records it.
+pub fn recorded_backing(cache: &Path) -> Result<Option<PathBuf>> {
+    let mut dev = FileBlock::open(cache)?;
+    Ok(scan(&mut dev)?.sb.setup.backing_path.map(PathBuf::from))
+}
+
+/// Opens (and after a crash recovers) the cache at `cache` over `backing`, or over the backing
+/// device its superblock names.
+pub fn open(cache: &Path, backing: Option<&Path>) -> Result<FileCache> {
+    let path = match backing {
+        Some(p) => p.to_path_buf(),
+        None => recorded_backing(cache)?.ok_or_else(|| {
+            invalid(
+                "cache device",
+                cache.display(),
+                "does not record its backing device; name it (--backing)",
+            )
+        })?,
+    };
+    let b = open_device(&path)?;
+    CachedDevice::open(FileBlock::open(cache)?, b)
+}
+
+/// Reads the metadata of the cache at `cache` without writing anything.
+pub fn inspect_file(cache: &Path) -> Result<Inspection> {
+    crate::inspect(&mut FileBlock::open(cache)?)
+}
