@@ -46,14 +46,15 @@ pub fn create(
     force: bool,
 ) -> Result<FileCache> {
     let backing_dev = open_device(backing)?;
-    let dev = if cache.exists() {
+    let existed = cache.exists();
+    let dev = if existed {
         let mut d = FileBlock::open(cache)?;
         if holds_a_cache(&mut d) && !force {
             return Err(invalid(
                 "cache device",
                 cache.display(),
-                "already holds a shingled block cache (its dirty blocks would be lost): detach it first, \
-                 or pass --force",
+                "already holds an attached shingled block cache (its dirty blocks would be lost): detach it \
+                 first, or force the format",
             ));
         }
         d
@@ -67,10 +68,16 @@ pub fn create(
         };
         FileBlock::create(cache, bytes)?
     };
+    let created = !existed;
     let mut opts = opts.clone();
     let abs = std::fs::canonicalize(backing).unwrap_or_else(|_| backing.to_path_buf());
     opts.setup.backing_path = Some(abs.to_string_lossy().into_owned());
-    CachedDevice::format(dev, backing_dev, &opts)
+    let r = CachedDevice::format(dev, backing_dev, &opts);
+    if r.is_err() && created {
+        // a file this call created is not left behind half made
+        let _ = std::fs::remove_file(cache);
+    }
+    r
 }
 
 /// The backing device's path as the superblock of the cache at `cache` records it.
@@ -88,7 +95,7 @@ pub fn open(cache: &Path, backing: Option<&Path>) -> Result<FileCache> {
             invalid(
                 "cache device",
                 cache.display(),
-                "does not record its backing device; name it (--backing)",
+                "does not record its backing device; name the backing device",
             )
         })?,
     };

@@ -468,7 +468,8 @@ pub fn replay(
     let mut flushes = 0u64;
     let started = Instant::now();
     let mut read = 0u64;
-    let skips_reads = cfg.cache.is_some() && cfg.mode == Mode::WriteOnly;
+    // as the engine: write-only mode drops reads from the workload, with or without a cache
+    let skips_reads = cfg.mode == Mode::WriteOnly;
     while read < limit {
         let Some(req) = reader.next_request().map_err(SimError::from)? else { break };
         read += 1;

@@ -226,7 +226,9 @@ fn create(a: CreateArgs) -> Result<()> {
     setup.sequential_cutoff = a.sequential_cutoff.map(|b| b.0).filter(|&b| b > 0);
     let opts = CacheOptions { setup, slots: None, capacity: a.capacity, reserve: a.reserve };
     let dev = files::create(&a.cache, &a.backing, a.size.map(|s| s.0), &opts, a.force).map_err(|e| {
-        let hint = if e.to_string().contains("persistent buffer") {
+        let hint = if e.to_string().contains("already holds") {
+            " (detach it first, or pass --force to format it anyway)"
+        } else if e.to_string().contains("persistent buffer") {
             " (give the drive's persistent-buffer size with --pb-size, and its bands with --band-size)"
         } else if e.to_string().contains("band") {
             " (give the drive's band size with --band-size)"

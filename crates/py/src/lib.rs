@@ -31,6 +31,7 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Duration;
 
+mod blockcache;
 mod stl;
 
 /// Longest wait between two checks of Python signals while simulations run.
@@ -1336,6 +1337,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stl::TranslationLayer>()?;
     m.add("TranslationLayerError", py.get_type::<stl::TranslationLayerError>())?;
     m.add_function(wrap_pyfunction!(stl::stl_inspect, m)?)?;
+    m.add_class::<blockcache::BlockCache>()?;
+    m.add("BlockCacheError", py.get_type::<blockcache::BlockCacheError>())?;
+    m.add_function(wrap_pyfunction!(blockcache::cache_inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(blockcache::cache_lost_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(blockcache::cache_replay, m)?)?;
     m.add_class::<ChunkFront>()?;
     m.add_function(wrap_pyfunction!(config_default, m)?)?;
     m.add_function(wrap_pyfunction!(config_from_toml, m)?)?;

@@ -68,9 +68,12 @@ fn same(cfg: &SimConfig, ctx: &str) -> ReplayReport {
 /// Every policy and mode, and no cache, with `cfg` as the base.
 fn every_policy_and_mode(base: &SimConfig, band: Option<&str>, sizes: &[SizeSpec], what: &str) -> (u64, u64) {
     let (mut runs, mut rmws) = (0, 0);
-    let mut none = base.clone();
-    none.cache = None;
-    same(&none, &format!("{what} no cache"));
+    for (mode, _) in Mode::ALL {
+        let mut none = base.clone();
+        none.cache = None;
+        none.mode = mode;
+        same(&none, &format!("{what} no cache {}", mode.name()));
+    }
     for &name in shingled_cache::PolicyConfig::NAMES {
         for (mode, _) in Mode::ALL {
             for size in sizes {

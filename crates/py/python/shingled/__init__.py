@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, List, Mapping, Optional, S
 from . import _core
 from ._config import Config, Section
 from ._core import (
+    BlockCacheError,
     Cancelled,
     ConfigError,
     CorruptionError,
@@ -33,6 +34,7 @@ from ._core import (
 )
 from ._result import Result, flatten_metrics
 from ._store_bench import StoreBenchResult, store_bench, store_benches
+from .blockcache import BlockCache, cache_inspect, cache_lost_blocks, cache_replay
 from .stl import TranslationLayer
 from .store import ChunkStore, StoreFront
 from .sweep import sweep
@@ -71,6 +73,11 @@ __all__ = [
     "ReadOnlyError",
     "TranslationLayer",
     "TranslationLayerError",
+    "BlockCache",
+    "BlockCacheError",
+    "cache_inspect",
+    "cache_lost_blocks",
+    "cache_replay",
     "PROGRESS_EVERY",
 ]
 
