@@ -61,6 +61,7 @@ check-long:
 	$(CARGO) build --release -p shingled-cli
 	python3 scripts/reproduction.py --check
 	python3 scripts/drive_models_tables.py --bin target/release/shingled --check
+	python3 scripts/cache_replay_table.py --bin target/release/shingled --check
 
 ## Benchmarks (release); results go in docs/benchmarks.md by hand.
 bench:
