@@ -865,10 +865,9 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
     }
 
     /// Writes back every dirty block (ascending block order, contiguous blocks merged), flushes
-    /// the backing device, then commits the records as clean. The blocks stay cached, clean;
-    /// the policy restarts with them in their recency order (a policy's other state — counts,
-    /// ghost lists, periods — restarts empty, as after a reopen). Returns the blocks written
-    /// back.
+    /// the backing device, then commits the records as clean. The blocks stay cached, marked
+    /// clean in the policy's block table ([`Cache::mark_clean`]); the policy keeps its order,
+    /// counts and ghost lists. Returns the blocks written back.
     pub fn clean(&mut self) -> Result<u64> {
         self.core.check_ok()?;
         let r = self.clean_inner();
@@ -898,30 +897,11 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
         }
         self.core.stats.cleaner_writebacks += dirty.len() as u64;
         self.core.commit()?;
-        if !dirty.is_empty() {
-            self.rebuild()?;
+        let meta = self.ctl.cache_mut_opt().ok_or_else(|| internal("a cached device without a cache"))?;
+        for &(b, _) in &dirty {
+            meta.mark_clean(b);
         }
         Ok(dirty.len() as u64)
-    }
-
-    /// A fresh policy and block table holding the cached blocks in recency order, their dirty
-    /// bits from the records.
-    fn rebuild(&mut self) -> Result<()> {
-        let old = self.meta();
-        let mut blocks: Vec<(u64, BlockNo)> =
-            self.core.loc.keys().map(|&b| (old.peek(b).map_or(0, |m| m.last_access), b)).collect();
-        blocks.sort_unstable();
-        let mut meta = build_cache(&self.core.sb, &self.core.removed)?;
-        let mut evicted = Vec::new();
-        for (_, b) in blocks {
-            let dirty = self.core.mem[self.core.loc[&b] as usize].dirty;
-            meta.insert(b, dirty, &mut evicted);
-        }
-        if !evicted.is_empty() {
-            return Err(internal("rebuilding the policy evicted a block"));
-        }
-        self.ctl = Controller::new(self.core.sb.setup.mode, Some(meta));
-        Ok(())
     }
 
     /// The cleaner, then detach: every dirty block written back and flushed, every record

@@ -36,6 +36,9 @@ impl Policy for Observed {
         self.log.lock().expect("removal log").push(table.meta(slot).block);
         self.inner.on_remove(table, slot)
     }
+    fn on_clean(&mut self, table: &BlockTable, slot: Slot) {
+        self.inner.on_clean(table, slot)
+    }
     fn heap_bytes(&self) -> usize {
         self.inner.heap_bytes()
     }

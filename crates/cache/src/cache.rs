@@ -95,9 +95,12 @@ impl Cache {
     }
 
     /// Marks a cached block clean after the caller wrote it to the drive without evicting it.
-    /// The policy sees it through the meta on its next call.
+    /// The policy is told ([`Policy::on_clean`]) and sees it through the meta afterwards.
     pub fn mark_clean(&mut self, block: BlockNo) {
         if let Some(slot) = self.table.slot_of(block) {
+            if self.table.meta(slot).dirty {
+                self.policy.on_clean(&self.table, slot);
+            }
             self.table.mark_clean(slot);
         }
     }

@@ -94,6 +94,58 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// With a cleaner marking dirty blocks clean behind the decisions (`Cache::mark_clean`, what
+    /// the block cache's `clean` does) and invalidations (write-around) mixed in: every policy
+    /// still finds a victim, respects the capacity, writes back exactly the blocks still dirty
+    /// and drops only clean ones.
+    #[test]
+    fn mark_clean_and_invalidate_keep_every_policy_consistent(
+        capacity in 1u32..40,
+        ops in proptest::collection::vec((0u64..120, 0u8..8), 1..600),
+    ) {
+        for &name in PolicyConfig::NAMES {
+            let mut cache = cache_for(name, capacity);
+            let mut ev = Vec::new();
+            let mut dirty_model: BTreeSet<BlockNo> = BTreeSet::new();
+            for &(b, op) in &ops {
+                match op {
+                    // a cleaner pass over every dirty block
+                    6 => {
+                        for d in std::mem::take(&mut dirty_model) {
+                            cache.mark_clean(d);
+                        }
+                    }
+                    7 => {
+                        cache.invalidate(b);
+                        dirty_model.remove(&b);
+                    }
+                    _ => {
+                        let w = op % 2 == 1;
+                        if cache.access(b, w).is_none() {
+                            ev.clear();
+                            cache.insert(b, w, &mut ev);
+                            for v in &ev {
+                                if v.dirty {
+                                    prop_assert!(dirty_model.remove(&v.block), "{}: block {} written back but was clean", name, v.block);
+                                } else {
+                                    prop_assert!(!dirty_model.contains(&v.block), "{}: dirty block {} dropped as clean", name, v.block);
+                                }
+                            }
+                        }
+                        if w { dirty_model.insert(b); }
+                    }
+                }
+                let t = cache.table();
+                prop_assert!(t.len() <= t.capacity(), "{}: over capacity", name);
+                prop_assert_eq!(t.dirty_len() as usize, dirty_model.len(), "{}: dirty count", name);
+            }
+        }
+    }
+}
+
 /// LRU by hand. Capacity 3; accesses (block, write):
 ///   1w 2w 3r       cache [3,2,1] (front first), dirty {1,2}
 ///   1r             hit;  order [1,3,2]

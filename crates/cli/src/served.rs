@@ -94,8 +94,13 @@ impl<D: Served> Backing for Entry<D> {
     }
 }
 
+/// The statistics file's content: pretty JSON padded with spaces to a whole number of 4 KiB
+/// (JSON allows trailing white space), so that its size stays put between refreshes and one
+/// read of the file sees one snapshot.
 fn stats_text<D: Served>(dev: &D) -> Vec<u8> {
     let mut t = serde_json::to_vec_pretty(&dev.stats_json()).unwrap_or_default();
+    let size = (t.len() + 1).div_ceil(BLOCK) * BLOCK;
+    t.resize(size - 1, b' ');
     t.push(b'\n');
     t
 }

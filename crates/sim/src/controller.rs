@@ -58,6 +58,12 @@ impl Controller {
         self.cache.as_ref()
     }
 
+    /// The cache, mutably: for a data path that changes a block's state outside the per-block
+    /// decisions (a cleaner marking written-back blocks clean with [`Cache::mark_clean`]).
+    pub fn cache_mut_opt(&mut self) -> Option<&mut Cache> {
+        self.cache.as_mut()
+    }
+
     /// Whether a read request is dropped from the workload (write-only mode).
     pub fn skips(&self, write: bool) -> bool {
         !write && self.mode == Mode::WriteOnly

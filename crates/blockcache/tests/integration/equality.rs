@@ -62,10 +62,11 @@ fn as_counts(s: &Stats, mode: Mode) -> Counts {
         write_hits: s.write_hits,
         clean_evictions: s.clean_evictions,
         dirty_evictions: s.dirty_evictions,
-        ssd_reads: if reads { s.cache_blocks_read } else { 0 },
+        ssd_reads: if reads { s.cache_blocks_read - s.cleaner_writebacks } else { 0 },
         ssd_writes: s.cache_blocks_written,
         drive_reads: if reads { s.backing_blocks_read } else { 0 },
-        drive_writes: s.backing_blocks_written,
+        // (the cleaner's write-backs are not the controller's)
+        drive_writes: s.backing_blocks_written - s.cleaner_writebacks,
     }
 }
 
@@ -103,6 +104,16 @@ fn same_decisions_as_a_counting_controller() {
                 let write = rng.random_bool(0.55);
                 if rng.random_ratio(1, 10) {
                     dev.flush().unwrap(); // commits: no effect on the decisions
+                }
+                if rng.random_ratio(1, 40) {
+                    // the cleaner marks the written-back blocks clean in the live policy: the
+                    // decisions go on as a controller's whose cache was told the same
+                    let dirty = dev.dirty_blocks();
+                    assert_eq!(dev.clean().unwrap(), dirty.len() as u64, "{ctx}");
+                    let meta = ctl.cache_mut_opt().unwrap();
+                    for b in dirty {
+                        meta.mark_clean(b);
+                    }
                 }
                 if write {
                     let data = data_of(lba, &(0..n).map(|k| step * 8 + k + 1).collect::<Vec<_>>());

@@ -99,6 +99,8 @@ pub enum PolicyError {
 ///   Clean victims are dropped; dirty ones are written back by the caller.
 /// - [`Policy::on_remove`] just before `slot` is freed (after selection, or when the caller
 ///   invalidates a block); the meta is still readable.
+/// - [`Policy::on_clean`] just before the caller marks a dirty cached block clean (a cleaner
+///   wrote it back without evicting it).
 pub trait Policy: Send {
     /// Short name as used in reports (`lru`, `pore-bl` …).
     fn name(&self) -> &'static str;
@@ -111,6 +113,12 @@ pub trait Policy: Send {
     fn select_victims(&mut self, table: &BlockTable, incoming: BlockNo, victims: &mut Vec<Slot>);
     /// `slot` is about to be freed.
     fn on_remove(&mut self, table: &BlockTable, slot: Slot);
+    /// The dirty block in `slot` is about to be marked clean by the caller, who wrote it to the
+    /// drive without evicting it ([`crate::Cache::mark_clean`]: a cleaner); the meta still says
+    /// dirty. A policy that counts dirty blocks updates here; default: nothing.
+    fn on_clean(&mut self, table: &BlockTable, slot: Slot) {
+        let _ = (table, slot);
+    }
     /// Heap bytes the policy's own structures use (for the memory-per-block figure).
     fn heap_bytes(&self) -> usize {
         0

@@ -158,6 +158,11 @@ impl Policy for Most {
             self.dirty.dec(b);
         }
     }
+    fn on_clean(&mut self, t: &BlockTable, slot: Slot) {
+        // the band keeps the block; it no longer counts as dirty
+        let b = self.band(t.meta(slot).block);
+        self.dirty.dec(b);
+    }
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes()
             + self.band_lists.len() * std::mem::size_of::<List>()

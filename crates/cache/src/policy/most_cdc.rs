@@ -151,6 +151,9 @@ impl Policy for MostCdc {
     fn on_remove(&mut self, table: &BlockTable, slot: Slot) {
         self.inner.on_remove(table, slot)
     }
+    fn on_clean(&mut self, table: &BlockTable, slot: Slot) {
+        self.inner.on_clean(table, slot)
+    }
     fn heap_bytes(&self) -> usize {
         self.inner.heap_bytes()
     }
