@@ -80,6 +80,16 @@ pub enum Output {
     Csv,
 }
 
+/// `--output` of the commands that read a device's metadata (`stl check`, `cache stats`, …).
+#[derive(Copy, Clone, Debug, Default, ValueEnum)]
+pub enum InfoOutput {
+    /// Text for people.
+    #[default]
+    Table,
+    /// JSON.
+    Json,
+}
+
 /// Where and how a command prints its report.
 #[derive(Args, Debug)]
 pub struct EmitArgs {

@@ -4,7 +4,7 @@
 //! flush (write back), detach, lost (what the backing device lacks without the cache), and
 //! replay (a trace through the real data path on modelled devices, compared with `sim`).
 
-use crate::args::{Output, SimArgs};
+use crate::args::{InfoOutput, Output, SimArgs};
 use crate::{progress, report};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -142,15 +142,6 @@ pub struct ServeArgs {
     /// Override the sequential-bypass threshold for this session (`0`: off).
     #[arg(long)]
     pub sequential_cutoff: Option<ByteSize>,
-}
-
-#[derive(Copy, Clone, Debug, Default, ValueEnum)]
-pub enum InfoOutput {
-    /// Text for people.
-    #[default]
-    Table,
-    /// JSON.
-    Json,
 }
 
 #[derive(Args, Debug)]

@@ -3,6 +3,7 @@
 //! a file: format, check (read-only), stats, and serve (a FUSE file that `losetup`, `mkfs.ext4`
 //! and `mount` can use, or with `--ublk` a /dev/ublkbN block device).
 
+use crate::args::InfoOutput;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use shingled_core::ByteSize;
@@ -71,15 +72,6 @@ pub struct FormatArgs {
     /// dm-zoned: sequential zones reserved for reclaim (default: the layer's).
     #[arg(long)]
     pub reserved_seq: Option<u64>,
-}
-
-#[derive(Copy, Clone, Debug, Default, ValueEnum)]
-pub enum InfoOutput {
-    /// Text for people.
-    #[default]
-    Table,
-    /// JSON.
-    Json,
 }
 
 #[derive(Args, Debug)]

@@ -20,15 +20,16 @@
 //! is missing.
 
 mod common;
-use common::run;
+use common::{
+    assert_fsck_clean, attach, missing, replay_journal, run, serve, stop_server, wait_output, Teardown,
+};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use shingled_fuse::fuse_available;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,92 +44,6 @@ const CACHE_SIZE: &str = "24MiB";
 const FILES: usize = 60;
 /// The largest of them.
 const MAX_FILE: usize = 1 << 20;
-
-fn missing() -> Option<String> {
-    if let Err(why) = fuse_available() {
-        return Some(why);
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        return Some("no /dev/loop-control (no loop devices)".into());
-    }
-    for tool in ["losetup", "mkfs.ext4", "fsck.ext4", "e2fsck", "mount", "umount"] {
-        let found = std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).exists()))
-            .unwrap_or(false)
-            || ["/sbin", "/usr/sbin"].iter().any(|d| Path::new(d).join(tool).exists());
-        if !found {
-            return Some(format!("{tool} not found (Debian: e2fsprogs, mount)"));
-        }
-    }
-    // losetup needs a free loop device and root.
-    match Command::new("losetup").arg("-f").output() {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!("losetup -f: {}", String::from_utf8_lossy(&o.stderr).trim())),
-        Err(e) => Some(format!("losetup: {e}")),
-    }
-}
-
-/// Whatever a failed test leaves behind is torn down on drop: mounts, loop devices, servers.
-struct Teardown {
-    fs: PathBuf,
-    fuse: PathBuf,
-    loops: Vec<String>,
-    servers: Vec<Child>,
-}
-
-impl Teardown {
-    fn clean(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.fs).stderr(Stdio::null()).status();
-        for l in self.loops.drain(..) {
-            let _ = Command::new("losetup").arg("-d").arg(&l).status();
-        }
-        for mut s in self.servers.drain(..) {
-            let _ = s.kill();
-            let _ = s.wait();
-        }
-        let _ = Command::new("umount").arg("-l").arg(&self.fuse).stderr(Stdio::null()).status();
-    }
-}
-
-impl Drop for Teardown {
-    fn drop(&mut self) {
-        self.clean();
-    }
-}
-
-fn serve(t: &mut Teardown, cache: &Path) -> PathBuf {
-    let child = Command::new(BIN)
-        .args(["cache", "serve"])
-        .arg(cache)
-        .arg(&t.fuse)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawning shingled cache serve");
-    t.servers.push(child);
-    let disk = t.fuse.join("disk");
-    let start = Instant::now();
-    while !disk.exists() {
-        if let Ok(Some(status)) = t.servers.last_mut().unwrap().try_wait() {
-            panic!("shingled cache serve {} exited with {status} before serving", cache.display());
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the server did not serve {} in 60 s",
-            disk.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    disk
-}
-
-fn attach(t: &mut Teardown, file: &Path, extra: &[&str]) -> String {
-    let dev = run(Command::new("losetup").args(["--direct-io=off", "-f", "--show"]).args(extra).arg(file))
-        .trim()
-        .to_string();
-    t.loops.push(dev.clone());
-    dev
-}
 
 /// Runs `shingled ARGS`; panics unless it succeeds; returns its stdout parsed as JSON.
 fn shingled_json(args: &[&str], cache: &Path) -> serde_json::Value {
@@ -174,31 +89,6 @@ fn summary(stats: &serde_json::Value) -> String {
     .map(|k| format!("{k} {}", stats[*k]))
     .collect::<Vec<_>>()
     .join(", ")
-}
-
-/// Waits for `child` at most `limit`; kills it and panics if it is still running then.
-fn wait_output(mut child: Child, limit: Duration, what: &str) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn assert_fsck_clean(dev: &str, what: &str) {
-    let fsck = Command::new("fsck.ext4").args(["-fn"]).arg(dev).output().unwrap();
-    assert!(
-        fsck.status.success(),
-        "{what}: fsck.ext4 -fn: {}\n{}\n{}",
-        fsck.status,
-        String::from_utf8_lossy(&fsck.stdout),
-        String::from_utf8_lossy(&fsck.stderr)
-    );
 }
 
 fn assert_files(synced: &BTreeMap<PathBuf, Vec<u8>>, what: &str) {
@@ -255,7 +145,7 @@ fn scenario(name: &str, create_args: &[&str], seed: u64) {
     let (fuse, fs) = (dir.path().join("fuse"), dir.path().join("fs"));
     std::fs::create_dir(&fuse).unwrap();
     std::fs::create_dir(&fs).unwrap();
-    let mut t = Teardown { fs: fs.clone(), fuse: fuse.clone(), loops: Vec::new(), servers: Vec::new() };
+    let mut t = Teardown::new(&fs, &fuse);
     run(Command::new(BIN)
         .args(["cache", "create"])
         .arg(&cache)
@@ -265,8 +155,8 @@ fn scenario(name: &str, create_args: &[&str], seed: u64) {
         .args(create_args));
 
     // First life: mkfs, files, sync, live statistics; then more files and a SIGKILL.
-    let disk = serve(&mut t, &cache);
-    let dev = attach(&mut t, &disk, &[]);
+    let disk = serve(&mut t, "cache", &cache);
+    let dev = attach(&mut t, &disk, &["--direct-io=off"]);
     run(Command::new("mkfs.ext4").args(["-q", "-F", "-E", "nodiscard"]).arg(&dev));
     run(Command::new("mount").arg(&dev).arg(&fs));
     let mut rng = Pcg64::seed_from_u64(seed);
@@ -335,18 +225,10 @@ fn scenario(name: &str, create_args: &[&str], seed: u64) {
     run(Command::new(BIN).args(["cache", "check"]).arg(&cache));
 
     // Second life: recovery, fsck, every synced file exact.
-    let disk = serve(&mut t, &cache);
-    let dev = attach(&mut t, &disk, &[]);
-    // ext4's own crash recovery first: replay its journal (what mounting would do; `-n`
-    // skips it and then reports the changes still in the journal as damage).
-    let replay = Command::new("e2fsck").args(["-E", "journal_only", "-y"]).arg(&dev).output().unwrap();
-    assert!(
-        matches!(replay.status.code(), Some(0 | 1)),
-        "{name}: journal replay after the kill: {}\n{}\n{}",
-        replay.status,
-        String::from_utf8_lossy(&replay.stdout),
-        String::from_utf8_lossy(&replay.stderr)
-    );
+    let disk = serve(&mut t, "cache", &cache);
+    let dev = attach(&mut t, &disk, &["--direct-io=off"]);
+    // ext4's own crash recovery first, then a check that changes nothing.
+    replay_journal(&dev, name);
     assert_fsck_clean(&dev, &format!("{name}: after the kill and recovery"));
     run(Command::new("mount").arg(&dev).arg(&fs));
     assert_files(&synced, &format!("{name}: after the kill and recovery"));
@@ -355,13 +237,7 @@ fn scenario(name: &str, create_args: &[&str], seed: u64) {
         run(Command::new("losetup").arg("-d").arg(&l));
     }
     // A clean stop: SIGTERM, exit 0, statistics on stdout, the cache checks clean.
-    let server = t.servers.pop().unwrap();
-    run(Command::new("kill").arg("-TERM").arg(server.id().to_string()));
-    let out = wait_output(server, Duration::from_secs(60), &format!("{name}: serve after SIGTERM"));
-    assert!(out.status.success(), "{name}: serve exited with {} after SIGTERM", out.status);
-    let second: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{name}: serve's stdout is not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
-    });
+    let second = stop_server(&mut t, name);
     eprintln!("{name}: second life, at SIGTERM: {}", summary(&second));
     assert!(counter(&second, "read_hits") + counter(&second, "read_misses") > 0, "{name}: {second}");
     assert!(
@@ -375,7 +251,7 @@ fn scenario(name: &str, create_args: &[&str], seed: u64) {
     // Detach: the backing file alone, without the cache, holds the file system.
     let det = run(Command::new(BIN).args(["cache", "detach"]).arg(&cache));
     eprintln!("{name}: {}", det.trim());
-    let dev = attach(&mut t, &backing, &["-r"]);
+    let dev = attach(&mut t, &backing, &["--direct-io=off", "-r"]);
     assert_fsck_clean(&dev, &format!("{name}: the backing file alone after detach"));
     run(Command::new("mount").args(["-o", "ro"]).arg(&dev).arg(&fs));
     assert_files(&synced, &format!("{name}: the backing file alone after detach"));

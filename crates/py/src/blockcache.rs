@@ -6,6 +6,7 @@
 //! Reports cross as JSON text, as everywhere in this crate; the Python layer
 //! (`python/shingled/blockcache.py`) parses it.
 
+use crate::device::Device;
 use pyo3::create_exception;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -14,10 +15,9 @@ use shingled_blockcache::replay::{self, ReplayError, ReplayOptions};
 use shingled_blockcache::{CacheOptions, CacheSetup, Loss, Mode};
 use shingled_cache::PolicyConfig;
 use shingled_core::{BandConfig, ByteSize};
-use shingled_stl::{BlockDevice, ByteDevice, FileBlock, StlError, BLOCK};
+use shingled_stl::{BlockDevice, FileBlock, StlError};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
 
 create_exception!(
     shingled,
@@ -42,41 +42,12 @@ fn replay_err(e: ReplayError) -> PyErr {
 /// A cache device in a file (or on a block device) in front of a backing device.
 #[pyclass(module = "shingled._core")]
 pub struct BlockCache {
-    inner: Mutex<Option<ByteDevice<FileCache>>>,
+    dev: Device<FileCache>,
 }
 
 impl BlockCache {
     fn new(c: FileCache) -> BlockCache {
-        BlockCache { inner: Mutex::new(Some(ByteDevice::new(c))) }
-    }
-
-    fn with<R: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut ByteDevice<FileCache>) -> Result<R, StlError> + Send,
-    ) -> PyResult<R> {
-        py.detach(|| {
-            let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-            match g.as_mut() {
-                None => Err(BlockCacheError::new_err("the block cache is closed")),
-                Some(d) => f(d).map_err(err),
-            }
-        })
-    }
-
-    /// Takes the device out (the object is closed afterwards, whatever `f` returns).
-    fn take<R: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(FileCache) -> Result<R, StlError> + Send,
-    ) -> PyResult<Option<R>> {
-        py.detach(|| {
-            let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-            match g.take() {
-                None => Ok(None),
-                Some(d) => f(d.into_inner()).map(Some).map_err(err),
-            }
-        })
+        BlockCache { dev: Device::new(c, BlockCacheError::new_err, "the block cache is closed") }
     }
 }
 
@@ -133,89 +104,78 @@ impl BlockCache {
 
     /// Size of the cached device (the backing device's) in bytes.
     fn size(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |d| Ok(d.size()))
+        self.dev.with(py, |d| Ok(d.size()))
     }
 
     /// The cache mode's name (`read-write`, …).
     fn mode(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.with(py, |d| Ok(d.inner().mode().name()))
+        self.dev.with(py, |d| Ok(d.inner().mode().name()))
     }
 
     /// The policy's name.
     fn policy(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.with(py, |d| Ok(d.inner().policy_name()))
+        self.dev.with(py, |d| Ok(d.inner().policy_name()))
     }
 
     /// Blocks the policy manages.
     fn capacity(&self, py: Python<'_>) -> PyResult<u32> {
-        self.with(py, |d| Ok(d.inner().capacity()))
+        self.dev.with(py, |d| Ok(d.inner().capacity()))
     }
 
     /// Reads `length` bytes at byte `offset`.
     fn read<'py>(&self, py: Python<'py>, offset: u64, length: usize) -> PyResult<Bound<'py, PyBytes>> {
-        let buf = self.with(py, |d| {
-            let mut b = vec![0u8; length];
-            d.read_at(offset, &mut b)?;
-            Ok(b)
-        })?;
-        Ok(PyBytes::new(py, &buf))
+        self.dev.read(py, offset, length)
     }
 
     /// Writes `data` at byte `offset`.
     fn write(&self, py: Python<'_>, offset: u64, data: Vec<u8>) -> PyResult<()> {
-        self.with(py, |d| d.write_at(offset, &data))
+        self.dev.write(py, offset, &data)
     }
 
     /// Commits: every write before it survives a crash of either device's power.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        self.with(py, |d| d.flush())
+        self.dev.flush(py)
     }
 
     /// Forgets whole 4 KiB blocks `offset .. offset + length` (both multiples of 4096).
     fn discard(&self, py: Python<'_>, offset: u64, length: u64) -> PyResult<()> {
-        let b = BLOCK as u64;
-        if !offset.is_multiple_of(b) || !length.is_multiple_of(b) {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "discard({offset}, {length}): offset and length must be multiples of {b}"
-            )));
-        }
-        self.with(py, |d| d.inner().discard(offset / b, length / b))
+        self.dev.discard(py, offset, length)
     }
 
     /// The cache's counters (`shingled_blockcache::Stats`) as JSON text.
     fn stats_json(&self, py: Python<'_>) -> PyResult<String> {
-        self.with(py, |d| Ok(crate::to_json(&d.inner().stats())))
+        self.dev.with(py, |d| Ok(crate::to_json(&d.inner().stats())))
     }
 
     /// The cached dirty blocks, ascending.
     fn dirty_blocks(&self, py: Python<'_>) -> PyResult<Vec<u64>> {
-        self.with(py, |d| Ok(d.inner().dirty_blocks()))
+        self.dev.with(py, |d| Ok(d.inner().dirty_blocks()))
     }
 
     /// Writes back every dirty block and commits them clean; returns the blocks written back.
     fn clean(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |d| d.inner().clean())
+        self.dev.with(py, |d| d.inner().clean())
     }
 
     /// Cleans, then marks the cache device detached: the backing device alone holds every
     /// block, and the cache device opens no more until formatted again. Closes this object.
     fn detach(&self, py: Python<'_>) -> PyResult<()> {
-        let r = self.take(py, |c| {
-            let (mut backing, _cache) = c.detach()?;
+        let r = self.dev.take(py, |d| {
+            let (mut backing, _cache) = d.into_inner().detach()?;
             backing.flush()
         })?;
-        r.ok_or_else(|| BlockCacheError::new_err("the block cache is closed"))
+        r.ok_or_else(|| self.dev.closed_err())
     }
 
     /// Flushes (commits) and closes, the cache staying attached; later calls raise.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        self.take(py, |c| c.close().map(drop)).map(drop)
+        self.dev.take(py, |d| d.into_inner().close().map(drop)).map(drop)
     }
 
     /// Whether the cache is closed (closed, or detached).
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+        self.dev.is_closed()
     }
 }
 

@@ -32,6 +32,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 mod blockcache;
+mod device;
 mod stl;
 
 /// Longest wait between two checks of Python signals while simulations run.

@@ -1,14 +1,12 @@
 //! `shingled._core.TranslationLayer`: SMaRT or the dm-zoned-style layer in a file, as a block
 //! device from Python (byte offsets; partial blocks are read-modified-written).
 
+use crate::device::Device;
 use pyo3::create_exception;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use shingled_core::ByteSize;
-use shingled_stl::{
-    BlockDevice, ByteDevice, DmZonedFileSpec, SmartFileSpec, SmartStlConfig, Stl, StlError, BLOCK,
-};
-use std::sync::Mutex;
+use shingled_stl::{DmZonedFileSpec, SmartFileSpec, SmartStlConfig, Stl, StlError};
 
 create_exception!(
     shingled,
@@ -24,22 +22,14 @@ fn err(e: StlError) -> PyErr {
 /// A translation layer opened from a file.
 #[pyclass(module = "shingled._core")]
 pub struct TranslationLayer {
-    inner: Mutex<Option<ByteDevice<Stl>>>,
+    dev: Device<Stl>,
 }
 
 impl TranslationLayer {
-    fn with<R: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut ByteDevice<Stl>) -> Result<R, StlError> + Send,
-    ) -> PyResult<R> {
-        py.detach(|| {
-            let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-            match g.as_mut() {
-                None => Err(TranslationLayerError::new_err("the translation layer is closed")),
-                Some(d) => f(d).map_err(err),
-            }
-        })
+    fn new(s: Stl) -> TranslationLayer {
+        TranslationLayer {
+            dev: Device::new(s, TranslationLayerError::new_err, "the translation layer is closed"),
+        }
     }
 }
 
@@ -67,7 +57,7 @@ impl TranslationLayer {
             config: SmartStlConfig { utilisation, staging_tracks, ..SmartStlConfig::default() },
         };
         let s = py.detach(|| Stl::format_smart(&path, &spec)).map_err(err)?;
-        Ok(TranslationLayer { inner: Mutex::new(Some(ByteDevice::new(s))) })
+        Ok(TranslationLayer::new(s))
     }
 
     /// Creates `path` as a zoned device and formats the dm-zoned-style layer on it.
@@ -88,83 +78,66 @@ impl TranslationLayer {
             reserved_seq,
         };
         let s = py.detach(|| Stl::format_dmzoned(&path, &spec)).map_err(err)?;
-        Ok(TranslationLayer { inner: Mutex::new(Some(ByteDevice::new(s))) })
+        Ok(TranslationLayer::new(s))
     }
 
     /// Opens `path` (recovering after a crash).
     #[staticmethod]
     fn open(py: Python<'_>, path: std::path::PathBuf) -> PyResult<TranslationLayer> {
         let s = py.detach(|| Stl::open(&path)).map_err(err)?;
-        Ok(TranslationLayer { inner: Mutex::new(Some(ByteDevice::new(s))) })
+        Ok(TranslationLayer::new(s))
     }
 
     /// `"smart"` or `"dm-zoned"`.
     fn layer(&self, py: Python<'_>) -> PyResult<String> {
-        self.with(py, |d| Ok(d.inner().kind().to_string()))
+        self.dev.with(py, |d| Ok(d.inner().kind().to_string()))
     }
 
     /// Capacity in bytes.
     fn capacity(&self, py: Python<'_>) -> PyResult<u64> {
-        self.with(py, |d| Ok(d.size()))
+        self.dev.with(py, |d| Ok(d.size()))
     }
 
     /// Reads `length` bytes at byte `offset`.
     fn read<'py>(&self, py: Python<'py>, offset: u64, length: usize) -> PyResult<Bound<'py, PyBytes>> {
-        let buf = self.with(py, |d| {
-            let mut b = vec![0u8; length];
-            d.read_at(offset, &mut b)?;
-            Ok(b)
-        })?;
-        Ok(PyBytes::new(py, &buf))
+        self.dev.read(py, offset, length)
     }
 
     /// Writes `data` at byte `offset`.
     fn write(&self, py: Python<'_>, offset: u64, data: Vec<u8>) -> PyResult<()> {
-        self.with(py, |d| d.write_at(offset, &data))
+        self.dev.write(py, offset, &data)
     }
 
     /// Makes every write before it durable.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        self.with(py, |d| d.flush())
+        self.dev.flush(py)
     }
 
     /// Forgets whole 4 KiB blocks `offset .. offset + length` (both multiples of 4096).
     fn discard(&self, py: Python<'_>, offset: u64, length: u64) -> PyResult<()> {
-        let b = BLOCK as u64;
-        if !offset.is_multiple_of(b) || !length.is_multiple_of(b) {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "discard({offset}, {length}): offset and length must be multiples of {b}"
-            )));
-        }
-        self.with(py, |d| d.inner().discard(offset / b, length / b))
+        self.dev.discard(py, offset, length)
     }
 
     /// Background work for an idle period of `seconds`.
     fn idle(&self, py: Python<'_>, seconds: f64) -> PyResult<()> {
         let dur = std::time::Duration::try_from_secs_f64(seconds)
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("idle({seconds}): {e}")))?;
-        self.with(py, |d| d.inner().idle(dur))
+        self.dev.with(py, |d| d.inner().idle(dur))
     }
 
     /// Statistics as JSON text.
     fn stats_json(&self, py: Python<'_>) -> PyResult<String> {
-        self.with(py, |d| Ok(d.inner().stats_json().to_string()))
+        self.dev.with(py, |d| Ok(d.inner().stats_json().to_string()))
     }
 
     /// The consistency check: one string per problem.
     fn check(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.with(py, |d| d.inner().check())
+        self.dev.with(py, |d| d.inner().check())
     }
 
     /// Flushes and closes; later calls raise.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| {
-            let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-            match g.take() {
-                Some(mut d) => d.flush().map_err(err),
-                None => Ok(()),
-            }
-        })
+        self.dev.take(py, |mut d| d.flush()).map(drop)
     }
 }
 

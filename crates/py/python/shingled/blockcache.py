@@ -33,19 +33,17 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 from . import _core
 from ._core import BlockCacheError
+from ._device import _ByteDevice
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 BLOCK = 4096
 
 
-class BlockCache:
+class BlockCache(_ByteDevice["_core.BlockCache"]):
     """A cache device (a file or block device) in front of a backing device, as one
     byte-addressed device. Use :meth:`create` or :meth:`open`; close with :meth:`close` or a
     ``with`` block."""
-
-    def __init__(self, inner: "_core.BlockCache") -> None:
-        self._inner = inner
 
     @classmethod
     def create(cls, cache_path: PathLike, backing_path: PathLike, size: Optional[int] = None,
@@ -99,22 +97,14 @@ class BlockCache:
         """Whether the cache was closed (or detached)."""
         return self._inner.closed
 
-    def read(self, offset: int, length: int) -> bytes:
-        """``length`` bytes at ``offset``."""
-        return self._inner.read(offset, length)
-
-    def write(self, offset: int, data: bytes) -> None:
-        """Writes ``data`` at ``offset``."""
-        self._inner.write(offset, bytes(data))
-
     def flush(self) -> None:
         """Every write before it survives a crash once this returns (a commit)."""
-        self._inner.flush()
+        super().flush()
 
     def discard(self, offset: int, length: int) -> None:
         """Forgets whole 4 KiB blocks (``offset`` and ``length`` multiples of 4096): they read
         as zeros."""
-        self._inner.discard(offset, length)
+        super().discard(offset, length)
 
     def stats(self) -> Dict[str, Any]:
         """The cache's counters since it was created or opened (hits, misses, evictions,
@@ -139,13 +129,7 @@ class BlockCache:
 
     def close(self) -> None:
         """Flushes and closes; the cache stays attached (:meth:`open` takes it back)."""
-        self._inner.close()
-
-    def __enter__(self) -> "BlockCache":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+        super().close()
 
     def __repr__(self) -> str:
         if self.closed:

@@ -28,16 +28,14 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _core
 from ._core import TranslationLayerError
+from ._device import _ByteDevice
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-class TranslationLayer:
+class TranslationLayer(_ByteDevice["_core.TranslationLayer"]):
     """A translation layer opened from a file. Use :meth:`format_smart`,
     :meth:`format_dm_zoned` or :meth:`open`; close with :meth:`close` or a ``with`` block."""
-
-    def __init__(self, inner: "_core.TranslationLayer") -> None:
-        self._inner = inner
 
     @classmethod
     def format_smart(cls, path: PathLike, size: int, track_size: int = 1 << 20, zones: int = 4,
@@ -73,22 +71,6 @@ class TranslationLayer:
         """Capacity in bytes."""
         return self._inner.capacity()
 
-    def read(self, offset: int, length: int) -> bytes:
-        """``length`` bytes at ``offset``."""
-        return self._inner.read(offset, length)
-
-    def write(self, offset: int, data: bytes) -> None:
-        """Writes ``data`` at ``offset``."""
-        self._inner.write(offset, bytes(data))
-
-    def flush(self) -> None:
-        """Every write before it survives a crash once this returns."""
-        self._inner.flush()
-
-    def discard(self, offset: int, length: int) -> None:
-        """Forgets whole 4 KiB blocks: they read as zeros."""
-        self._inner.discard(offset, length)
-
     def idle(self, seconds: float) -> None:
         """Background work (SMaRT's GC, dm-zoned's reclaim) for an idle period."""
         self._inner.idle(seconds)
@@ -100,16 +82,6 @@ class TranslationLayer:
     def check(self) -> List[str]:
         """The consistency check: one string per problem (empty: clean)."""
         return list(self._inner.check())
-
-    def close(self) -> None:
-        """Flushes and closes."""
-        self._inner.close()
-
-    def __enter__(self) -> "TranslationLayer":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
 
 def inspect(path: PathLike) -> Tuple[str, List[str], Dict[str, Any]]:
