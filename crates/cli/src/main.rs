@@ -424,8 +424,19 @@ fn trace(t: TraceCommand) -> Result<()> {
             emit(&None, &text)
         }
         TraceCommand::Convert(a) => {
-            let s = shingled_trace::convert_file(&a.input.path, &a.input.options()?, &a.output)?;
-            eprintln!("wrote {} ({} requests)", a.output.display(), s.requests);
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let s = shingled_sim::stats_file::convert_keeping_stats(
+                &a.input.path,
+                &a.input.options()?,
+                &a.output,
+                &stop,
+            )?;
+            eprintln!(
+                "wrote {} ({} requests; statistics kept in {})",
+                a.output.display(),
+                s.requests,
+                shingled_sim::stats_file::stats_path(&a.output.to_string_lossy()).display()
+            );
             Ok(())
         }
         TraceCommand::Mix(a) => {

@@ -503,9 +503,11 @@ fn trace_stats(py: Python<'_>, spec: &str, bands: Option<&str>) -> PyResult<Stri
 /// number of requests written.
 #[pyfunction]
 fn convert(py: Python<'_>, input: &str, out: std::path::PathBuf) -> PyResult<u64> {
-    interruptible(py, |stop| shingled_trace::convert_file_until(input, &Default::default(), &out, stop))?
-        .map(|s| s.requests)
-        .map_err(trace_err)
+    interruptible(py, |stop| {
+        shingled_sim::stats_file::convert_keeping_stats(input, &Default::default(), &out, stop)
+    })?
+    .map(|s| s.requests)
+    .map_err(trace_err)
 }
 
 /// Builds a mixed trace (`shingled trace mix`); returns the summary as JSON.

@@ -19,6 +19,7 @@ pub mod paper;
 pub mod report;
 mod run;
 pub mod setup;
+pub mod stats_file;
 
 pub use config::{toml_error, CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};
 pub use costs::{fit_costs, CostModel};

@@ -50,7 +50,8 @@ pub fn open_trace(spec: &TraceSpec) -> Result<Box<dyn TraceReader>, SimError> {
 }
 
 /// One pass over the trace for its footprint (PORE Table I figures), which sizes the cache and
-/// the persistent buffer. Honours `limit`.
+/// the persistent buffer. Honours `limit`. A `bin` trace's statistics are kept beside it
+/// ([`crate::stats_file`]): read from there when current, written there after a pass.
 pub fn measure(spec: &TraceSpec, bands: &BandConfig) -> Result<TraceStats, SimError> {
     measure_until(spec, bands, &std::sync::atomic::AtomicBool::new(false))
 }
@@ -64,10 +65,16 @@ pub fn measure_until(
     // A bad band layout is a configuration error, not a trace error (it is checked here because
     // measuring the trace's covered bands is its first use).
     bands.validate().map_err(|reason| SimError::Config { field: "drive.bands", reason })?;
+    if let Some(s) = crate::stats_file::load(spec, bands) {
+        return Ok(s);
+    }
     let reader = open_trace(spec)?;
     let mut limited = Limited { inner: reader, left: spec.limit.unwrap_or(u64::MAX) };
     match shingled_trace::trace_stats(&mut shingled_trace::Interruptible::new(&mut limited, stop), bands) {
-        Ok(s) => Ok(s),
+        Ok(s) => {
+            crate::stats_file::save(spec, bands, &s);
+            Ok(s)
+        }
         Err(shingled_trace::TraceError::Interrupted { requests }) => Err(SimError::Cancelled { requests }),
         Err(e) => Err(e.into()),
     }

@@ -357,6 +357,47 @@ pub fn convert(reader: &mut dyn TraceReader, out: &Path) -> Result<ConvertSummar
     })
 }
 
+/// [`convert`] that also measures the trace's statistics over `bands` in the same pass (what
+/// [`crate::trace_stats`] of the written file returns: format `bin`, nothing skipped or
+/// filtered), so they can be kept beside the file and a later run need not read it twice.
+pub fn convert_with_stats(
+    reader: &mut dyn TraceReader,
+    out: &Path,
+    bands: &shingled_core::BandConfig,
+) -> Result<(ConvertSummary, crate::TraceStats), TraceError> {
+    /// Hands each request to the writer as the statistics read it.
+    struct Tee<'a, 'w> {
+        inner: &'a mut dyn TraceReader,
+        w: &'w mut BinaryWriter<File>,
+    }
+    impl TraceReader for Tee<'_, '_> {
+        fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+            let r = self.inner.next_request()?;
+            if let Some(r) = &r {
+                self.w.write(r)?;
+            }
+            Ok(r)
+        }
+        fn format_name(&self) -> &'static str {
+            "bin"
+        }
+    }
+    let mut stats = None;
+    let requests = write_atomically(out, 0, |w| {
+        stats = Some(crate::trace_stats(&mut Tee { inner: reader, w }, bands)?);
+        Ok(())
+    })?;
+    let mut stats = stats.expect("the statistics were measured");
+    (stats.skipped, stats.filtered) = (0, 0);
+    let summary = ConvertSummary {
+        requests,
+        skipped: reader.skipped(),
+        filtered: reader.filtered(),
+        bytes: HEADER_SIZE as u64 + requests * RECORD_SIZE as u64,
+    };
+    Ok((summary, stats))
+}
+
 /// [`convert`] of the trace at `input`, refusing an `out` that is the input itself (the same
 /// path, a hard link or a symbolic link to it), which would destroy the trace.
 pub fn convert_file(
@@ -378,6 +419,19 @@ pub fn convert_file_until(
     refuse_same_file(&[input], out)?;
     let mut reader = crate::open(input, opts)?;
     convert(&mut crate::Interruptible::new(&mut *reader, stop), out)
+}
+
+/// [`convert_file`] with [`convert_with_stats`]: the statistics over `bands` measured in the
+/// same pass.
+pub fn convert_file_with_stats(
+    input: &str,
+    opts: &crate::OpenOptions,
+    out: &Path,
+    bands: &shingled_core::BandConfig,
+) -> Result<(ConvertSummary, crate::TraceStats), TraceError> {
+    refuse_same_file(&[input], out)?;
+    let mut reader = crate::open(input, opts)?;
+    convert_with_stats(&mut *reader, out, bands)
 }
 
 /// An error if `out` is one of the `inputs` (by device and inode, so hard and symbolic links

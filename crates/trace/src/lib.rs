@@ -27,7 +27,8 @@ pub mod stats;
 pub mod synth;
 
 pub use binary::{
-    convert, convert_file, convert_file_until, refuse_same_file, BinaryReader, BinaryWriter, ConvertSummary,
+    convert, convert_file, convert_file_until, convert_file_with_stats, convert_with_stats, refuse_same_file,
+    BinaryReader, BinaryWriter, ConvertSummary,
 };
 pub use error::TraceError;
 pub use formats::{Format, UnknownFormat};

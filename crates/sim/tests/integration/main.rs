@@ -6,6 +6,7 @@ mod hand_checked;
 mod open_loop;
 mod properties;
 mod smart;
+mod stats_file;
 
 use shingled_cache::{Cache, PolicyConfig, PolicyContext};
 use shingled_core::{BandConfig, ByteSize, Op, SizeSpec};
