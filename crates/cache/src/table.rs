@@ -1,8 +1,15 @@
 //! The cache's block table: which 4 KiB blocks are cached, in which slot, and their state.
 
 use crate::Slot;
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
 use shingled_core::BlockNo;
+
+/// The index's hash of a block number: one multiplication (Fx's constant), high bits first
+/// (hashbrown takes the bucket from the low bits and a 7-bit tag from the top ones).
+#[inline]
+fn hash(block: BlockNo) -> u64 {
+    block.wrapping_mul(0xf135_7aea_2e62_a9c5).rotate_left(26)
+}
 
 /// Per-slot state every policy may read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -20,10 +27,12 @@ pub struct BlockMeta {
 /// Maps cached blocks to dense slots `0..capacity` and keeps their [`BlockMeta`].
 ///
 /// The table changes only through [`crate::Cache`]; policies get `&BlockTable` and read it.
-/// Memory: one hash entry (block → slot) plus 24 bytes of meta per slot.
+/// Memory per slot: 24 bytes of meta, a used flag, a free-list entry, and the index: a hash
+/// table of slots alone (4 bytes + a control byte per bucket), whose keys are read from the
+/// meta — a block number is stored once.
 #[derive(Debug)]
 pub struct BlockTable {
-    map: FxHashMap<BlockNo, Slot>,
+    index: HashTable<Slot>,
     meta: Vec<BlockMeta>,
     used: Vec<bool>,
     free: Vec<Slot>,
@@ -36,10 +45,8 @@ impl BlockTable {
     /// An empty table of `capacity` slots (`1 <= capacity < u32::MAX`).
     pub fn new(capacity: u32) -> Self {
         assert!((1..Slot::MAX).contains(&capacity), "cache capacity {capacity} out of range");
-        let mut map = FxHashMap::default();
-        map.reserve(capacity as usize);
         BlockTable {
-            map,
+            index: HashTable::with_capacity(capacity as usize),
             meta: vec![BlockMeta::default(); capacity as usize],
             used: vec![false; capacity as usize],
             free: (0..capacity).rev().collect(),
@@ -87,7 +94,8 @@ impl BlockTable {
     /// The slot caching `block`, if cached.
     #[inline]
     pub fn slot_of(&self, block: BlockNo) -> Option<Slot> {
-        self.map.get(&block).copied()
+        let meta = &self.meta;
+        self.index.find(hash(block), |&s| meta[s as usize].block == block).copied()
     }
     /// The state of `slot`. Meaningful only for used slots.
     #[inline]
@@ -125,9 +133,10 @@ impl BlockTable {
     pub(crate) fn insert(&mut self, block: BlockNo, dirty: bool) -> Slot {
         let slot = self.free.pop().expect("insert into a full block table");
         self.clock += 1;
-        let prev = self.map.insert(block, slot);
-        debug_assert!(prev.is_none(), "block {block} inserted twice");
+        debug_assert!(self.slot_of(block).is_none(), "block {block} inserted twice");
         self.meta[slot as usize] = BlockMeta { block, last_access: self.clock, hits: 1, dirty };
+        let meta = &self.meta;
+        self.index.insert_unique(hash(block), slot, |&s| hash(meta[s as usize].block));
         self.used[slot as usize] = true;
         self.dirty += dirty as u32;
         slot
@@ -138,7 +147,9 @@ impl BlockTable {
     pub(crate) fn remove(&mut self, slot: Slot) -> BlockMeta {
         let m = self.meta[slot as usize];
         debug_assert!(self.used[slot as usize], "removing a free slot {slot}");
-        self.map.remove(&m.block);
+        if let Ok(e) = self.index.find_entry(hash(m.block), |&s| s == slot) {
+            e.remove();
+        }
         self.used[slot as usize] = false;
         self.dirty -= m.dirty as u32;
         self.free.push(slot);
