@@ -23,7 +23,7 @@ pub mod stats_file;
 
 pub use config::{toml_error, CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};
 pub use costs::{fit_costs, CostModel};
-pub use engine::{Engine, IoUnit, Mode, Replay};
+pub use engine::{Engine, IoUnit, Mode, Replay, WARM_MIN_BLOCKS};
 pub use error::SimError;
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};

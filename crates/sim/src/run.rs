@@ -158,6 +158,9 @@ pub struct RunReport {
     pub config: SimConfig,
 }
 
+/// Requests looked up ahead of their replay ([`Engine::warm`]).
+const WARM_BATCH: usize = 16;
+
 /// Sizes a run from its configuration and the trace footprint.
 pub fn sizing(cfg: &SimConfig, stats: &TraceStats) -> Result<Sizing, SimError> {
     let written = stats.written_band_bytes.max(BLOCK_SIZE);
@@ -272,8 +275,27 @@ pub fn run_with(
     let mut warm: Option<(u64, Counters, Histogram)> = None;
     let started = Instant::now();
     let mut read = 0u64;
-    while read < limit {
-        let Some(req) = reader.next_request()? else { break };
+    // Requests are read a few at a time and their blocks looked up before they are replayed
+    // (`Engine::warm`), so that the lookups' cache misses overlap.
+    let mut batch: Vec<shingled_trace::Request> = Vec::with_capacity(WARM_BATCH);
+    let mut next = 0usize;
+    loop {
+        if next == batch.len() {
+            batch.clear();
+            next = 0;
+            while batch.len() < WARM_BATCH && read + (batch.len() as u64) < limit {
+                match reader.next_request()? {
+                    Some(r) => batch.push(r),
+                    None => break,
+                }
+            }
+            if batch.is_empty() {
+                break;
+            }
+            engine.warm(&batch);
+        }
+        let req = batch[next];
+        next += 1;
         read += 1;
         engine.process(&req);
         if warm.is_none() {

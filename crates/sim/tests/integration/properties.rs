@@ -110,3 +110,32 @@ proptest! {
         prop_assert_eq!(run(), run());
     }
 }
+
+/// Looking requests up ahead (`Engine::warm`, on for caches of `WARM_MIN_BLOCKS` and more)
+/// changes nothing: the same requests give the same counters, drive statistics included.
+#[test]
+fn warming_lookups_change_no_count() {
+    use shingled_device::{PbFlavour, PbFree};
+    let cap = shingled_sim::WARM_MIN_BLOCKS; // large enough for warm to run
+    let ops: Vec<(char, u64)> =
+        (0..3000u64).map(|i| (if i % 3 == 0 { 'r' } else { 'w' }, (i * 7919) % 5000)).collect();
+    let rs = crate::reqs(&ops);
+    let run = |warm: bool| {
+        let mut e = crate::engine(
+            Mode::ReadWrite,
+            "lru",
+            cap,
+            crate::tiny_smr(64, 16, PbFlavour::AppendOnly, PbFree::Immediate),
+        );
+        for chunk in rs.chunks(16) {
+            if warm {
+                e.warm(chunk);
+            }
+            for r in chunk {
+                e.process(r);
+            }
+        }
+        e.counters()
+    };
+    assert_eq!(run(true), run(false));
+}
