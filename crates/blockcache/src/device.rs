@@ -897,7 +897,7 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
         }
         self.core.stats.cleaner_writebacks += dirty.len() as u64;
         self.core.commit()?;
-        let meta = self.ctl.cache_mut_opt().ok_or_else(|| internal("a cached device without a cache"))?;
+        let meta = self.ctl.cache_mut().ok_or_else(|| internal("a cached device without a cache"))?;
         for &(b, _) in &dirty {
             meta.mark_clean(b);
         }

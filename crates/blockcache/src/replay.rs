@@ -306,8 +306,6 @@ struct Tally {
     skipped_requests: u64,
     blocks_read: u64,
     blocks_written: u64,
-    bare_reads: u64,
-    bare_writes: u64,
 }
 
 fn counters(t: &Tally, target: &Target, clock: &ModelClock) -> Counters {
@@ -330,7 +328,8 @@ fn counters(t: &Tally, target: &Target, clock: &ModelClock) -> Counters {
                 st,
             )
         }
-        Target::Bare(_) => (0, 0, 0, 0, t.bare_reads, t.bare_writes, 0, 0, ModelTime::default()),
+        // without a cache every block goes to the backing device
+        Target::Bare(_) => (0, 0, 0, 0, t.blocks_read, t.blocks_written, 0, 0, ModelTime::default()),
     };
     Counters {
         requests: t.requests,
@@ -492,13 +491,6 @@ pub fn replay(
                 tally.blocks_read += n;
                 if n > 0 {
                     checker.read(target.dev(), lba, n, read)?;
-                }
-            }
-            if let Target::Bare(_) = target {
-                if write {
-                    tally.bare_writes += n;
-                } else {
-                    tally.bare_reads += n;
                 }
             }
             target.end_request(read)?;
@@ -685,12 +677,6 @@ pub fn differences(sim: &RunReport, replay: &RunReport) -> Vec<Difference> {
     cmp("dirty_left", sim.dirty_left.to_string(), replay.dirty_left.to_string());
     cmp("cache_blocks", sim.sizing.cache_blocks.to_string(), replay.sizing.cache_blocks.to_string());
     out
-}
-
-/// The size a cache device needs for `capacity` policy blocks and `reserve` spare slots.
-pub fn cache_device_bytes(capacity: u32, reserve: u32) -> ByteSize {
-    let slots = capacity as u64 + reserve as u64;
-    ByteSize((1 + slots.div_ceil(crate::layout::RECORDS_PER_BLOCK as u64) + slots) * BLOCK as u64)
 }
 
 #[cfg(test)]

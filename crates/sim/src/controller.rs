@@ -60,7 +60,7 @@ impl Controller {
 
     /// The cache, mutably: for a data path that changes a block's state outside the per-block
     /// decisions (a cleaner marking written-back blocks clean with [`Cache::mark_clean`]).
-    pub fn cache_mut_opt(&mut self) -> Option<&mut Cache> {
+    pub fn cache_mut(&mut self) -> Option<&mut Cache> {
         self.cache.as_mut()
     }
 
@@ -88,13 +88,13 @@ impl Controller {
         }
     }
 
-    fn cache_mut(&mut self) -> &mut Cache {
+    fn live_cache(&mut self) -> &mut Cache {
         self.cache.as_mut().expect("cached path without a cache")
     }
 
     /// Read with read-allocate: hit from the cache, miss from the drive then filled in.
     fn read_allocate<I: Io>(&mut self, b: BlockNo, io: &mut I) {
-        if self.cache_mut().access(b, false).is_some() {
+        if self.live_cache().access(b, false).is_some() {
             io.read_hit();
             io.ssd_read(b);
         } else {
@@ -106,7 +106,7 @@ impl Controller {
 
     /// Read that is not cached on a miss (write-cache mode).
     fn read_pass_through<I: Io>(&mut self, b: BlockNo, io: &mut I) {
-        if self.cache_mut().access(b, false).is_some() {
+        if self.live_cache().access(b, false).is_some() {
             io.read_hit();
             io.ssd_read(b);
         } else {
@@ -116,7 +116,7 @@ impl Controller {
 
     /// Write-back, write-allocate.
     fn write_back<I: Io>(&mut self, b: BlockNo, io: &mut I) {
-        if self.cache_mut().access(b, true).is_some() {
+        if self.live_cache().access(b, true).is_some() {
             io.write_hit();
         } else {
             self.insert(b, true, io);
@@ -126,7 +126,7 @@ impl Controller {
 
     /// Write around the cache, dropping a stale cached copy.
     fn write_around<I: Io>(&mut self, b: BlockNo, io: &mut I) {
-        self.cache_mut().invalidate(b);
+        self.live_cache().invalidate(b);
         io.drive_write(b);
     }
 
@@ -134,7 +134,7 @@ impl Controller {
     fn insert<I: Io>(&mut self, b: BlockNo, dirty: bool, io: &mut I) {
         let mut evicted = std::mem::take(&mut self.evicted);
         evicted.clear();
-        self.cache_mut().insert(b, dirty, &mut evicted);
+        self.live_cache().insert(b, dirty, &mut evicted);
         if !evicted.is_empty() {
             io.barrier();
             for v in &evicted {

@@ -30,40 +30,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::{Path, PathBuf};
 
-// Linux ioctl request encoding (`asm-generic/ioctl.h`: direction in bits 30..32, size in
-// 16..30; powerpc, mips and sparc use a 3-bit direction at bit 29 and `_IOC_NONE` = 1).
-#[cfg(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "mips32r6",
-    target_arch = "mips64r6",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-))]
-const IOC_NONE_READ_SHIFT: (u64, u64, u32) = (1, 2, 29);
-#[cfg(not(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "mips32r6",
-    target_arch = "mips64r6",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-)))]
-const IOC_NONE_READ_SHIFT: (u64, u64, u32) = (0, 2, 30);
-
-const fn ioc(dir: u64, nr: u64, size: u64) -> u64 {
-    (dir << IOC_NONE_READ_SHIFT.2) | (size << 16) | (0x12 << 8) | nr
-}
-
-/// `BLKGETSIZE64` = `_IOR(0x12, 114, size_t)` (`linux/fs.h`): the device size in bytes (a
-/// `u64`, whatever the encoded size says).
-const BLKGETSIZE64: u64 = ioc(IOC_NONE_READ_SHIFT.1, 114, std::mem::size_of::<usize>() as u64);
-/// `BLKZEROOUT` = `_IO(0x12, 127)`: zero `u64[2] = {start, length}` bytes.
-const BLKZEROOUT: u64 = ioc(IOC_NONE_READ_SHIFT.0, 127, 0);
+use shingled_zoned::ioctl::{BLKGETSIZE64, BLKZEROOUT};
 
 /// Bytes of zeros written at once when zeros are written instead of discarding.
 const ZERO_CHUNK: usize = 256 * BLOCK;
@@ -441,15 +408,6 @@ mod tests {
         }
         let m = e.to_string();
         assert!(m.contains(&path.display().to_string()) && m.contains("block 1"), "{m}");
-    }
-
-    /// The request numbers `linux/fs.h` implies on asm-generic architectures (x86-64, arm64,
-    /// riscv64).
-    #[test]
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "riscv64"))]
-    fn ioctl_numbers_match_the_kernel_header() {
-        assert_eq!(BLKGETSIZE64, 0x8008_1272);
-        assert_eq!(BLKZEROOUT, 0x127f);
     }
 
     /// Destroys the contents of the block device named by `SHINGLED_FILEBLOCK_TEST_DEV` (for

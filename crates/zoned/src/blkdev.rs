@@ -30,13 +30,7 @@ pub const BLK_ZONE_RANGE_SIZE: usize = 16;
 /// `BLK_ZONE_REP_CAPACITY`: the report's zones carry a valid `capacity` (Linux 5.9+).
 pub const BLK_ZONE_REP_CAPACITY: u32 = 1 << 0;
 
-// asm-generic/ioctl.h: nr bits 0..8, type bits 8..16, size bits 16..30, direction bits 30..32.
-const IOC_WRITE: u64 = 1;
-const IOC_READ: u64 = 2;
-
-const fn ioc(dir: u64, ty: u64, nr: u64, size: u64) -> u64 {
-    (dir << 30) | (size << 16) | (ty << 8) | nr
-}
+use crate::ioctl::{ioc, IOC_READ, IOC_WRITE};
 
 /// `_IOWR(0x12, 130, struct blk_zone_report)`.
 pub const BLKREPORTZONE: u64 = ioc(IOC_READ | IOC_WRITE, 0x12, 130, BLK_ZONE_REPORT_SIZE as u64);

@@ -48,6 +48,7 @@ pub mod config;
 pub mod error;
 pub mod fault;
 pub mod file;
+pub mod ioctl;
 pub mod mem;
 pub mod state;
 pub mod storage;

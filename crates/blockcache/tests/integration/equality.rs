@@ -110,7 +110,7 @@ fn same_decisions_as_a_counting_controller() {
                     // decisions go on as a controller's whose cache was told the same
                     let dirty = dev.dirty_blocks();
                     assert_eq!(dev.clean().unwrap(), dirty.len() as u64, "{ctx}");
-                    let meta = ctl.cache_mut_opt().unwrap();
+                    let meta = ctl.cache_mut().unwrap();
                     for b in dirty {
                         meta.mark_clean(b);
                     }
