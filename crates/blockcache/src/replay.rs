@@ -374,7 +374,10 @@ pub fn replay(
         ));
     }
     let mut sizing = shingled_sim::sizing(cfg, stats)?;
-    let ctx = BuildContext { written_range: sizing.written_range, accessed_range: sizing.accessed_range };
+    let ctx = BuildContext {
+        written_range: sizing.written_range.unwrap_or_default(),
+        accessed_range: sizing.accessed_range.unwrap_or_default(),
+    };
     let drive = cfg.drive.build(&ctx).map_err(SimError::from)?;
     let end_block = stats.max_end.div_ceil(BLOCK as u64);
     if let Some(cap) = cfg.drive.capacity() {

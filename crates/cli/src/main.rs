@@ -251,16 +251,33 @@ fn sim(a: args::SimCmd) -> Result<()> {
         return sim_grid(&a, &or_default(policies), &or_default(sizes));
     }
     let cfg = a.sim.to_config()?;
-    let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default()).map_err(|e| match e {
+    // Measured first only when a size depends on the footprint (or read from the statistics
+    // kept beside a `bin` trace); otherwise the replay reads the trace once.
+    let reading = |e: shingled_sim::SimError| match e {
         shingled_sim::SimError::Trace(_) => {
             anyhow::Error::new(e).context(format!("reading trace {}", cfg.trace.path))
         }
         other => other.into(),
-    })?;
-    let total = cfg.trace.limit.map_or(stats.requests, |l| l.min(stats.requests));
-    let bar = progress::Reporter::requests(&format!("sim {}", cfg.display_label()), total);
-    let r = shingled_sim::run(&cfg, &stats, &mut |n| bar.set(n))?;
-    bar.finish();
+    };
+    let stats =
+        shingled_sim::footprint_for(&cfg, &std::sync::atomic::AtomicBool::new(false)).map_err(reading)?;
+    let label = format!("sim {}", cfg.display_label());
+    let r = match &stats {
+        Some(stats) => {
+            let total = cfg.trace.limit.map_or(stats.requests, |l| l.min(stats.requests));
+            let bar = progress::Reporter::requests(&label, total);
+            let r = shingled_sim::run(&cfg, stats, &mut |n| bar.set(n));
+            bar.finish();
+            r
+        }
+        None => {
+            let bar = progress::Reporter::requests_unknown(&label);
+            let r = shingled_sim::run_once(&cfg, &mut |n| bar.set(n), None);
+            bar.finish();
+            r
+        }
+    }
+    .map_err(reading)?;
     let text = match a.emit.output {
         Output::Table => report::run_table(&r),
         Output::Json => serde_json::to_string_pretty(&r)? + "\n",

@@ -90,6 +90,12 @@ impl Reporter {
         )
     }
 
+    /// One run whose length is not known beforehand (the trace is read once, by the replay):
+    /// requests so far and the rate, no ETA.
+    pub fn requests_unknown(what: &str) -> Reporter {
+        Reporter::new(what, None, "{spinner} {msg} {human_pos} requests, {per_sec}, elapsed {elapsed}")
+    }
+
     /// Shows where a batch of runs stands.
     pub fn update(&self, p: Progress) {
         if p.requests_total > 0 && self.bar.length() != Some(p.requests_total) {
@@ -103,8 +109,10 @@ impl Reporter {
     /// Shows the requests read by a single run.
     pub fn set(&self, requests: u64) {
         self.bar.set_position(requests);
-        let total = self.bar.length().unwrap_or(0);
-        self.line(requests, total, &format!("{requests}/{total} requests"));
+        match self.bar.length() {
+            Some(total) => self.line(requests, total, &format!("{requests}/{total} requests")),
+            None => self.line(requests, 0, &format!("{requests} requests")),
+        }
     }
 
     fn line(&self, done: u64, total: u64, text: &str) {

@@ -55,7 +55,10 @@ fn main() {
             let mut cfg = scheme_config(&base, s).unwrap();
             cfg.mode = mode;
             let sz = sizing(&cfg, &stats).unwrap();
-            let ctx = BuildContext { written_range: sz.written_range, accessed_range: sz.accessed_range };
+            let ctx = BuildContext {
+                written_range: sz.written_range.unwrap_or_default(),
+                accessed_range: sz.accessed_range.unwrap_or_default(),
+            };
             let mut best = 0f64;
             let mut per_block = 0.0;
             for _ in 0..3 {

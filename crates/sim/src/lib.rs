@@ -28,7 +28,8 @@ pub use error::SimError;
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
 pub use run::{
-    compare, compare_with, measure, measure_until, open_trace, run, run_all, run_all_with, run_with,
-    scheme_config, simulate, sizing, CompareReport, Progress, RunReport, Sizing, PROGRESS_EVERY,
+    compare, compare_with, footprint_for, measure, measure_until, needs_footprint, open_trace, run, run_all,
+    run_all_with, run_once, run_with, scheme_config, simulate, sizing, CompareReport, Progress, RunReport,
+    Sizing, PROGRESS_EVERY,
 };
 pub use setup::{describe as describe_setup, setup, SetUp, SETUPS};

@@ -194,12 +194,14 @@ pub fn run_table(r: &RunReport) -> String {
         human_bytes(r.sizing.cache_blocks * 4096),
         r.sizing.pb_blocks.map(|p| format!(" | PB {p} blocks")).unwrap_or_default()
     );
-    let _ = writeln!(
-        out,
-        "written range {} | accessed range {}",
-        human_bytes(r.sizing.written_range.0),
-        human_bytes(r.sizing.accessed_range.0)
-    );
+    match (r.sizing.written_range, r.sizing.accessed_range) {
+        (Some(w), Some(a)) => {
+            let _ = writeln!(out, "written range {} | accessed range {}", human_bytes(w.0), human_bytes(a.0));
+        }
+        _ => {
+            let _ = writeln!(out, "written and accessed ranges not measured (every size absolute: one pass)");
+        }
+    }
     let _ = writeln!(out, "{}\n", crate::setup::describe(&r.config));
     let open = r.config.replay == crate::Replay::Open;
     let stl = open || r.drive == "smart";

@@ -108,10 +108,11 @@ impl TraceReader for Limited {
 /// The sizes a run resolved from its configuration and the trace footprint.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sizing {
-    /// Written LBA range (covered-band bytes) the fractions refer to.
-    pub written_range: ByteSize,
-    /// Accessed LBA range (covered-band bytes).
-    pub accessed_range: ByteSize,
+    /// Written LBA range (covered-band bytes) the fractions refer to; `None` when the run read
+    /// the trace once, without measuring it first (every size absolute: [`needs_footprint`]).
+    pub written_range: Option<ByteSize>,
+    /// Accessed LBA range (covered-band bytes); `None` as for `written_range`.
+    pub accessed_range: Option<ByteSize>,
     /// Cache capacity in 4 KiB blocks (0 without a cache).
     pub cache_blocks: u64,
     /// Persistent-buffer capacity in blocks, for DM-SMR drives.
@@ -187,12 +188,40 @@ pub fn sizing(cfg: &SimConfig, stats: &TraceStats) -> Result<Sizing, SimError> {
         });
     }
     Ok(Sizing {
-        written_range: ByteSize(written),
-        accessed_range: ByteSize(accessed),
+        written_range: Some(ByteSize(written)),
+        accessed_range: Some(ByteSize(accessed)),
         cache_blocks,
         pb_blocks: cfg.drive.pb_blocks(ByteSize(written)),
         costs: None,
     })
+}
+
+/// Whether a run of `cfg` must know the trace's footprint before it starts: a cache or
+/// persistent-buffer size relative to the written or accessed range, a warm-up given as a fraction
+/// of the trace, or SMR costs fitted on the drive over the accessed range (SAC, PORE with the
+/// default cost model). Otherwise [`run_once`] reads the trace once.
+pub fn needs_footprint(cfg: &SimConfig) -> bool {
+    let cache = cfg.cache.as_ref().is_some_and(|c| {
+        !matches!(c.size, SizeSpec::Absolute(_))
+            || (c.policy.needs_costs() && matches!(c.costs, crate::CostModel::Fitted))
+    });
+    let pb = matches!(cfg.drive, DriveConfig::DmSmr(_)) && cfg.drive.pb_blocks(ByteSize(0)).is_none();
+    cache || pb || matches!(cfg.warmup, Warmup::Fraction(_))
+}
+
+/// The footprint a run of `cfg` should be given: measured (or read from the statistics kept
+/// beside a `bin` trace) when [`needs_footprint`], otherwise the kept statistics if there are
+/// any, else `None`: run it with [`run_once`], which reads the trace once.
+pub fn footprint_for(
+    cfg: &SimConfig,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Option<TraceStats>, SimError> {
+    let bands = cfg.drive.bands_or_default();
+    if needs_footprint(cfg) {
+        return measure_until(&cfg.trace, &bands, stop).map(Some);
+    }
+    bands.validate().map_err(|reason| SimError::Config { field: "drive.bands", reason })?;
+    Ok(crate::stats_file::load(&cfg.trace, &bands))
 }
 
 /// Runs one simulation. `stats` is the trace footprint from [`measure`] (pass it in so that a
@@ -215,7 +244,48 @@ pub fn run_with(
     progress: &mut dyn FnMut(u64),
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<RunReport, SimError> {
-    let mut sizing = sizing(cfg, stats)?;
+    replay(cfg, Some(stats), progress, cancel)
+}
+
+/// [`run_with`] without a footprint: the trace is read once, by the replay itself. For
+/// configurations whose every size is absolute ([`needs_footprint`] is false; otherwise a
+/// [`SimError::Config`] says which size needs it). The report's written and accessed ranges are
+/// then `None` (not measured), and a request beyond the drive's capacity stops the run when it
+/// is read.
+pub fn run_once(
+    cfg: &SimConfig,
+    progress: &mut dyn FnMut(u64),
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<RunReport, SimError> {
+    if needs_footprint(cfg) {
+        return Err(SimError::Config {
+            field: "cache.size",
+            reason: "a relative cache or PB size, a fractional warm-up or fitted SMR costs need the \
+                     trace's footprint; measure it first (run_with)"
+                .into(),
+        });
+    }
+    replay(cfg, None, progress, cancel)
+}
+
+/// The sizes of a run whose sizes are all absolute (no footprint).
+fn absolute_sizing(cfg: &SimConfig) -> Result<Sizing, SimError> {
+    let mut s = sizing(cfg, &TraceStats::default())?;
+    s.written_range = None;
+    s.accessed_range = None;
+    Ok(s)
+}
+
+fn replay(
+    cfg: &SimConfig,
+    stats: Option<&TraceStats>,
+    progress: &mut dyn FnMut(u64),
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<RunReport, SimError> {
+    let mut sizing = match stats {
+        Some(stats) => sizing(cfg, stats)?,
+        None => absolute_sizing(cfg)?,
+    };
     if !(cfg.time_scale.is_finite() && cfg.time_scale > 0.0) {
         return Err(SimError::Config {
             field: "time_scale",
@@ -225,18 +295,21 @@ pub fn run_with(
             ),
         });
     }
-    let end = stats.max_end;
-    if let Some(cap) = cfg.drive.capacity() {
-        if end > cap.0 {
-            return Err(SimError::Config {
-                field: "drive.capacity",
-                reason: format!(
-                    "the trace reaches byte {end} but the drive holds {cap}; raise drive.capacity"
-                ),
-            });
-        }
+    let capacity = cfg.drive.capacity();
+    let beyond = |end: u64| match capacity {
+        Some(cap) if end > cap.0 => Err(SimError::Config {
+            field: "drive.capacity",
+            reason: format!("the trace reaches byte {end} but the drive holds {cap}; raise drive.capacity"),
+        }),
+        _ => Ok(()),
+    };
+    if let Some(stats) = stats {
+        beyond(stats.max_end)?;
     }
-    let ctx = BuildContext { written_range: sizing.written_range, accessed_range: sizing.accessed_range };
+    let ctx = BuildContext {
+        written_range: sizing.written_range.unwrap_or_default(),
+        accessed_range: sizing.accessed_range.unwrap_or_default(),
+    };
     let drive = cfg.drive.build(&ctx)?;
     let ssd: Box<dyn shingled_device::Drive> = Box::new(cfg.ssd.build()?);
     let cache = match &cfg.cache {
@@ -269,7 +342,7 @@ pub fn run_with(
     let limit = cfg.trace.limit.unwrap_or(u64::MAX);
     let warm_at = match cfg.warmup {
         Warmup::Requests(n) => Some(n),
-        Warmup::Fraction(f) => Some((stats.requests as f64 * f) as u64),
+        Warmup::Fraction(f) => Some((stats.map_or(0, |s| s.requests) as f64 * f) as u64),
         _ => None,
     };
     let mut warm: Option<(u64, Counters, Histogram)> = None;
@@ -288,6 +361,9 @@ pub fn run_with(
                     Some(r) => batch.push(r),
                     None => break,
                 }
+            }
+            if stats.is_none() {
+                beyond(batch.iter().map(|r| r.offset.saturating_add(r.len as u64)).max().unwrap_or(0))?;
             }
             if batch.is_empty() {
                 break;
@@ -542,9 +618,13 @@ pub fn run_all_with(
 }
 
 /// Convenience for tests and bindings: measure then run.
+/// Reads the trace once when every size is absolute and no statistics are kept beside it
+/// ([`footprint_for`]).
 pub fn simulate(cfg: &SimConfig) -> Result<RunReport, SimError> {
-    let stats = measure(&cfg.trace, &cfg.drive.bands_or_default())?;
-    run(cfg, &stats, &mut |_| {})
+    match footprint_for(cfg, &std::sync::atomic::AtomicBool::new(false))? {
+        Some(stats) => run(cfg, &stats, &mut |_| {}),
+        None => run_once(cfg, &mut |_| {}, None),
+    }
 }
 
 #[allow(dead_code)]

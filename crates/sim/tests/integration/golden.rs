@@ -51,8 +51,19 @@ fn golden_compare_table_and_csv() {
 fn golden_run_table() {
     let mut cfg = config();
     cfg.label = Some("lru".into());
-    let r = shingled_sim::simulate(&cfg).unwrap();
-    check("tiny-sim-lru.txt", &report::run_table(&r));
+    let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default()).unwrap();
+    let r = shingled_sim::run(&cfg, &stats, &mut |_| {}).unwrap();
+    let table = report::run_table(&r);
+    check("tiny-sim-lru.txt", &table);
+    // Every size is absolute here, so `simulate` reads the trace once: the same table but for
+    // the ranges, which nothing measured.
+    let once = report::run_table(&shingled_sim::simulate(&cfg).unwrap());
+    let ranges = table.lines().nth(1).unwrap();
+    assert!(ranges.starts_with("written range "), "{ranges}");
+    assert_eq!(
+        once,
+        table.replace(ranges, "written and accessed ranges not measured (every size absolute: one pass)")
+    );
 }
 
 #[test]

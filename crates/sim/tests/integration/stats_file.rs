@@ -69,3 +69,58 @@ fn text_traces_and_synthetic_specs_get_no_statistics_file() {
     let synth = TraceSpec { path: "synth:hm,scale=0.001".into(), ..TraceSpec::default() };
     assert!(!stats_file::save(&synth, &bands, &shingled_sim::measure(&synth, &bands).unwrap()));
 }
+
+fn absolute(policy: &str, trace: &str) -> SimConfig {
+    let mut cfg = SimConfig::from_toml(&format!(
+        "[trace]\npath = \"{trace}\"\n[cache]\npolicy = \"{policy}\"\nsize = \"8MiB\"\n\
+         [drive]\nmodel = \"dm-smr\"\npb_size = \"4MiB\"\n"
+    ))
+    .unwrap();
+    cfg.warmup = shingled_sim::Warmup::None;
+    cfg
+}
+
+#[test]
+fn absolute_sizes_read_the_trace_once_with_the_same_counts() {
+    for policy in ["lru", "most", "lru-band"] {
+        let cfg = absolute(policy, "synth:hm,scale=0.005");
+        assert!(!shingled_sim::needs_footprint(&cfg), "{policy}: every size is absolute");
+        let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default()).unwrap();
+        let two = shingled_sim::run(&cfg, &stats, &mut |_| {}).unwrap();
+        let once = shingled_sim::run_once(&cfg, &mut |_| {}, None).unwrap();
+        assert_eq!(once.total, two.total, "{policy}");
+        assert_eq!((once.sizing.cache_blocks, once.sizing.pb_blocks), (2048, Some(1024)));
+        assert_eq!(once.sizing.written_range, None, "a range reported though nothing measured it");
+        assert_eq!(two.sizing.written_range.map(|b| b.0 > 0), Some(true));
+        // simulate() takes the one-pass path here.
+        assert_eq!(shingled_sim::simulate(&cfg).unwrap().sizing.written_range, None);
+    }
+}
+
+#[test]
+fn a_relative_size_or_fitted_costs_need_the_footprint() {
+    let mut cfg = absolute("lru", "synth:hm,scale=0.001");
+    cfg.cache.as_mut().unwrap().size = "2%".parse().unwrap();
+    assert!(shingled_sim::needs_footprint(&cfg));
+    assert!(shingled_sim::run_once(&cfg, &mut |_| {}, None).is_err());
+    let mut pb = absolute("lru", "synth:hm,scale=0.001");
+    pb.drive = SimConfig::from_toml("[drive]\nmodel = \"dm-smr\"\npb_size = \"1/256\"\n").unwrap().drive;
+    assert!(shingled_sim::needs_footprint(&pb));
+    assert!(shingled_sim::needs_footprint(&absolute("sac", "synth:hm,scale=0.001")), "SAC fits its costs");
+    let mut warm = absolute("lru", "synth:hm,scale=0.001");
+    warm.warmup = shingled_sim::Warmup::Fraction(0.5);
+    assert!(shingled_sim::needs_footprint(&warm));
+    // simulate() measures first then, and reports the ranges.
+    assert!(shingled_sim::simulate(&pb).unwrap().sizing.written_range.is_some());
+}
+
+#[test]
+fn one_pass_stops_at_a_request_beyond_the_drive() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("far.csv");
+    // 9 PB: beyond any default drive.
+    std::fs::write(&csv, "0,h,0,Write,0,4096,0\n10,h,0,Write,9000000000000000,4096,0\n").unwrap();
+    let cfg = absolute("lru", &csv.to_string_lossy());
+    let e = shingled_sim::run_once(&cfg, &mut |_| {}, None).unwrap_err().to_string();
+    assert!(e.contains("drive.capacity") && e.contains("9000000000004096"), "{e}");
+}
