@@ -3,6 +3,10 @@
 use crate::{BlockMeta, BlockTable, Policy, Slot};
 use shingled_core::BlockNo;
 
+/// Caches from this many slots (4 GiB) up look ahead at their next victims
+/// ([`Policy::peek_victims`]); smaller tables stay in the CPU's caches.
+pub const LOOK_AHEAD_MIN_SLOTS: u32 = 1 << 20;
+
 /// The metadata of an SSD cache of 4 KiB blocks under one replacement policy.
 ///
 /// It decides hits and victims; it does not move data or model time. The replay engine (or a
@@ -84,6 +88,19 @@ impl Cache {
             assert!(self.table.is_used(s), "policy {} chose free or repeated slot {s}", self.policy.name());
             self.policy.on_remove(&self.table, s);
             evicted.push(self.table.remove(s));
+        }
+        if self.table.capacity() >= LOOK_AHEAD_MIN_SLOTS {
+            // The next victim's index entry is touched now and the one after's meta is
+            // prefetched, so that the coldest blocks' cache misses overlap with the requests
+            // served until then instead of stalling the next eviction.
+            let mut ahead = [0; 2];
+            let n = self.policy.peek_victims(&self.table, &mut ahead);
+            if n >= 2 {
+                self.table.prefetch_meta(ahead[1]);
+            }
+            if n >= 1 {
+                self.table.warm_remove(ahead[0]);
+            }
         }
     }
 

@@ -32,7 +32,7 @@ mod table;
 /// A dense cache slot number in `0..capacity`.
 pub type Slot = u32;
 
-pub use cache::Cache;
+pub use cache::{Cache, LOOK_AHEAD_MIN_SLOTS};
 pub use list::{Links, List, NIL};
 pub use pb_length::PbLength;
 pub use policy::{Policy, PolicyContext, PolicyError, SmrCosts};

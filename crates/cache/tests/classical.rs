@@ -710,3 +710,39 @@ fn arc_and_s3fifo_resist_scan_pollution() {
     assert_eq!(hits_of(&ArcConfig::default(), c, &ops), 4 + 8 * (rounds - 1));
     assert_eq!(hits_of(&S3FifoConfig::default(), c, &ops), 4 + 8 * (rounds - 1));
 }
+
+/// A cache of 2^20 slots or more looks ahead at its next victims (`Policy::peek_victims`,
+/// prefetches only): its LRU must still evict exactly as a literal LRU does.
+#[test]
+fn lru_with_look_ahead_evicts_like_a_literal_lru() {
+    let capacity = shingled_cache::LOOK_AHEAD_MIN_SLOTS;
+    let mut cache = cache_from(&LruConfig::default(), capacity);
+    // A literal LRU: block → last use, and use → block, oldest first.
+    let mut last: std::collections::HashMap<BlockNo, u64> = Default::default();
+    let mut order: std::collections::BTreeMap<u64, BlockNo> = Default::default();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut evicted = Vec::new();
+    for t in 0..(3 * capacity as u64) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let b = x % (capacity as u64 * 3 / 2);
+        evicted.clear();
+        let hit = cache.access(b, false).is_some();
+        assert_eq!(hit, last.contains_key(&b), "hit of block {b} at access {t}");
+        if !hit {
+            cache.insert(b, false, &mut evicted);
+        }
+        if let Some(old) = last.insert(b, t) {
+            order.remove(&old);
+        }
+        order.insert(t, b);
+        if last.len() > capacity as usize {
+            let (_, victim) = order.pop_first().unwrap();
+            last.remove(&victim);
+            assert_eq!(evicted.iter().map(|m| m.block).collect::<Vec<_>>(), vec![victim], "at access {t}");
+        } else {
+            assert!(evicted.is_empty());
+        }
+    }
+}

@@ -13,6 +13,10 @@ macro_rules! print {
 
 mod out;
 
+/// Large tables on transparent huge pages (see `shingled_core::mem`).
+#[global_allocator]
+static ALLOC: shingled_core::mem::HugePageAlloc = shingled_core::mem::HugePageAlloc;
+
 mod args;
 mod cache_cmd;
 mod drive_cmd;

@@ -7,6 +7,7 @@
 
 mod bands;
 pub mod de;
+pub mod mem;
 mod size;
 mod time;
 

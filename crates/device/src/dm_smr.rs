@@ -576,6 +576,12 @@ impl PbCache {
     }
 }
 
+/// Persistent buffers of at least this many slots (256 MiB) look their log's head up ahead of
+/// cleaning it ([`LOOK_AHEAD`] entries on); smaller ones' maps stay in the CPU's caches.
+const LOOK_AHEAD_MIN_SLOTS: u64 = 1 << 16;
+/// How far ahead in the log.
+const LOOK_AHEAD: usize = 8;
+
 /// The drive-managed SMR model. Build it with [`DmSmrConfig::build`] or
 /// [`crate::DriveConfig::build`].
 #[derive(Debug)]
@@ -910,13 +916,30 @@ impl DmSmr {
         loop {
             let head = self.ring.front().copied()?;
             let band = self.bands.band_of(head.block) as usize;
-            if self.loc.get(&head.block) == Some(&head.seq) && head.seq >= self.cleaned_at[band] {
+            if self.cap_slots >= LOOK_AHEAD_MIN_SLOTS {
+                // A PB far larger than the CPU's caches: touch the `loc` entry of a head a few
+                // entries on, so that its miss overlaps with the work until it is reached.
+                if let Some(e) = self.ring.get(LOOK_AHEAD) {
+                    std::hint::black_box(self.loc.get(&e.block));
+                }
+            }
+            // One probe of `loc`: a valid head is cleaned; the latest copy of a block whose band
+            // was cleaned since leaves `loc` with its entry; a superseded one just leaves.
+            let valid = match self.loc.entry(head.block) {
+                std::collections::hash_map::Entry::Occupied(e) if *e.get() == head.seq => {
+                    if head.seq >= self.cleaned_at[band] {
+                        true
+                    } else {
+                        e.remove();
+                        false
+                    }
+                }
+                _ => false,
+            };
+            if valid {
                 return Some(self.clean(band));
             }
             self.ring.pop_front();
-            if self.loc.get(&head.block) == Some(&head.seq) {
-                self.loc.remove(&head.block);
-            }
             if self.free == PbFree::AtHead && (self.ring.len() as u64) < self.high_slots {
                 // A slot was freed without cleaning; let the caller re-check.
                 let entries_full = self.extents.as_ref().is_some_and(|e| e.live >= e.max);

@@ -21,6 +21,10 @@ use shingled_core::ByteSize;
 use shingled_device::{DmSmrConfig, HddConfig};
 use shingled_sim::experiments::{self, Experiment, ExperimentOptions, ExperimentReport};
 use shingled_sim::{CompareReport, Mode, RunReport, SimConfig, SimError, TraceSpec};
+
+/// Large tables on transparent huge pages, as in the `shingled` binary (`shingled_core::mem`).
+#[global_allocator]
+static ALLOC: shingled_core::mem::HugePageAlloc = shingled_core::mem::HugePageAlloc;
 use shingled_store::{
     read_format, ChunkId, Durability, FrontError, Placement, Store, StoreConfig, StoreFront, StreamType,
 };

@@ -119,6 +119,15 @@ pub trait Policy: Send {
     fn on_clean(&mut self, table: &BlockTable, slot: Slot) {
         let _ = (table, slot);
     }
+    /// The slots it would choose as its next victims, most imminent first, written to `ahead`
+    /// (the number written is returned), after prefetching its own state for them
+    /// ([`shingled_core::mem::prefetch`]). A hint for look-ahead in caches far larger than
+    /// the CPU's (the next victim's table entries are touched before it is evicted); it must
+    /// change nothing. Default: none.
+    fn peek_victims(&self, table: &BlockTable, ahead: &mut [Slot; 2]) -> usize {
+        let _ = (table, ahead);
+        0
+    }
     /// Heap bytes the policy's own structures use (for the memory-per-block figure).
     fn heap_bytes(&self) -> usize {
         0

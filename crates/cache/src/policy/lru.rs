@@ -77,6 +77,15 @@ impl Policy for Lru {
     fn on_remove(&mut self, _: &BlockTable, slot: Slot) {
         self.links.remove(&mut self.queue, slot);
     }
+    #[inline]
+    fn peek_victims(&self, _: &BlockTable, ahead: &mut [Slot; 2]) -> usize {
+        let Some(first) = self.queue.back() else { return 0 };
+        ahead[0] = first;
+        let Some(second) = self.links.prev(first) else { return 1 };
+        ahead[1] = second;
+        self.links.prefetch(second);
+        2
+    }
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes()
     }

@@ -1,0 +1,126 @@
+//! Memory for large simulations: a global allocator that asks Linux for transparent huge pages
+//! on large allocations, and a cache-line prefetch.
+//!
+//! A simulation at a large cache size is bound by memory latency: every block request looks up
+//! a hash table and a few arrays of millions of entries at random. With 4 KiB pages nearly every
+//! such access also misses the TLB; with 2 MiB pages the page walks mostly go away (measured in
+//! docs/benchmarks.md: "A large cache"). Most distributions set transparent huge pages to
+//! `madvise`, so a program gets them only where it asks. [`HugePageAlloc`] asks, with
+//! `madvise(MADV_HUGEPAGE)`, for the 2 MiB-aligned interior of every allocation of at least
+//! [`HUGE_MIN`] bytes, right after the system allocator returns it (before the caller touches
+//! it, so fresh zeroed memory faults in as huge pages). Everything else goes to
+//! [`std::alloc::System`] unchanged; on other systems, or where the advice fails, nothing
+//! changes but the page size. The binaries (`shingled`, the Python extension) install it with
+//! `#[global_allocator]`.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+
+/// Allocations at least this large are advised to use huge pages (4 MiB: at least one whole
+/// 2 MiB page inside whatever alignment the allocator gives).
+pub const HUGE_MIN: usize = 4 << 20;
+
+/// [`System`], with huge-page advice on large allocations (see the module documentation).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HugePageAlloc;
+
+#[cfg(target_os = "linux")]
+fn advise(ptr: *mut u8, size: usize) {
+    const HUGE: usize = 2 << 20;
+    if ptr.is_null() || size < HUGE_MIN {
+        return;
+    }
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize + size) & !(HUGE - 1);
+    if end > start {
+        // SAFETY: the range lies inside an allocation the caller owns; MADV_HUGEPAGE changes no
+        // contents, only how the kernel backs the pages. A failure (THP disabled) is harmless.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise(_ptr: *mut u8, _size: usize) {}
+
+// SAFETY: every method forwards to `System` with the same arguments and returns its result; the
+// advice only touches the page backing of memory `System` just handed out.
+unsafe impl GlobalAlloc for HugePageAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.alloc(layout) };
+        advise(p, layout.size());
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        advise(p, layout.size());
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        advise(p, new_size);
+        p
+    }
+}
+
+/// Asks the CPU to bring the cache line holding `items[index]` into its caches, without waiting
+/// for it: for look-ahead over tables far larger than the caches, so that several misses
+/// overlap. An index past the end is harmless (a prefetch never faults and reads nothing);
+/// a no-op off x86-64.
+#[inline(always)]
+pub fn prefetch<T>(items: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = items.as_ptr().wrapping_add(index) as *const i8;
+        // SAFETY: PREFETCHT0 has no architectural effect and cannot fault, whatever the address;
+        // SSE is part of the x86-64 baseline.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (items, index);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefetch_anywhere_is_harmless() {
+        let v = vec![1u64; 10];
+        for i in [0, 9, 10, 1 << 40, usize::MAX] {
+            prefetch(&v, i);
+        }
+        prefetch::<u8>(&[], 3);
+        assert_eq!(v.iter().sum::<u64>(), 10);
+    }
+
+    #[test]
+    fn allocates_reads_writes_and_frees_small_and_large() {
+        let a = HugePageAlloc;
+        for size in [8usize, 4096, HUGE_MIN, HUGE_MIN * 3 + 12345] {
+            let layout = Layout::from_size_align(size, 64).unwrap();
+            // SAFETY: a non-zero layout; the pointer is used within it and freed once.
+            unsafe {
+                let p = a.alloc_zeroed(layout);
+                assert!(!p.is_null());
+                assert!(std::slice::from_raw_parts(p, size).iter().all(|&b| b == 0));
+                p.write_bytes(7, size);
+                let q = a.realloc(p, layout, size * 2);
+                assert!(!q.is_null());
+                assert!(std::slice::from_raw_parts(q, size).iter().all(|&b| b == 7));
+                a.dealloc(q, Layout::from_size_align(size * 2, 64).unwrap());
+            }
+        }
+    }
+}
