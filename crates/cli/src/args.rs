@@ -221,6 +221,11 @@ pub struct SimArgs {
     /// list (`1%,2%,4%`) and runs each size with each policy.
     #[arg(long)]
     pub cache_size: Option<String>,
+    /// Where SAC's and PORE's drive costs come from: fitted (measured on the drive model over
+    /// the trace's accessed range before the run; the default) or paper (the SAC paper's
+    /// constants, which need no measuring pass).
+    #[arg(long, value_parser = ["fitted", "paper"])]
+    pub costs: Option<String>,
     /// Drive profile (see `shingled drives`).
     #[arg(long, short)]
     pub drive: Option<String>,
@@ -357,6 +362,12 @@ impl SimArgs {
         }
         if let Some(s) = &self.cache_size {
             cfg.cache.get_or_insert_with(CacheConfig::default).size = parse::<SizeSpec>("cache-size", s)?;
+        }
+        if let Some(c) = &self.costs {
+            cfg.cache.get_or_insert_with(CacheConfig::default).costs = match c.as_str() {
+                "paper" => shingled_sim::CostModel::Paper,
+                _ => shingled_sim::CostModel::Fitted,
+            };
         }
         if let Some(d) = &self.drive {
             cfg.drive = shingled_device::profile(d).with_context(|| {

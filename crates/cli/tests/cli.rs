@@ -67,6 +67,36 @@ fn sim_json_and_csv_outputs_parse() {
 }
 
 #[test]
+fn absolute_sizes_and_paper_costs_read_the_trace_once() {
+    let trace = "synth:hm,scale=0.002";
+    let base = ["sim", "--trace", trace, "--cache-size", "8MiB", "--pb-size", "4MiB", "--output", "json"];
+    let run = |extra: &[&str]| {
+        let o = shingled(&[&base[..], extra].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    // Paper costs: no measuring pass, so no ranges; the policy got the paper's constants.
+    let once = run(&["--policy", "sac", "--costs", "paper"]);
+    assert!(once["sizing"]["written_range"].is_null(), "{}", once["sizing"]);
+    assert_eq!(once["sizing"]["costs"]["rmw_fixed_ms"], 436.0);
+    // Fitted costs measure the footprint first (and report it).
+    let fitted = run(&["--policy", "sac", "--costs", "fitted"]);
+    assert!(fitted["sizing"]["written_range"].is_string(), "{}", fitted["sizing"]);
+    // A relative size too; the counts do not depend on the path taken.
+    let lru_once = run(&["--policy", "lru"]);
+    let lru_two = run(&["--policy", "lru", "--warmup", "10%"]);
+    assert!(lru_once["sizing"]["written_range"].is_null() && lru_two["sizing"]["written_range"].is_string());
+    assert_eq!(lru_once["total"], lru_two["total"]);
+    let o = shingled(&[&base[..], &["--policy", "sac", "--costs", "guessed"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("guessed"), "{}", stderr(&o));
+    // The text report says the ranges were not measured.
+    let o =
+        shingled(&["sim", "--trace", trace, "--cache-size", "8MiB", "--pb-size", "4MiB", "--policy", "lru"]);
+    assert!(stdout(&o).contains("ranges not measured"), "{}", stdout(&o));
+}
+
+#[test]
 fn compare_runs_the_schemes_asked() {
     let o = shingled(&[
         "compare",
