@@ -112,6 +112,17 @@ impl BlockTable {
         (0..self.capacity).filter(|&s| self.used[s as usize])
     }
 
+    /// Sorts `slots` (used, distinct) by block number, reading each meta once rather than at
+    /// every comparison. Blocks are distinct, so the order is the only one.
+    pub fn sort_by_block(&self, slots: &mut [Slot]) {
+        let mut keyed: Vec<(BlockNo, Slot)> =
+            slots.iter().map(|&s| (self.meta[s as usize].block, s)).collect();
+        keyed.sort_unstable();
+        for (d, (_, s)) in slots.iter_mut().zip(keyed) {
+            *d = s;
+        }
+    }
+
     /// Prefetches `slot`'s meta into the CPU's caches (look-ahead; changes nothing).
     #[inline]
     pub(crate) fn prefetch_meta(&self, slot: Slot) {

@@ -75,7 +75,7 @@ impl Policy for LruBand {
         let b = self.band(t.meta(lru).block);
         let start = victims.len();
         victims.extend(self.by_band.iter_back(&self.band_lists[b]));
-        victims[start..].sort_unstable_by_key(|&s| t.meta(s).block);
+        t.sort_by_block(&mut victims[start..]);
     }
     fn on_remove(&mut self, t: &BlockTable, slot: Slot) {
         self.global.remove(&mut self.queue, slot);

@@ -147,7 +147,7 @@ impl Policy for Most {
         let Some(b) = self.victim_band() else { return };
         let start = victims.len();
         victims.extend(self.links.iter_back(&self.band_lists[b as usize]));
-        victims[start..].sort_unstable_by_key(|&s| t.meta(s).block);
+        t.sort_by_block(&mut victims[start..]);
     }
     fn on_remove(&mut self, t: &BlockTable, slot: Slot) {
         let m = *t.meta(slot);
