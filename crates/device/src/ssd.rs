@@ -94,17 +94,25 @@ pub struct Ssd {
     /// Nanoseconds per 4 KiB block.
     read_ns_per_block: f64,
     write_ns_per_block: f64,
+    /// The costs of one block, the common case (a cache's slot I/O), computed once.
+    read_one: Nanos,
+    write_one: Nanos,
     stats: DriveStats,
 }
 
 impl Ssd {
     fn new(cfg: &SsdConfig) -> Ssd {
         let per_block = |mb_s: f64| BLOCK_SIZE as f64 / (mb_s * 1e6) * 1e9;
+        let (read_latency_ns, write_latency_ns) = (cfg.read_latency_us * 1e3, cfg.write_latency_us * 1e3);
+        let (read_ns_per_block, write_ns_per_block) =
+            (per_block(cfg.read_bandwidth_mb_s), per_block(cfg.write_bandwidth_mb_s));
         Ssd {
-            read_latency_ns: cfg.read_latency_us * 1e3,
-            write_latency_ns: cfg.write_latency_us * 1e3,
-            read_ns_per_block: per_block(cfg.read_bandwidth_mb_s),
-            write_ns_per_block: per_block(cfg.write_bandwidth_mb_s),
+            read_latency_ns,
+            write_latency_ns,
+            read_ns_per_block,
+            write_ns_per_block,
+            read_one: cost(read_latency_ns, read_ns_per_block, 1),
+            write_one: cost(write_latency_ns, write_ns_per_block, 1),
             stats: DriveStats::default(),
         }
     }
@@ -112,12 +120,18 @@ impl Ssd {
     /// Cost of one read of `nblocks` blocks, without recording it.
     #[inline]
     pub fn read_cost(&self, nblocks: u32) -> Nanos {
+        if nblocks == 1 {
+            return self.read_one;
+        }
         cost(self.read_latency_ns, self.read_ns_per_block, nblocks)
     }
 
     /// Cost of one write of `nblocks` blocks, without recording it.
     #[inline]
     pub fn write_cost(&self, nblocks: u32) -> Nanos {
+        if nblocks == 1 {
+            return self.write_one;
+        }
         cost(self.write_latency_ns, self.write_ns_per_block, nblocks)
     }
 }
