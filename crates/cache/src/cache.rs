@@ -83,13 +83,26 @@ impl Cache {
         self.victims.clear();
         self.policy.select_victims(&self.table, incoming, &mut self.victims);
         assert!(!self.victims.is_empty(), "policy {} chose no victim for a full cache", self.policy.name());
+        let look_ahead = self.table.capacity() >= LOOK_AHEAD_MIN_SLOTS;
+        if look_ahead && self.victims.len() > 1 {
+            // A batch (SAC, MOST, …): fetch every victim's meta, then touch their index entries,
+            // so that the misses of the batch overlap instead of coming one removal at a time.
+            for &s in &self.victims {
+                self.table.prefetch_meta(s);
+            }
+            for &s in &self.victims {
+                if self.table.is_used(s) {
+                    self.table.warm_remove(s);
+                }
+            }
+        }
         for i in 0..self.victims.len() {
             let s = self.victims[i];
             assert!(self.table.is_used(s), "policy {} chose free or repeated slot {s}", self.policy.name());
             self.policy.on_remove(&self.table, s);
             evicted.push(self.table.remove(s));
         }
-        if self.table.capacity() >= LOOK_AHEAD_MIN_SLOTS {
+        if look_ahead {
             // The next victim's index entry is touched now and the one after's meta is
             // prefetched, so that the coldest blocks' cache misses overlap with the requests
             // served until then instead of stalling the next eviction.
