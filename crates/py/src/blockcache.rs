@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 create_exception!(
     shingled,
     BlockCacheError,
-    crate::ShingledError,
+    crate::errors::ShingledError,
     "The block cache (shingled.blockcache) failed: bad parameters, a corrupt or detached cache \
      device, an I/O error, a replay whose data path read wrong bytes."
 );
@@ -34,7 +34,7 @@ fn err(e: StlError) -> PyErr {
 /// A replay error: configuration and trace errors keep the simulator's exception classes.
 fn replay_err(e: ReplayError) -> PyErr {
     match e {
-        ReplayError::Sim(e) => crate::sim_err(e),
+        ReplayError::Sim(e) => crate::errors::sim_err(e),
         e => BlockCacheError::new_err(e.to_string()),
     }
 }
@@ -144,7 +144,7 @@ impl BlockCache {
 
     /// The cache's counters (`shingled_blockcache::Stats`) as JSON text.
     fn stats_json(&self, py: Python<'_>) -> PyResult<String> {
-        self.dev.with(py, |d| Ok(crate::to_json(&d.inner().stats())))
+        self.dev.with(py, |d| Ok(crate::config::to_json(&d.inner().stats())))
     }
 
     /// The cached dirty blocks, ascending.
@@ -182,7 +182,7 @@ impl BlockCache {
 /// What the metadata of the cache at `cache_path` says (`Inspection`), as JSON; writes nothing.
 #[pyfunction]
 pub fn cache_inspect(py: Python<'_>, cache_path: PathBuf) -> PyResult<String> {
-    py.detach(|| files::inspect_file(&cache_path)).map(|i| crate::to_json(&i)).map_err(err)
+    py.detach(|| files::inspect_file(&cache_path)).map(|i| crate::config::to_json(&i)).map_err(err)
 }
 
 /// What `backing_path` alone lacks without its cache device, from the metadata of
@@ -237,9 +237,9 @@ pub fn cache_replay(
     metadata_on_clock: bool,
     compare: bool,
 ) -> PyResult<String> {
-    let cfg = crate::parse_config(config)?;
+    let cfg = crate::config::parse_config(config)?;
     let opts = ReplayOptions { reserve, flush_every, final_check, metadata_on_clock };
-    crate::interruptible(py, |stop| -> Result<String, ReplayError> {
+    crate::sim::interruptible(py, |stop| -> Result<String, ReplayError> {
         let stats = shingled_sim::measure_until(&cfg.trace, &cfg.drive.bands_or_default(), stop)?;
         let rep = replay::replay(&cfg, &stats, &opts, &mut |_| {})?;
         if stop.load(Ordering::Relaxed) {

@@ -11,7 +11,7 @@ use shingled_stl::{DmZonedFileSpec, SmartFileSpec, SmartStlConfig, Stl, StlError
 create_exception!(
     shingled,
     TranslationLayerError,
-    crate::ShingledError,
+    crate::errors::ShingledError,
     "A translation layer (shingled.stl) failed: bad parameters, a corrupt file, an I/O error."
 );
 

@@ -305,3 +305,15 @@ def test_smart_experiment_gives_smarts_figures():
     assert smart30["stl_map_bytes"] > 0 and smart30["replay"] == "open"
     claims = df.attrs["report"]["paper"]
     assert any(c["source"] == "SMaRT §5.5.4, Table 2" for c in claims)
+
+
+def test_absolute_sizes_read_the_trace_once_as_the_cli_does():
+    trace = "synth:hm,scale=0.002"
+    once = shingled.simulate(trace, policy="lru", cache="8MiB", drive__pb_size="4MiB").to_dict()
+    assert once["sizing"]["written_range"] is None  # nothing measured the trace first
+    two = shingled.simulate(trace, policy="lru", cache="1%", drive__pb_size="4MiB").to_dict()
+    assert two["sizing"]["written_range"] is not None
+    # Same run with a fractional warm-up (which needs the footprint): same counts.
+    warm = shingled.simulate(trace, policy="lru", cache="8MiB", drive__pb_size="4MiB", warmup="50%").to_dict()
+    assert warm["sizing"]["written_range"] is not None
+    assert warm["total"] == once["total"]

@@ -403,3 +403,52 @@ def test_create_returns_the_id_that_list_gives():
         cid = st.create(padded)
         assert cid == "ab" * 24
         assert cid in [c["id"] for c in st.list()]
+
+
+def test_zoned_device_errors_raise_zoned_error(tmp_path):
+    """A device file that cannot be used (missing, not a zoned device, corrupt, already there)
+    raises ZonedError: a StoreError, as these errors were before they had a class of their
+    own, and pickled by name as every shingled error."""
+    import pickle
+
+    ZonedError = shingled.ZonedError
+    assert issubclass(ZonedError, StoreError) and issubclass(ZonedError, shingled.ShingledError)
+    assert shingled._core.ZonedError is ZonedError and "ZonedError" in shingled.__all__
+    e = pickle.loads(pickle.dumps(ZonedError("x")))
+    assert type(e) is ZonedError and str(e) == "x" and ZonedError.__module__ == "shingled"
+
+    with pytest.raises(ZonedError, match="missing.zbd"):
+        ChunkStore.open(tmp_path / "missing.zbd")
+    with pytest.raises(ZonedError, match="missing.zbd"):
+        StoreFront.open([tmp_path / "missing.zbd"])
+    junk = tmp_path / "junk.zbd"
+    junk.write_bytes(b"not a zoned device\n" * 1000)
+    for call in (lambda: ChunkStore.open(junk), lambda: ChunkStore.format(junk), lambda: StoreFront.open([junk])):
+        with pytest.raises(ZonedError, match="junk.zbd is not a zoned device file"):
+            call()
+    with pytest.raises(ZonedError, match="junk.zbd: File exists"):
+        ChunkStore.create_file(junk, zones=8, zone_size=1 << 20)
+    dev = tmp_path / "cut.zbd"
+    ChunkStore.create_file(dev, zones=8, zone_size=1 << 20).close()
+    with open(dev, "r+b") as f:
+        f.truncate(4096)
+    for call in (lambda: ChunkStore.open(dev), lambda: StoreFront.open([dev], read_only=True)):
+        with pytest.raises(ZonedError, match="cut.zbd: corrupt zoned device file") as e:
+            call()
+        assert not isinstance(e.value, CorruptionError)  # the device's header, not the store's data
+
+
+def test_core_class_names_match_the_python_ones():
+    # `_core.StoreFront` was `_core.ChunkFront`; both classes extend `_core._ChunkApi` as the
+    # Python classes extend `shingled.store._ChunkApi`.
+    core = shingled._core
+    assert core.StoreFront.__name__ == "StoreFront" and not hasattr(core, "ChunkFront")
+    assert core.StoreFront.__base__ is core._ChunkApi and core.ChunkStore.__base__ is core._ChunkApi
+    with StoreFront.in_memory() as f, ChunkStore.in_memory() as st:
+        assert type(f._inner) is core.StoreFront and type(st._inner) is core.ChunkStore
+        assert isinstance(f.create(ID), str) and f.drive_of(ID) in (0, 1, 2) and f.gc() == [None, None, None]
+        assert st.create(ID) == ID.hex() and st.gc() is None and not hasattr(st._inner, "drive_of")
+    with pytest.raises(StoreError, match="the store front is closed"):
+        f.stats()
+    with pytest.raises(StoreError, match="the chunk store is closed"):
+        st.stats()

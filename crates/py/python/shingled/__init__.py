@@ -31,6 +31,7 @@ from ._core import (
     StoreError,
     TraceError,
     TranslationLayerError,
+    ZonedError,
 )
 from ._result import Result, flatten_metrics
 from ._store_bench import StoreBenchResult, store_bench, store_benches
@@ -71,6 +72,7 @@ __all__ = [
     "NoSuchChunk",
     "CorruptionError",
     "ReadOnlyError",
+    "ZonedError",
     "TranslationLayer",
     "TranslationLayerError",
     "BlockCache",

@@ -11,8 +11,9 @@ A store lives on an emulated zoned device file (``shingled zone create`` or
 :meth:`ChunkStore.create_file`, the same files ``shingled store`` uses) or on an in-memory device.
 Chunk ids are 24 bytes; every method takes them as ``bytes`` or as a 48-digit hex ``str`` and
 returns them as hex ``str``. Errors raise :class:`StoreError` (a :class:`ShingledError`), or
-its subclasses :class:`NoSuchChunk`, :class:`CorruptionError` and :class:`ReadOnlyError`
-(a change to a store opened with ``read_only=True``); malformed arguments raise
+its subclasses :class:`NoSuchChunk`, :class:`CorruptionError`, :class:`ReadOnlyError`
+(a change to a store opened with ``read_only=True``) and :class:`ZonedError` (the zoned
+device failed: not a device file, a corrupt header, an I/O error); malformed arguments raise
 ``ValueError`` / ``TypeError``; configuration mistakes raise :class:`ConfigError`.
 """
 
@@ -248,7 +249,7 @@ class StoreFront(_ChunkApi):
     ``shingled store format DEV -d DEV2 …``) or :meth:`in_memory`.
     """
 
-    def __init__(self, inner: "_core.ChunkFront", paths: Optional[List[str]] = None):
+    def __init__(self, inner: "_core.StoreFront", paths: Optional[List[str]] = None):
         self._inner = inner
         self.paths = paths
 
@@ -257,11 +258,11 @@ class StoreFront(_ChunkApi):
         """Opens the stores on ``paths`` (any order). ``read_only=True``: as
         :meth:`ChunkStore.open`, nothing is written to the files."""
         ps = [os.fspath(p) for p in paths]
-        return cls(_core.ChunkFront.open_files(ps, _config(**config), read_only), ps)
+        return cls(_core.StoreFront.open_files(ps, _config(**config), read_only), ps)
 
     @classmethod
     def in_memory(cls, drives: int = 3, zones: int = 16, zone_size: int = 256 << 10, **config: Any) -> "StoreFront":
-        return cls(_core.ChunkFront.in_memory(drives, zones, zone_size, _config(**config)))
+        return cls(_core.StoreFront.in_memory(drives, zones, zone_size, _config(**config)))
 
     def drive_of(self, id: ChunkIdLike) -> Optional[int]:
         return self._inner.drive_of(id)
