@@ -16,17 +16,22 @@ use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use shingled_core::ByteSize;
 use shingled_store::{
-    read_format, ChunkId, Durability, Placement, StoreConfig, StoreError, StoreFront, StoredFormat,
-    StreamType,
+    read_format, ChunkId, Durability, Placement, PreparedRecords, StoreConfig, StoreError, StoreFront,
+    StoredFormat, StreamType,
 };
 use shingled_zoned::{
     Dialect, FileOptions, FileZoned, IoMode, ReadAboveWp, ZonedConfig, ZonedDevice, ZonedModel, SECTOR_SIZE,
 };
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IoSliceMut, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// Bytes per append (and per read of `get`).
+/// Bytes per read of `get`.
 const PIECE: usize = 1 << 20;
+
+/// Bytes per append of `put` (rounded down to a multiple of the store's `max_record`, so that
+/// a part fills its zone as the chunk limit assumes): the store writes the records of one
+/// append to a zone with one device call (`shingled_store::WRITE_BATCH`).
+const PUT_PIECE: usize = 8 << 20;
 
 /// Chunk store commands.
 #[derive(Subcommand, Debug)]
@@ -35,7 +40,7 @@ pub enum StoreCommand {
     Format(FormatArgs),
     /// Configuration, zone states, chunks, bytes and index memory of a store.
     Info(InfoArgs),
-    /// Store files as chunks (1 MiB appends, then sealed); prints each chunk id.
+    /// Store files as chunks (8 MiB appends, then sealed); prints each chunk id.
     Put(PutArgs),
     /// Write a chunk's bytes to stdout or a file.
     Get(GetArgs),
@@ -276,9 +281,21 @@ pub fn run(cmd: StoreCommand) -> Result<()> {
 
 type Front = StoreFront<FileZoned>;
 
-fn open_dev(p: &Path) -> Result<FileZoned> {
+/// The device file's I/O mode: `O_DIRECT` writes where the file system allows them (as `dd
+/// oflag=direct`: the data goes from the store's aligned buffer to the disk, with no copy into
+/// the page cache and no write-back later), buffered when only reading. Durability is the same
+/// either way: the store's flushes are `fdatasync`s.
+fn io_mode(writing: bool) -> IoMode {
+    if writing {
+        IoMode::Auto
+    } else {
+        IoMode::Buffered
+    }
+}
+
+fn open_dev(p: &Path, writing: bool) -> Result<FileZoned> {
     // The device error names the file and the OS error already.
-    FileZoned::open(p, FileOptions { io_mode: IoMode::Buffered }).map_err(|e| {
+    FileZoned::open(p, FileOptions { io_mode: io_mode(writing) }).map_err(|e| {
         if p.exists() {
             anyhow!("{e}")
         } else {
@@ -311,7 +328,7 @@ fn open_front(devices: &Devices, read_only: bool) -> Result<(Front, Vec<StoredFo
     let mut devs = Vec::new();
     let mut supers = Vec::new();
     for p in &paths {
-        let mut d = open_dev(p)?;
+        let mut d = open_dev(p, !read_only)?;
         supers.push(read_super(p, &mut d)?);
         devs.push(d);
     }
@@ -409,11 +426,11 @@ fn format_inner(a: FormatArgs) -> Result<()> {
                 read_above_wp: ReadAboveWp::Zeros,
             };
             zcfg.sanitize().with_context(|| format!("device geometry for {}", p.display()))?;
-            let d = FileZoned::create(p, &zcfg, FileOptions { io_mode: IoMode::Buffered })
+            let d = FileZoned::create(p, &zcfg, FileOptions { io_mode: io_mode(true) })
                 .with_context(|| format!("creating device file {}", p.display()))?;
             devs.push(d);
         } else {
-            let mut d = open_dev(p)?;
+            let mut d = open_dev(p, true)?;
             if !a.force && read_super(p, &mut d).is_ok() {
                 bail!(
                     "{} already holds a store; --force formats it anyway (its chunks are lost)",
@@ -649,8 +666,13 @@ fn put(a: PutArgs) -> Result<()> {
         .filter_map(|i| front.drive(i).map(|st| st.chunk_limit(a.stream.stream())))
         .min()
         .unwrap_or(u64::MAX);
+    // Appends of PUT_PIECE bytes, a whole number of records of every drive.
+    let max_record = (0..front.drives())
+        .filter_map(|i| front.drive(i).map(|st| st.config().max_record))
+        .max()
+        .unwrap_or(1);
+    let piece = (PUT_PIECE / max_record).max(1) * max_record;
     let bar = bytes_bar(sizes.iter().sum(), "put");
-    let mut buf = vec![0u8; PIECE];
     let mut result = Ok(());
     let mut size_of = sizes.iter();
     let mut leftovers: Vec<ChunkId> = Vec::new();
@@ -674,30 +696,23 @@ fn put(a: PutArgs) -> Result<()> {
             vec![*id]
         };
         result = (|| -> Result<()> {
-            let mut file: Box<dyn Read> = if stdin(f) {
-                Box::new(std::io::stdin().lock())
+            let file: Box<dyn Read + Send> = if stdin(f) {
+                Box::new(std::io::stdin())
             } else {
                 Box::new(std::fs::File::open(f).with_context(|| format!("reading {}", f.display()))?)
             };
+            let cap = if split { limit } else { u64::MAX };
+            let pieces = ReadAhead::start(file, cap, parts.clone(), piece, max_record);
             let mut lens = Vec::with_capacity(parts.len());
             for (k, part) in parts.iter().enumerate() {
                 front.create(*part, a.stream.stream()).map_err(|e| with_paths(e, &paths))?;
-                let cap = if split { limit } else { u64::MAX };
                 let mut len = 0u64;
-                loop {
-                    let want = (cap - len).min(buf.len() as u64) as usize;
-                    if want == 0 {
-                        break;
-                    }
-                    let n = read_full(&mut file, &mut buf[..want])
-                        .with_context(|| format!("reading {}", f.display()))?;
-                    if n == 0 {
-                        break;
-                    }
+                while let Some(p) = pieces.next() {
+                    let (mut buf, n, last) = p.with_context(|| format!("reading {}", f.display()))?;
                     if k == 0
                         && len == 0
                         && matches!(a.stream, StreamArg::Metadata)
-                        && buf[..n].starts_with(PARTS_MAGIC)
+                        && buf.slices_mut().first().is_some_and(|s| s.starts_with(PARTS_MAGIC))
                     {
                         bail!(
                             "{} begins like a parts manifest ({:?}); store it in another stream",
@@ -705,13 +720,16 @@ fn put(a: PutArgs) -> Result<()> {
                             String::from_utf8_lossy(PARTS_MAGIC)
                         );
                     }
-                    front
-                        .append(*part, &buf[..n])
-                        .map_err(|e| with_paths(e, &paths))
-                        .with_context(|| format!("storing {} as chunk {part}", f.display()))?;
+                    if n > 0 {
+                        front
+                            .append_prepared(*part, &mut buf)
+                            .map_err(|e| with_paths(e, &paths))
+                            .with_context(|| format!("storing {} as chunk {part}", f.display()))?;
+                    }
+                    pieces.give_back(buf);
                     bar.inc(n as u64);
                     len += n as u64;
-                    if n < want {
+                    if last {
                         break;
                     }
                 }
@@ -782,12 +800,97 @@ fn put(a: PutArgs) -> Result<()> {
     result.and(closed)
 }
 
-fn read_full(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+/// One piece read by [`ReadAhead`]: its records (the user bytes read, encoded), the bytes
+/// read, and whether it is the last piece of its part (the part is full, or the input ended).
+type Piece = std::io::Result<(PreparedRecords, usize, bool)>;
+
+/// Reads `put`'s input in a thread of its own, up to [`READ_AHEAD`] pieces ahead of the
+/// appends, straight into the slices of the data records (`PreparedRecords`: one `readv` per
+/// up to 1024 slices, then the slice footers and CRCs), so that reading and encoding overlap
+/// the store's writes instead of taking turns with them, and the user bytes are copied once
+/// (by the kernel, from the file) before the device writes them. The pieces are those the
+/// appends need: `piece` bytes at a time, each part (`cap` bytes, the last one less) ending
+/// with a piece of its own, so a part's appends are whole records until its last.
+struct ReadAhead {
+    pieces: std::sync::mpsc::Receiver<Piece>,
+    free: std::sync::mpsc::Sender<PreparedRecords>,
+}
+
+/// Pieces `put` reads ahead of the appends.
+const READ_AHEAD: usize = 2;
+
+impl ReadAhead {
+    /// Starts reading `file` as the `parts` (chunk ids) of `cap` bytes in pieces of `piece`
+    /// bytes, laid out as records of `max_record` bytes. The thread ends at the end of the
+    /// input or of the last part, at a read error (sent as the last piece), or when the
+    /// `ReadAhead` is dropped (it is not joined: a read of standard input may block for ever).
+    fn start(
+        mut file: Box<dyn Read + Send>,
+        cap: u64,
+        parts: Vec<ChunkId>,
+        piece: usize,
+        max_record: usize,
+    ) -> ReadAhead {
+        let (piece_tx, pieces) = std::sync::mpsc::channel::<Piece>();
+        let (free, free_rx) = std::sync::mpsc::channel::<PreparedRecords>();
+        for _ in 0..READ_AHEAD + 1 {
+            let _ = free.send(PreparedRecords::new());
+        }
+        std::thread::spawn(move || {
+            for part in parts {
+                let mut len = 0u64;
+                loop {
+                    let want = (cap - len).min(piece as u64) as usize;
+                    let Ok(mut p) = free_rx.recv() else { return };
+                    p.layout(part, len, want, max_record);
+                    let mut io: Vec<IoSliceMut> = p.slices_mut().into_iter().map(IoSliceMut::new).collect();
+                    let n = match read_full_vectored(&mut file, &mut io) {
+                        Ok(n) => n,
+                        Err(e) => {
+                            let _ = piece_tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    drop(io);
+                    p.truncate(n);
+                    p.finish();
+                    len += n as u64;
+                    let (eof, full) = (n < want, len == cap);
+                    if piece_tx.send(Ok((p, n, eof || full))).is_err() || eof {
+                        return;
+                    }
+                    if full {
+                        break;
+                    }
+                }
+            }
+        });
+        ReadAhead { pieces, free }
+    }
+
+    /// The next piece, or `None` once the input has ended (every later part is empty).
+    fn next(&self) -> Option<Piece> {
+        self.pieces.recv().ok()
+    }
+
+    /// Returns a piece's buffer for the next read.
+    fn give_back(&self, p: PreparedRecords) {
+        let _ = self.free.send(p);
+    }
+}
+
+/// Fills `bufs` from `f` up to the end of the input; returns the bytes read.
+fn read_full_vectored(f: &mut impl Read, mut bufs: &mut [IoSliceMut]) -> std::io::Result<usize> {
     let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
+    while !bufs.is_empty() {
+        match f.read_vectored(bufs) {
+            Ok(0) => break,
+            Ok(k) => {
+                n += k;
+                IoSliceMut::advance_slices(&mut bufs, k);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(n)

@@ -429,17 +429,20 @@ impl<D: ZonedDevice> ZonedDevice for Tap<D> {
     }
     fn write(&mut self, sector: u64, data: &[u8]) -> shingled_zoned::Result<()> {
         self.inner.write(sector, data)?;
-        // The engine writes one record per command (write_run), so the header is at the start.
-        if data.len() >= HEADER_LEN + DATA_PREFIX && sector < self.info.capacity_sectors {
-            if let Ok(h) = format::decode_header(&data[..HEADER_LEN]) {
-                if h.rtype == RecordType::Data {
-                    let p = &data[HEADER_LEN..HEADER_LEN + DATA_PREFIX];
-                    if let Ok(d) = format::decode_data_prefix(p, h.payload_len as usize) {
-                        let z = self.info.zone_of(sector) as usize;
-                        self.zones[z].push(TapRec { chunk: d.chunk, len: d.len, pool: d.pool });
-                    }
-                }
+        // The engine writes whole records, one or several consecutive ones per command
+        // (write_run), so a header is at the start and after each record.
+        let mut at = 0usize;
+        while data.len() >= at + HEADER_LEN + DATA_PREFIX && sector < self.info.capacity_sectors {
+            let Ok(h) = format::decode_header(&data[at..at + HEADER_LEN]) else { break };
+            if h.rtype != RecordType::Data {
+                break;
             }
+            let p = &data[at + HEADER_LEN..at + HEADER_LEN + DATA_PREFIX];
+            if let Ok(d) = format::decode_data_prefix(p, h.payload_len as usize) {
+                let z = self.info.zone_of(sector) as usize;
+                self.zones[z].push(TapRec { chunk: d.chunk, len: d.len, pool: d.pool });
+            }
+            at += h.record_len() as usize;
         }
         Ok(())
     }

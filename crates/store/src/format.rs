@@ -116,6 +116,11 @@ pub fn encode_record(rtype: RecordType, seq: u64, payload: &[u8]) -> Vec<u8> {
 /// Fills in the header of a record whose payload is already at `rec[HEADER_LEN..]`.
 fn write_header(rec: &mut [u8], rtype: RecordType, seq: u64, payload_len: usize, link: u32) {
     let crc = crc32c::crc32c(&rec[HEADER_LEN..HEADER_LEN + payload_len]);
+    put_header(rec, rtype, seq, payload_len, crc, link);
+}
+
+/// Writes the header of a record whose payload CRC is `crc`.
+fn put_header(rec: &mut [u8], rtype: RecordType, seq: u64, payload_len: usize, crc: u32, link: u32) {
     let h = &mut rec[..HEADER_LEN];
     h.fill(0);
     h[0..4].copy_from_slice(&MAGIC.to_le_bytes());
@@ -223,25 +228,303 @@ pub fn header_crc(rec: &[u8]) -> u32 {
 /// Encodes a data record of `chunk` starting at chunk offset `offset`, written into a zone of
 /// pool `pool` after a record whose header CRC is `link` (0: the zone's first record).
 pub fn encode_data(chunk: &ChunkId, offset: u64, data: &[u8], seq: u64, pool: u8, link: u32) -> Vec<u8> {
+    let mut rec = vec![0u8; record_len(data_payload_len(data.len())) as usize];
+    encode_data_into(&mut rec, chunk, offset, data, seq, pool, link);
+    rec
+}
+
+/// [`encode_data`] into `rec` (whatever it held), which must be at least the record's length
+/// long; returns that length. Every byte of the record is written, padding included, so a
+/// reused buffer needs no clearing: the user bytes are copied once, straight into place, and
+/// the payload CRC is derived from the slice CRCs ([`crc_shift_stride`]) instead of a second
+/// pass over the payload.
+pub fn encode_data_into(
+    rec: &mut [u8],
+    chunk: &ChunkId,
+    offset: u64,
+    data: &[u8],
+    seq: u64,
+    pool: u8,
+    link: u32,
+) -> usize {
     let plen = data_payload_len(data.len());
-    let mut rec = vec![0u8; record_len(plen) as usize];
-    let p = &mut rec[HEADER_LEN..];
-    p[0..24].copy_from_slice(&chunk.0);
-    p[24..32].copy_from_slice(&offset.to_le_bytes());
-    p[32..36].copy_from_slice(&(data.len() as u32).to_le_bytes());
-    p[36] = pool;
+    let len = record_len(plen) as usize;
+    let rec = &mut rec[..len];
+    let mut scrc = 0;
     for (i, piece) in data.chunks(SLICE).enumerate() {
         let at = DATA_SLICES_AT + i * SLICE_STRIDE;
         rec[at..at + piece.len()].copy_from_slice(piece);
-        let f = at + piece.len();
-        let slice_off = offset + (i * SLICE) as u64;
-        rec[f..f + 24].copy_from_slice(&chunk.0);
-        rec[f + 24..f + 28].copy_from_slice(&(slice_off as u32).to_le_bytes());
-        let crc = crc32c::crc32c(&rec[at..f + 28]);
-        rec[f + 28..f + 32].copy_from_slice(&crc.to_le_bytes());
+        scrc = seal_slice(&mut rec[at..], piece.len(), chunk, offset + (i * SLICE) as u64, scrc);
     }
-    write_header(&mut rec, RecordType::Data, seq, plen, link);
-    rec
+    rec[HEADER_LEN + plen..].fill(0);
+    put_data_header(rec, chunk, offset, data.len(), scrc, seq, pool, link);
+    len
+}
+
+/// Writes the footer of the slice of `n` user bytes at `s[..n]`, at chunk offset `off` of
+/// `chunk`, into `s[n..n + FOOTER_LEN]`, and returns `scrc` (the CRC32C of the record's
+/// slices and footers before this one) run on over this slice and its footer.
+fn seal_slice(s: &mut [u8], n: usize, chunk: &ChunkId, off: u64, scrc: u32) -> u32 {
+    s[n..n + 24].copy_from_slice(&chunk.0);
+    s[n + 24..n + 28].copy_from_slice(&(off as u32).to_le_bytes());
+    let crc = crc32c::crc32c(&s[..n + 28]);
+    s[n + 28..n + 32].copy_from_slice(&crc.to_le_bytes());
+    if n == SLICE {
+        // crc(A || S) = shift(crc(A), |S|) ^ crc(S), and crc(S) is the slice CRC run on over
+        // the 4 bytes that hold it: no second pass over the slice.
+        crc_shift_stride(scrc) ^ crc32c::crc32c_append(crc, &s[n + 28..n + 32])
+    } else {
+        crc32c::crc32c_append(scrc, &s[..n + FOOTER_LEN])
+    }
+}
+
+/// Writes the data prefix and the header of the data record at `rec[0..]` carrying `n` user
+/// bytes whose slices and footers (payload bytes from [`DATA_PREFIX`] on) have CRC32C `scrc`.
+#[allow(clippy::too_many_arguments)]
+fn put_data_header(
+    rec: &mut [u8],
+    chunk: &ChunkId,
+    offset: u64,
+    n: usize,
+    scrc: u32,
+    seq: u64,
+    pool: u8,
+    link: u32,
+) {
+    let plen = data_payload_len(n);
+    let p = &mut rec[HEADER_LEN..DATA_SLICES_AT];
+    p[0..24].copy_from_slice(&chunk.0);
+    p[24..32].copy_from_slice(&offset.to_le_bytes());
+    p[32..36].copy_from_slice(&(n as u32).to_le_bytes());
+    p[36] = pool;
+    p[37..40].fill(0);
+    let pcrc = crc_shift(crc32c::crc32c(p), plen - DATA_PREFIX) ^ scrc;
+    debug_assert_eq!(pcrc, crc32c::crc32c(&rec[HEADER_LEN..HEADER_LEN + plen]));
+    put_header(rec, RecordType::Data, seq, plen, pcrc, link);
+}
+
+/// `crc32c(A)` advanced over `len` more bytes as if they were zeros: `crc32c(A || B) =
+/// crc_shift(crc32c(A), |B|) ^ crc32c(B)`. Table look-ups per [`SLICE_STRIDE`] bytes, the
+/// crate's general combine for the rest.
+pub fn crc_shift(mut crc: u32, len: usize) -> u32 {
+    for _ in 0..len / SLICE_STRIDE {
+        crc = crc_shift_stride(crc);
+    }
+    match len % SLICE_STRIDE {
+        0 => crc,
+        r => crc32c::crc32c_combine(crc, 0, r),
+    }
+}
+
+/// A 4 KiB-aligned window of memory, reused: an `O_DIRECT` device file
+/// (`shingled_zoned::FileStorage`) writes from it without copying it into a bounce buffer.
+#[derive(Default)]
+pub(crate) struct AlignedBuf {
+    v: Vec<u8>,
+    at: usize,
+}
+
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuf({} bytes)", self.v.len())
+    }
+}
+
+impl AlignedBuf {
+    /// The first `len` bytes of the window (contents unspecified), growing it if needed.
+    pub(crate) fn get(&mut self, len: usize) -> &mut [u8] {
+        if self.v.len() < self.at + len {
+            let a = BLOCK as usize;
+            self.v = vec![0u8; len + a];
+            self.at = self.v.as_ptr().align_offset(a).min(a);
+        }
+        &mut self.v[self.at..self.at + len]
+    }
+}
+
+/// The data records of one append, encoded ahead of [`crate::Store::append_prepared`] (in
+/// another thread, say) straight where the user bytes were read to: the user bytes are placed
+/// by the caller into [`PreparedRecords::slices_mut`] (e.g. with one `readv`), then
+/// [`PreparedRecords::finish`] writes the slice footers, their CRCs and the padding. The
+/// store then only writes each record's header and prefix (sequence number, pool and link are
+/// known only then) and hands the buffer, 4 KiB-aligned, to the device. The records are those
+/// `append` would write when the zone has room: `max_record` user bytes each, the last one
+/// shorter; where it has not (a zone's end), the store cuts the rest as `append` would, from a
+/// copy of the user bytes.
+#[derive(Debug, Default)]
+pub struct PreparedRecords {
+    chunk: ChunkId,
+    offset: u64,
+    len: usize,
+    max_record: usize,
+    buf: AlignedBuf,
+    /// Per record: user bytes, and the CRC32C of its slices and footers (after `finish`).
+    recs: Vec<(usize, u32)>,
+    finished: bool,
+}
+
+impl PreparedRecords {
+    /// Empty; give it an append with [`PreparedRecords::layout`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Lays out `len` user bytes of `chunk` from chunk offset `offset` as records of at most
+    /// `max_record` user bytes (the store's [`crate::StoreConfig::max_record`]; 4096 at least).
+    pub fn layout(&mut self, chunk: ChunkId, offset: u64, len: usize, max_record: usize) {
+        let max_record = max_record.max(SLICE);
+        (self.chunk, self.offset, self.len, self.max_record) = (chunk, offset, len, max_record);
+        self.recs.clear();
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(max_record);
+            self.recs.push((n, 0));
+            left -= n;
+        }
+        let bytes = self.bytes();
+        self.buf.get(bytes);
+        self.finished = false;
+    }
+
+    /// Device bytes of the records.
+    pub fn bytes(&self) -> usize {
+        self.recs.iter().map(|&(n, _)| record_len(data_payload_len(n)) as usize).sum()
+    }
+
+    /// Owner chunk, chunk offset of the first user byte, user bytes.
+    pub fn chunk(&self) -> (ChunkId, u64, usize) {
+        (self.chunk, self.offset, self.len)
+    }
+
+    /// `max_record` of the layout.
+    pub fn max_record(&self) -> usize {
+        self.max_record
+    }
+
+    /// Where the user bytes go, in order: one piece of up to 4096 bytes per slice.
+    pub fn slices_mut(&mut self) -> Vec<&mut [u8]> {
+        let bytes = self.bytes();
+        let mut rest = self.buf.get(bytes);
+        let mut out = Vec::with_capacity(self.len.div_ceil(SLICE));
+        for &(n, _) in &self.recs {
+            let (rec, tail) =
+                std::mem::take(&mut rest).split_at_mut(record_len(data_payload_len(n)) as usize);
+            rest = tail;
+            let mut r = &mut rec[DATA_SLICES_AT..];
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(SLICE);
+                let (s, t) = std::mem::take(&mut r).split_at_mut(k);
+                out.push(s);
+                r = &mut t[FOOTER_LEN..];
+                left -= k;
+            }
+        }
+        out
+    }
+
+    /// Keeps only the first `len` user bytes (fewer were read than laid out); the bytes keep
+    /// their places.
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.len {
+            let (chunk, offset, max_record) = (self.chunk, self.offset, self.max_record);
+            self.layout(chunk, offset, len, max_record);
+        }
+    }
+
+    /// Writes every slice's footer, the CRCs and the padding, once the user bytes are in place.
+    pub fn finish(&mut self) {
+        let bytes = self.bytes();
+        let buf = self.buf.get(bytes);
+        let (mut at, mut off) = (0usize, self.offset);
+        for r in self.recs.iter_mut() {
+            let n = r.0;
+            let plen = data_payload_len(n);
+            let rec = &mut buf[at..at + record_len(plen) as usize];
+            let mut scrc = 0;
+            for i in 0..n.div_ceil(SLICE) {
+                let k = (n - i * SLICE).min(SLICE);
+                let s = DATA_SLICES_AT + i * SLICE_STRIDE;
+                scrc = seal_slice(&mut rec[s..], k, &self.chunk, off + (i * SLICE) as u64, scrc);
+            }
+            rec[HEADER_LEN + plen..].fill(0);
+            r.1 = scrc;
+            at += rec.len();
+            off += n as u64;
+        }
+        self.finished = true;
+    }
+
+    /// Whether [`PreparedRecords::finish`] ran since the last layout.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Records laid out: (user bytes, device bytes).
+    pub(crate) fn records(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.recs.iter().map(|&(n, _)| (n, record_len(data_payload_len(n)) as usize))
+    }
+
+    /// Writes the header and prefix of record `i`, at byte `at` of the buffer, whose first user
+    /// byte is user byte `user_off` of the append; returns the record's header CRC.
+    pub(crate) fn seal_record(
+        &mut self,
+        i: usize,
+        at: usize,
+        user_off: usize,
+        seq: u64,
+        pool: u8,
+        link: u32,
+    ) -> u32 {
+        let (n, scrc) = self.recs[i];
+        let bytes = self.bytes();
+        let rec = &mut self.buf.get(bytes)[at..];
+        put_data_header(rec, &self.chunk, self.offset + user_off as u64, n, scrc, seq, pool, link);
+        header_crc(rec)
+    }
+
+    /// The encoded records, `[from, to)` bytes of them.
+    pub(crate) fn encoded(&mut self, from: usize, to: usize) -> &[u8] {
+        let bytes = self.bytes();
+        &self.buf.get(bytes)[from..to]
+    }
+
+    /// A copy of the user bytes from user byte `from` on.
+    pub fn user_bytes(&mut self, from: usize) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.len - from.min(self.len));
+        let mut pos = 0;
+        for s in self.slices_mut() {
+            let end = pos + s.len();
+            if end > from {
+                v.extend_from_slice(&s[from.saturating_sub(pos)..]);
+            }
+            pos = end;
+        }
+        v
+    }
+}
+
+/// `crc32c(A)` advanced over [`SLICE_STRIDE`] more bytes as if they were zeros, in GF(2) (the
+/// linear part of CRC concatenation): `crc32c(A || S) = crc_shift_stride(crc32c(A)) ^
+/// crc32c(S)` for any `S` of `SLICE_STRIDE` bytes. Four table look-ups.
+pub fn crc_shift_stride(crc: u32) -> u32 {
+    static TABLES: std::sync::OnceLock<[[u32; 256]; 4]> = std::sync::OnceLock::new();
+    let t = TABLES.get_or_init(|| {
+        // The operator is linear: its value on each bit, from the crate's (slow, general)
+        // combine with an all-zero second CRC, then the sums for every byte value.
+        let basis: Vec<u32> = (0..32).map(|b| crc32c::crc32c_combine(1 << b, 0, SLICE_STRIDE)).collect();
+        let mut t = [[0u32; 256]; 4];
+        for (k, tk) in t.iter_mut().enumerate() {
+            for (v, e) in tk.iter_mut().enumerate() {
+                *e = (0..8).filter(|j| v >> j & 1 == 1).fold(0, |acc, j| acc ^ basis[8 * k + j]);
+            }
+        }
+        t
+    });
+    t[0][(crc & 0xff) as usize]
+        ^ t[1][(crc >> 8 & 0xff) as usize]
+        ^ t[2][(crc >> 16 & 0xff) as usize]
+        ^ t[3][(crc >> 24) as usize]
 }
 
 /// The prefix of a data record's payload.
@@ -388,6 +671,32 @@ mod tests {
                 assert!(check_slice(s, &ChunkId([4; 24]), 8192 + (i * SLICE) as u64).is_err());
             }
         }
+    }
+
+    #[test]
+    fn encoding_into_a_dirty_buffer_writes_every_byte() {
+        let id = ChunkId([9; 24]);
+        let mut buf = vec![0xa5u8; 3 << 20];
+        for n in [1usize, 4095, 4096, 4097, 8192, 100_000, 1 << 20] {
+            let data: Vec<u8> = (0..n).map(|i| (i * 31 + n) as u8).collect();
+            let want = encode_data(&id, 12345, &data, 7, 2, 0xdead_beef);
+            let len = encode_data_into(&mut buf[4096..], &id, 12345, &data, 7, 2, 0xdead_beef);
+            assert_eq!(&buf[4096..4096 + len], &want[..], "{n} user bytes");
+            let h = decode_header(&want).unwrap();
+            let p = &want[HEADER_LEN..HEADER_LEN + h.payload_len as usize];
+            assert_eq!(h.payload_crc, crc32c::crc32c(p), "{n} user bytes");
+            buf.fill(0x5a);
+        }
+    }
+
+    #[test]
+    fn crc_shift_stride_concatenates() {
+        let a: Vec<u8> = (0..777u32).map(|i| (i * 13) as u8).collect();
+        let s: Vec<u8> = (0..SLICE_STRIDE as u32).map(|i| (i * 7 + 3) as u8).collect();
+        let whole: Vec<u8> = a.iter().chain(&s).copied().collect();
+        let got = crc_shift_stride(crc32c::crc32c(&a)) ^ crc32c::crc32c(&s);
+        assert_eq!(got, crc32c::crc32c(&whole));
+        assert_eq!(crc_shift_stride(0), 0);
     }
 
     #[test]

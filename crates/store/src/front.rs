@@ -21,7 +21,10 @@
 //! thread per drive (`std::thread::scope`): drives are independent devices, so their flushes
 //! overlap.
 
-use crate::{ChunkId, ChunkInfo, FsckReport, Result, Store, StoreConfig, StoreError, StoreStats, StreamType};
+use crate::{
+    ChunkId, ChunkInfo, FsckReport, PreparedRecords, Result, Store, StoreConfig, StoreError, StoreStats,
+    StreamType,
+};
 use shingled_zoned::ZonedDevice;
 use std::collections::BTreeMap;
 
@@ -322,6 +325,18 @@ impl<D: ZonedDevice> StoreFront<D> {
     pub fn append(&mut self, id: ChunkId, data: &[u8]) -> FrontResult<()> {
         let d = self.routed(id)?;
         let (r, grew) = append_counted(&mut self.stores[d], id, data);
+        self.live[d] += grew;
+        self.appended[d] += grew;
+        r.map_err(FrontError::on(d))
+    }
+
+    /// Appends the user bytes of `p` to chunk `id` on its drive (see [`Store::append_prepared`]).
+    pub fn append_prepared(&mut self, id: ChunkId, p: &mut PreparedRecords) -> FrontResult<()> {
+        let d = self.routed(id)?;
+        let st = &mut self.stores[d];
+        let before = st.chunk(id).map_or(0, |c| c.len);
+        let r = st.append_prepared(id, p);
+        let grew = st.chunk(id).map_or(before, |c| c.len).saturating_sub(before);
         self.live[d] += grew;
         self.appended[d] += grew;
         r.map_err(FrontError::on(d))

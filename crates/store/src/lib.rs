@@ -42,10 +42,11 @@ pub mod front;
 mod store;
 
 pub use error::{Result, StoreError};
+pub use format::PreparedRecords;
 pub use front::{read_format, DriveStats, FrontError, FrontResult, FrontStats, StoreFront, StoredFormat};
 pub use store::{
     ChunkInfo, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store, StoreStats, ZoneState,
-    FORMAT_VERSION, GC_HARD_MIN_FREE, GC_RESERVE_ZONES,
+    FORMAT_VERSION, GC_HARD_MIN_FREE, GC_RESERVE_ZONES, WRITE_BATCH,
 };
 
 use std::fmt;

@@ -85,6 +85,20 @@ fn crash_every_nth_op_batched() {
     assert!(points >= 80, "{points} crash points over {total} ops");
 }
 
+/// Records of at most 4 KiB: an append of up to 9000 bytes is up to three records, which
+/// `Store::append` writes to their zone with one device write, so crash points land on writes
+/// of several records (kept, dropped or torn between and inside them).
+#[test]
+fn crash_every_nth_op_with_several_records_per_write() {
+    for (seed, d) in [(5, Durability::EveryAppend), (6, Durability::Batched)] {
+        let cfg = StoreConfig { max_record: 4096, ..small_cfg(d) };
+        let total = total_ops(&cfg, seed);
+        let points = sweep(&cfg, seed, (total / 160).max(1));
+        eprintln!("{d:?}, 4 KiB records: {points} crash points over {total} storage ops");
+        assert!(points >= 120, "{points} crash points over {total} ops");
+    }
+}
+
 /// Periodic checkpoints every ~20 KB written, each in pieces of 256 bytes spread over the
 /// following operations (journal records in between): crashes land before, inside and after
 /// checkpoints, including between their pieces.

@@ -8,6 +8,7 @@ mod crash;
 mod fsck;
 mod gc;
 mod model;
+mod prepared;
 mod readonly;
 mod recovery_harness;
 mod reserve;
