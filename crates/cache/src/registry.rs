@@ -171,4 +171,30 @@ mod tests {
         let e = "nope".parse::<PolicyConfig>().unwrap_err();
         assert!(e.contains("lru"), "{e}");
     }
+
+    /// Every registered name parses to its policy (by name, by config-file tag and by
+    /// `name:field=value`), has a description, and every alias stands for a registered policy.
+    #[test]
+    fn every_registered_name_round_trips() {
+        assert_eq!(PolicyConfig::NAMES.len(), PolicyConfig::DESCRIPTIONS.len());
+        for (i, (&name, &(described, doc))) in
+            PolicyConfig::NAMES.iter().zip(PolicyConfig::DESCRIPTIONS).enumerate()
+        {
+            assert!(!PolicyConfig::NAMES[..i].contains(&name), "{name} twice");
+            assert_eq!(described, name);
+            assert!(!doc.trim().is_empty(), "{name}: a doc line");
+            let p: PolicyConfig = name.parse().unwrap();
+            assert_eq!((p.name(), &p), (name, &PolicyConfig::default_for(name).unwrap()));
+            let tagged: PolicyConfig = serde_json::from_str(&format!(r#"{{"policy":"{name}"}}"#)).unwrap();
+            assert_eq!(tagged, p);
+            assert_eq!(serde_json::from_str::<PolicyConfig>(&serde_json::to_string(&p).unwrap()).unwrap(), p);
+            assert_eq!(format!("{name}:").parse::<PolicyConfig>().unwrap(), p);
+        }
+        for (alias, expands) in ALIASES {
+            assert!(!PolicyConfig::NAMES.contains(alias), "{alias} hides a policy");
+            let p: PolicyConfig = alias.parse().unwrap();
+            assert_eq!(p, expands.parse::<PolicyConfig>().unwrap());
+            assert!(PolicyConfig::NAMES.contains(&p.name()));
+        }
+    }
 }

@@ -421,8 +421,12 @@ impl SimArgs {
             cfg.time_scale = x;
         }
         if let Some(s) = &self.ssd {
-            cfg.ssd = shingled_device::ssd_profile(s)
-                .with_context(|| format!("--ssd {s:?}: unknown SSD profile (nvme, sata)"))?;
+            cfg.ssd = shingled_device::ssd_profile(s).with_context(|| {
+                format!(
+                    "--ssd {s:?}: unknown SSD profile ({})",
+                    shingled_device::ssd_profile_names().join(", ")
+                )
+            })?;
         }
         Ok(cfg)
     }

@@ -327,8 +327,8 @@ fn compare(a: args::CompareCmd) -> Result<()> {
 fn experiment(a: args::ExperimentCmd) -> Result<()> {
     use shingled_sim::experiments;
     if a.name == "list" {
-        for (name, title) in experiments::EXPERIMENTS {
-            println!("{name:<16} {title}");
+        for e in experiments::REGISTRY {
+            println!("{:<16} {}", e.name, e.title);
         }
         return Ok(());
     }
@@ -357,11 +357,13 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     emit_experiment(&report, a.emit.output, &a.emit.out, &a.emit.cdf)
 }
 
-/// The flags an experiment would silently drop (it sets that part of every run itself), with a
-/// hint where there is another way.
+/// The flags an experiment would silently drop (it sets that part of every run itself, as its
+/// registry entry says: [`shingled_sim::experiments::Definition::fixed`]), with a hint where
+/// there is another way. Every experiment sets the trace and the policy.
 fn ignored_experiment_flags(name: &str, s: &args::SimArgs) -> Vec<(&'static str, Option<&'static str>)> {
+    use shingled_sim::experiments::{definition, Fixed};
+    let fixes = |part: Fixed| definition(name).is_some_and(|d| d.fixes(part));
     let mut out = Vec::new();
-    let smart = name.starts_with("smart-");
     let mut check = |given: bool, flag: &'static str, hint: Option<&'static str>| {
         if given {
             out.push((flag, hint));
@@ -370,13 +372,11 @@ fn ignored_experiment_flags(name: &str, s: &args::SimArgs) -> Vec<(&'static str,
     check(s.trace.is_some(), "--trace", Some("give traces with --on (repeatable)"));
     check(s.policy.is_some(), "--policy", Some("run one policy with `shingled sim` or `compare --schemes`"));
     check(s.no_cache, "--no-cache", Some("the experiments run their no-cache baselines themselves"));
-    let sweeps_size = matches!(name, "pore-ssd-size" | "sac-write-only" | "sac-rw");
-    check(s.cache_size.is_some() && (sweeps_size || smart), "--cache-size", None);
-    if smart {
-        // SMaRT's grid: three fixed drives, no cache, open loop, Table 1's rescaling.
-        check(s.mode.is_some(), "--mode", None);
-        check(s.replay.is_some(), "--replay", None);
-        check(s.io_unit.is_some(), "--io-unit", None);
+    check(s.cache_size.is_some() && fixes(Fixed::CacheSize), "--cache-size", None);
+    check(s.mode.is_some() && fixes(Fixed::Mode), "--mode", None);
+    check(s.replay.is_some() && fixes(Fixed::Replay), "--replay", None);
+    check(s.io_unit.is_some() && fixes(Fixed::IoUnit), "--io-unit", None);
+    if fixes(Fixed::Drive) {
         check(s.setup.is_some(), "--setup", None);
         check(s.drive.is_some() || s.drive_file.is_some(), "--drive/--drive-file", None);
         check(
@@ -385,16 +385,13 @@ fn ignored_experiment_flags(name: &str, s: &args::SimArgs) -> Vec<(&'static str,
             None,
         );
         check(s.write_cache.is_some() || s.drive_capacity.is_some(), "--write-cache/--drive-capacity", None);
-        check(
-            s.lba_scale.is_some() || s.fold.is_some(),
-            "--lba-scale/--fold",
-            Some("the grid scales by Table 1's factor and folds into U x capacity"),
-        );
-        check(s.warmup.is_some() || s.ssd.is_some(), "--warmup/--ssd", None);
     }
-    if name == "cache-open-loop" {
-        check(s.replay.is_some(), "--replay", None);
-    }
+    check(
+        (s.lba_scale.is_some() || s.fold.is_some()) && fixes(Fixed::TraceScaling),
+        "--lba-scale/--fold",
+        Some("the grid scales by Table 1's factor and folds into U x capacity"),
+    );
+    check((s.warmup.is_some() || s.ssd.is_some()) && fixes(Fixed::NoCache), "--warmup/--ssd", None);
     out
 }
 

@@ -23,8 +23,9 @@
 //! simulator, which fits SAC's cost model on the drive it runs ([`shingled_sim::fit_costs`] in
 //! the sim crate).
 
-use crate::config::{profile, BuildContext, DriveConfig};
+use crate::config::{BuildContext, DriveConfig};
 use crate::error::{DeviceError, Result};
+use crate::profiles::profile;
 use crate::Drive;
 use serde::Serialize;
 use shingled_core::{ByteSize, Nanos, SizeSpec, BLOCK_SIZE};
@@ -51,7 +52,7 @@ pub struct BenchOptions {
     /// scale with it (docs/drive-models.md, "Misses and why").
     pub range: Option<ByteSize>,
     /// `pb_clean_low_watermark` of `st8000as0002` in `sac-table2` and `timeline`. `None` = the
-    /// profile's [`crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK`] (0.985, fitted with the
+    /// profile's [`crate::profiles::ST8000AS0002_CLEAN_LOW_WATERMARK`] (0.985, fitted with the
     /// range to SAC Table 2). Another value is a sensitivity run (docs/drive-models.md, "Misses
     /// and why"). Bounds `0 <= w < 1`, as the drive configuration's.
     pub low_watermark: Option<f64>,
@@ -313,13 +314,13 @@ fn build_with(name: &str, low_watermark: Option<f64>) -> Result<(DriveConfig, Bo
 /// For a run whose range `C` or low watermark is not the fitted default: what it used, to
 /// append to the fitted rows' `fitted_to` and to the notes. `None` for the defaults.
 fn off_fit(opts: &BenchOptions, range: ByteSize) -> Option<String> {
-    let w = opts.low_watermark.unwrap_or(crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK);
-    (range != DEFAULT_HISTORY_RANGE || w != crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK).then(|| {
+    let w = opts.low_watermark.unwrap_or(crate::profiles::ST8000AS0002_CLEAN_LOW_WATERMARK);
+    (range != DEFAULT_HISTORY_RANGE || w != crate::profiles::ST8000AS0002_CLEAN_LOW_WATERMARK).then(|| {
         format!(
             "this run: C = {:.0} GB, pb_clean_low_watermark = {w} (the fitted values are {:.0} GB and {})",
             range.0 as f64 / 1e9,
             DEFAULT_HISTORY_RANGE.0 as f64 / 1e9,
-            crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK
+            crate::profiles::ST8000AS0002_CLEAN_LOW_WATERMARK
         )
     })
 }
@@ -678,7 +679,7 @@ const MERGE_FIT: &str = "pb_merge_ms_per_block = 0.41 of st8000as0002 (SAC's slo
 
 /// SAC Fig. 10: band write-back time vs coverage on `st8000as0002`, and the fitted `R(x)` next
 /// to SAC's `R(x) = 0.728x + 436` ms. The slope is not independent: the profile's merge cost per
-/// block was derived from it (see [`crate::config::MERGE_MS_PER_BLOCK`]); the intercept is.
+/// block was derived from it (see [`crate::profiles::MERGE_MS_PER_BLOCK`]); the intercept is.
 pub fn fig10(opts: &BenchOptions) -> Result<BenchReport> {
     let _ = opts;
     let drive = profile("st8000as0002")
@@ -722,7 +723,7 @@ pub fn fig10(opts: &BenchOptions) -> Result<BenchReport> {
 
 /// Default range `C` of SAC §5.1's random writes (the detection that leaves the drive in the
 /// state `sac-table2` starts from, and `timeline`'s range). SAC states it for neither; SAC
-/// Fig. 1 writes over 1 TB. **Fitted**: with [`crate::config::ST8000AS0002_CLEAN_LOW_WATERMARK`] it
+/// Fig. 1 writes over 1 TB. **Fitted**: with [`crate::profiles::ST8000AS0002_CLEAN_LOW_WATERMARK`] it
 /// brings SAC Table 2's SMR write mean and RSD within 7% (docs/drive-models.md).
 pub const DEFAULT_HISTORY_RANGE: ByteSize = ByteSize::gb(600);
 

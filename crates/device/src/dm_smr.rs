@@ -295,7 +295,7 @@ impl Default for DmSmrConfig {
             bands: BandConfig::default(),
             mechanism: HddConfig::archive_5900_5tb(),
             pb_max_entries: None,
-            pb_merge_ms_per_block: Some(crate::config::MERGE_MS_PER_BLOCK),
+            pb_merge_ms_per_block: Some(crate::profiles::MERGE_MS_PER_BLOCK),
             pb_medium: PbMedium::Disk,
             pb_flash: FlashPbConfig::default(),
             idle_window_ms: None,

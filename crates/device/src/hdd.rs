@@ -2,7 +2,7 @@
 //!
 //! [`Mechanism`] answers "how long does it take to transfer these physical bytes, starting at
 //! modelled time `now`": `T = wait + T_cmd + T_seek(d) (+ T_settle for writes) + T_rot + T_xfer`
-//! (zoned-storage.md §3.3). The DM-SMR model ([`crate::dm_smr`]) drives the same mechanism with
+//! (the service-time model of DiskSim and ublk-disksim). The DM-SMR model ([`crate::dm_smr`]) drives the same mechanism with
 //! the physical offsets of its persistent buffer and bands; [`Hdd`] drives it with host LBAs.
 //!
 //! # Geometry
@@ -87,8 +87,8 @@ use shingled_core::{BlockNo, ByteSize, Nanos, BLOCK_SIZE};
 
 /// Parameters of a disk mechanism (a CMR drive, or the mechanics under a DM-SMR drive).
 ///
-/// The default is [`HddConfig::cmr_7200_500g`]. Every value of the named constructors is
-/// documented with its source in `docs/drive-models.md`.
+/// The default is [`HddConfig::cmr_7200_500g`]. The named constructors, the calibrated
+/// mechanisms of the drive profiles, are in [`crate::profiles`], every value with its source.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HddConfig {
@@ -177,11 +177,6 @@ impl WriteCacheConfig {
     }
 }
 
-/// User sectors (512 B) of the Cheetah 15K.5 146 GB: the datasheet's guaranteed sectors
-/// [recalled, unverified]; DiskSim's validated model (`Seagate-Cheetah15k5.parv`) gives
-/// 286,749,487, one less, as its storage capacity and stripe unit.
-pub const CHEETAH_15K5_SECTORS: u64 = 286_749_488;
-
 impl Default for HddConfig {
     fn default() -> Self {
         HddConfig::cmr_7200_500g()
@@ -189,176 +184,6 @@ impl Default for HddConfig {
 }
 
 impl HddConfig {
-    /// A 7200 rpm 500 GB desktop CMR drive, the CMR disk of PORE's prototype (PORE §II-B, §V-C).
-    ///
-    /// Sources: rpm and capacity from the paper; one platter, two surfaces (500 GB drives of that
-    /// generation are single-platter); media rate 150 MB/s outer as fitted for a 7200 rpm desktop
-    /// drive in zoned-storage.md §3.3, inner/outer ratio 0.5 (DiskSim 4 TB model, 3072 → 1536
-    /// sectors per track); seeks 1.0 / 8.5 / 16 ms (desktop track-to-track 1.0 ms and 7200 rpm
-    /// full stroke 15–17 ms from §3.3; 8.5 ms average between the enterprise 7.4–8.2 ms and the
-    /// fitted desktop 13 ms); overhead 0.2 ms and write settle 0.5 ms (write-minus-read seek is
-    /// 0.8 ms on average and 0.1 ms track-to-track in the WD HC310 datasheet figures of §3.3).
-    /// Random 4 KiB read ≈ 0.2 + 8.5 + 4.17 + 0.03 ≈ 12.9 ms.
-    pub fn cmr_7200_500g() -> Self {
-        HddConfig {
-            rpm: 7200,
-            capacity: ByteSize::gb(500),
-            surfaces: 2,
-            outer_rate_mb_s: 150.0,
-            inner_rate_mb_s: 75.0,
-            track_to_track_ms: 1.0,
-            average_seek_ms: 8.5,
-            full_stroke_ms: 16.0,
-            command_overhead_ms: 0.2,
-            write_settle_ms: 0.5,
-            head_switch_ms: 0.5,
-            cylinder_switch_ms: 1.0,
-            write_cache: WriteCacheConfig::default(),
-        }
-    }
-
-    /// The mechanics of a Seagate ST5000AS0011-like 5 TB 5900 rpm archive drive. The capacity
-    /// is 5 TB of user space plus 25 GB for the persistent buffer at the outer diameter
-    /// (Skylight: "about 20–25 GB", zoned-storage.md §3.1).
-    ///
-    /// Sources: 5900 rpm (PORE §II-B, Skylight); 8 surfaces (assumed four platters; only the
-    /// cylinder count depends on it); media rate 180 MB/s outer, 90 inner (§3.3: Seagate Archive
-    /// "about 150 average / 190 maximum", ratio 0.5); seeks 1.0 / 10 / 20 ms (§3.3: archive
-    /// drives "about 8–12 ms" average, "~1 ms" track-to-track); command overhead 0.295 ms, which
-    /// reproduces SAC Table 3's 3156 IOPS for 4 KB writes absorbed by the persistent buffer
-    /// (1 / 3156 s = 317 µs per write, of which 22 µs is transfer); write settle 0.5 ms as for
-    /// the 7200 rpm drive. Random 4 KiB read ≈ 0.3 + 10 + 5.08 + 0.02 ≈ 15.4 ms.
-    pub fn archive_5900_5tb() -> Self {
-        HddConfig {
-            rpm: 5900,
-            capacity: ByteSize(5_025_000_000_000),
-            surfaces: 8,
-            outer_rate_mb_s: 180.0,
-            inner_rate_mb_s: 90.0,
-            track_to_track_ms: 1.0,
-            average_seek_ms: 10.0,
-            full_stroke_ms: 20.0,
-            command_overhead_ms: 0.295,
-            write_settle_ms: 0.5,
-            head_switch_ms: 0.5,
-            cylinder_switch_ms: 1.0,
-            write_cache: WriteCacheConfig::default(),
-        }
-    }
-
-    /// The mechanics of a Seagate ST8000AS0002-like 8 TB archive drive (the drive of the SAC
-    /// paper, §6). Same sources as [`HddConfig::archive_5900_5tb`], with 5980 rpm (Seagate
-    /// Archive HDD v2 8 TB product manual, as cited by SAC ref. [18]), 190 MB/s outer (§3.3
-    /// "190 maximum"), 12 surfaces (assumed six platters), and 8 TB plus 25 GB of buffer space.
-    pub fn archive_5980_8tb() -> Self {
-        HddConfig {
-            rpm: 5980,
-            capacity: ByteSize(8_025_000_000_000),
-            surfaces: 12,
-            outer_rate_mb_s: 190.0,
-            inner_rate_mb_s: 95.0,
-            ..HddConfig::archive_5900_5tb()
-        }
-    }
-
-    /// PORE Fig. 3's CMR disk: the 7200 rpm mechanism of [`HddConfig::cmr_7200_500g`] with its
-    /// write cache on, and 2 TB (eight surfaces) so that the figure's 1 TB written range fits
-    /// (PORE §II-B names a 500 GB disk yet plots it up to 1 TB; a 1 TB disk, where that range
-    /// is the full stroke, misses the 1 TB point by 21%). 8 KB random writes at 5.4 ms each at
-    /// 56 GB are faster than a half revolution plus a seek and settle, so the drive must have
-    /// been reordering cached writes. The cache is the desktop drive's of zoned-storage.md §3.3
-    /// ("1 MB effective, NCQ 4"): 1 MiB, 4 extents.
-    pub fn pore_cmr() -> Self {
-        HddConfig {
-            capacity: ByteSize::gb(2000),
-            surfaces: 8,
-            write_cache: WriteCacheConfig {
-                enabled: true,
-                max_extents: 4,
-                capacity: ByteSize::mib(1),
-                ..WriteCacheConfig::default()
-            },
-            ..HddConfig::cmr_7200_500g()
-        }
-    }
-
-    /// SAC Table 2's CMR disk, a 5 TB drive (SAC §1, Fig. 1: "a 5TB CMR"), with its write cache
-    /// on: its random writes (588.8 KB/s) beat its random reads (247.5 KB/s). The reads over a
-    /// 10 GB range cost 16.5 ms, as much as full-stroke reads on a desktop drive, so the seek
-    /// curve here is an effective one with slow short seeks (track-to-track 9.5 ms, average
-    /// 12.5, full stroke 18), and the write cache holds 768 extents (3 MiB of 4 KB writes in the
-    /// default 16 MiB), both fitted to Table 2; see docs/drive-models.md, "Calibrated profiles".
-    pub fn sac_cmr() -> Self {
-        HddConfig {
-            capacity: ByteSize::gb(5000),
-            track_to_track_ms: 9.5,
-            average_seek_ms: 12.5,
-            full_stroke_ms: 18.0,
-            write_cache: WriteCacheConfig { enabled: true, max_extents: 768, ..WriteCacheConfig::default() },
-            ..HddConfig::archive_5900_5tb()
-        }
-    }
-
-    /// The ST8000AS0002 mechanics as SAC measured them: [`HddConfig::archive_5980_8tb`] with
-    /// room for a 30.3 GB PB (SAC Table 3) and an effective short seek fitted to SAC Table 2's
-    /// random reads over 10 GB (373.7 KB/s, 11 ms each: 6 ms beyond the mean rotational wait).
-    pub fn st8000as0002() -> Self {
-        HddConfig {
-            capacity: ByteSize(8_031_000_000_000),
-            track_to_track_ms: 5.0,
-            average_seek_ms: 10.5,
-            full_stroke_ms: 20.0,
-            ..HddConfig::archive_5980_8tb()
-        }
-    }
-
-    /// A Seagate Cheetah 15K.5 146 GB (ST3146855), the disk DiskSim models and SMaRT §5.2
-    /// simulates its three schemes on ("the newest and largest validated disk model that is
-    /// available to DiskSim ... 146 GB"). Write cache off. Sources, per field (docs/drive-models.md,
-    /// "Cheetah 15K.5", has the full table):
-    ///
-    /// - `rpm` 15,000: the drive's name and datasheet; one revolution is 4 ms.
-    /// - `capacity` 286,749,488 sectors of 512 B = 146,815,737,856 B ([`CHEETAH_15K5_SECTORS`]):
-    ///   DiskSim's validated model (`valid/Seagate-Cheetah15k5.parv`, "Storage capacity per
-    ///   device = 286749487", read in a public copy of DiskSim 4.0, bootbool/disksim) and the
-    ///   datasheet's 146.8 GB.
-    /// - `surfaces` 4: two discs, four heads (datasheet [recalled, unverified]); a third-party
-    ///   DiskSim-derived SMR simulator's Cheetah 15K.5 table has "4 tracks per cylinder" and
-    ///   72,171 cylinders [unverified source].
-    /// - `outer_rate_mb_s` 153.6, `inner_rate_mb_s` 92.16: the media rates of that table's
-    ///   outermost (1200 sectors per track) and innermost (720) zones at 4 ms per revolution
-    ///   (1200 × 512 B / 4 ms); the datasheet's sustained 73–125 MB/s [recalled, unverified] is
-    ///   these less the switch time and formatting.
-    /// - seeks 0.2 / 3.5 / 7.4 ms: datasheet read track-to-track and average [recalled,
-    ///   unverified]; full stroke 7.4 ms [unverified: no source read gives it].
-    /// - `write_settle_ms` 0.5: datasheet write minus read average seek (4.0 − 3.5 ms)
-    ///   [recalled, unverified].
-    /// - `command_overhead_ms` 0.2: DiskSim's validated model has miss overheads of 0 / 0.106 /
-    ///   0.629 / 0.228 ms (read after read / read after write / write after read / write after
-    ///   write; `Seagate-Cheetah15k5.diskspecs`, read); 0.2 ms is close to the write-after-write
-    ///   value that dominates SMaRT's write-heavy traces (85–91% writes, SMaRT Table 1).
-    /// - `head_switch_ms` 0.76, `cylinder_switch_ms` 0.57: the skews of DiskSim's Cheetah 15K.5
-    ///   layout as quoted in a third-party README (0.1417 revolution from track to track on one
-    ///   surface, about 0.19 revolution at a surface change) [unverified reading]; they give a
-    ///   sustained 130 MB/s at the outer diameter against the datasheet's 125.
-    pub fn cheetah_15k5() -> Self {
-        HddConfig {
-            rpm: 15_000,
-            capacity: ByteSize(CHEETAH_15K5_SECTORS * 512),
-            surfaces: 4,
-            outer_rate_mb_s: 153.6,
-            inner_rate_mb_s: 92.16,
-            track_to_track_ms: 0.2,
-            average_seek_ms: 3.5,
-            full_stroke_ms: 7.4,
-            command_overhead_ms: 0.2,
-            write_settle_ms: 0.5,
-            head_switch_ms: 0.76,
-            cylinder_switch_ms: 0.57,
-            write_cache: WriteCacheConfig::default(),
-        }
-    }
-
     /// Checks every field against its documented bounds, including the feasibility of the seek
     /// curve. Field names in errors are relative to this table.
     pub fn validate(&self) -> Result<()> {

@@ -13,7 +13,8 @@
 //!   track map, hybrid in-place / out-of-place updates and space-element garbage collection.
 //!
 //! [`DriveConfig`] is the serde-tagged registry of models; [`DriveConfig::build`] turns one into
-//! a `Box<dyn Drive>`, and [`profile`] / [`ssd_profile`] name ready-made configurations.
+//! a `Box<dyn Drive>`, and [`profile`] / [`ssd_profile`] name ready-made configurations, one
+//! table each in [`profiles`] with every calibrated number and its source.
 //! `docs/drive-models.md` lists every default with its source.
 //!
 //! ```
@@ -33,13 +34,15 @@ pub mod config;
 pub mod dm_smr;
 pub mod error;
 pub mod hdd;
+pub mod profiles;
 pub mod smart;
 pub mod ssd;
 
-pub use config::{profile, profile_names, ssd_profile, ssd_profile_names, BuildContext, DriveConfig};
+pub use config::{BuildContext, DriveConfig};
 pub use dm_smr::{DmSmr, DmSmrConfig, FlashPbConfig, PbFlavour, PbFree, PbMedium};
 pub use error::{DeviceError, Result};
 pub use hdd::{AccessTiming, Hdd, HddConfig, Mechanism, WriteCacheConfig};
+pub use profiles::{profile, profile_names, ssd_profile, ssd_profile_names, Profile, PROFILES, SSD_PROFILES};
 pub use smart::{GcMove, IdleAfter, RecordingZone, Smart, SmartConfig, TrackOp};
 pub use ssd::{Ssd, SsdConfig};
 

@@ -267,41 +267,10 @@ impl Default for SmartConfig {
             guard_utilisation: 0.5,
             hot_window_ms: 60_000.0,
             idle_gc: true,
-            idle_window_ms: crate::config::SMART_IDLE_WINDOW_MS,
+            idle_window_ms: crate::profiles::SMART_IDLE_WINDOW_MS,
             idle_after: IdleAfter::Write,
         }
     }
-}
-
-/// The Cheetah 15K.5's recording zones from the outer diameter, as `(cylinders, sectors per
-/// track)`, four tracks per cylinder: the table of a DiskSim-derived SMR simulator found by code
-/// search (its `Init_Seagate_Cheetah15k5`, repository not identified) [unverified; its
-/// consistency with DiskSim's validated model is not checked]. 72,171 cylinders, 287,194,400
-/// sectors (the drive's 286,749,488 user sectors plus spares); DiskSim's layout for the drive
-/// also starts with 1200-sector tracks.
-pub const CHEETAH_15K5_ZONES: [(u32, u32); 14] = [
-    (7801, 1200),
-    (6400, 1160),
-    (6000, 1120),
-    (5700, 1104),
-    (5400, 1080),
-    (5100, 1020),
-    (4900, 994),
-    (4700, 960),
-    (4500, 920),
-    (4400, 880),
-    (4200, 840),
-    (4100, 816),
-    (4000, 780),
-    (4970, 720),
-];
-
-/// [`CHEETAH_15K5_ZONES`] as recording zones (4 tracks per cylinder).
-pub fn cheetah_15k5_zones() -> Vec<RecordingZone> {
-    CHEETAH_15K5_ZONES
-        .iter()
-        .map(|&(cyl, spt)| RecordingZone { tracks: cyl * 4, sectors_per_track: spt })
-        .collect()
 }
 
 /// One zone of the shingled space as laid out on the mechanism.

@@ -9,6 +9,7 @@
 //! P4500, "Technical specifications" table: random 4 KB read latency 85 µs, random write latency
 //! 20 µs, sequential read 3.2 GB/s, sequential write 1.05 GB/s), a PCIe data-centre SSD of the
 //! class both papers used (PORE: "a 240GB PCIe SSD"; SAC: "an 800GB PCIe SSD").
+//! The named SSD profiles (`nvme`, the default, and `sata`) are in [`crate::profiles`].
 
 use crate::error::{invalid, Result};
 use crate::{Drive, DriveStats};
@@ -38,27 +39,6 @@ impl Default for SsdConfig {
 }
 
 impl SsdConfig {
-    /// Intel DC P4500 2 TB NVMe (see the module documentation for the source).
-    pub fn nvme() -> Self {
-        SsdConfig {
-            read_latency_us: 85.0,
-            write_latency_us: 20.0,
-            read_bandwidth_mb_s: 3200.0,
-            write_bandwidth_mb_s: 1050.0,
-        }
-    }
-
-    /// Intel DC S4500 SATA (product specification: random latency read/write 110/52 µs typical,
-    /// sustained sequential read/write 500/490 MB/s).
-    pub fn sata() -> Self {
-        SsdConfig {
-            read_latency_us: 110.0,
-            write_latency_us: 52.0,
-            read_bandwidth_mb_s: 500.0,
-            write_bandwidth_mb_s: 490.0,
-        }
-    }
-
     /// Checks every field against its documented bounds.
     pub fn validate(&self) -> Result<()> {
         for (field, v) in

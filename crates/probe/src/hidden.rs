@@ -25,7 +25,7 @@ use crate::target::ModelTarget;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use shingled_core::{BandConfig, ByteSize, SizeSpec};
-use shingled_device::config::{SKYLIGHT_HIGH_WATERMARK, ST8000AS0002_CLEAN_LOW_WATERMARK};
+use shingled_device::profiles::{SKYLIGHT_HIGH_WATERMARK, ST8000AS0002_CLEAN_LOW_WATERMARK};
 use shingled_device::{BuildContext, DmSmrConfig, DriveConfig, PbFlavour, PbFree, PbMedium};
 
 /// The distribution hidden drives are drawn from. Sizes are unscaled bytes. Probabilities are
@@ -257,7 +257,7 @@ impl HiddenDrive {
             &mut mech,
             spec.bandwidth_merge_probability,
             None,
-            base.pb_merge_ms_per_block.or(Some(shingled_device::config::MERGE_MS_PER_BLOCK)),
+            base.pb_merge_ms_per_block.or(Some(shingled_device::profiles::MERGE_MS_PER_BLOCK)),
             base.pb_merge_ms_per_block,
         );
         let medium = pick(&mut mech, spec.flash_probability, PbMedium::Flash, PbMedium::Disk, base.pb_medium);

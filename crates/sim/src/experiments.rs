@@ -181,24 +181,359 @@ pub struct ExperimentOptions {
     pub paper_setup: bool,
 }
 
-/// Every experiment: name, paper reference, default mode and traces.
-pub const EXPERIMENTS: &[(&str, &str)] = &[
-    ("pore-overall", "PORE Figs. 11-13: SMR-only, CMR-only, LRU, LRU-band, PORE-BL (read-write; --mode write-only for Fig. 13)"),
-    ("pore-schemes", "PORE Fig. 14: LRU vs PORE-CF, PORE-PF, PORE-BL (write-only)"),
-    ("pore-zone-size", "PORE Fig. 15a-c: zone size 2-50 MB for CF, PF, BL on wdev (write-only)"),
-    ("pore-period", "PORE Fig. 15d-f: period 0.1x-10x the PB size for CF, PF, BL on wdev (write-only)"),
-    ("pore-ssd-size", "PORE Fig. 16: SSD size 1-5% for LRU, LRU-band, PORE-BL (write-only)"),
-    ("sac-write-only", "SAC Figs. 13-14: LRU, MOST, SAC over cache sizes (write-only)"),
-    ("sac-rw", "SAC Table 5: LRU, MOST, MOST+CDC, SAC in read/write-mixed mode"),
-    ("sac-tbs", "SAC Fig. 15: target band selection PD, AD, ARS (write-only)"),
-    ("sac-cycle", "SAC Fig. 16: cycle length 0.5x-10x the PB size (write-only)"),
-    ("sac-band-size", "SAC Fig. 17: assumed band size 2-600 MB (write-only)"),
-    ("smart-response", "SMaRT Figs. 3-5: response time of HDD, SMaRT, Skylight at 30/60/90% utilisation (open loop; --cdf for the CDFs)"),
-    ("smart-gc", "SMaRT Table 2, Figs. 10-13: GC per 1M writes, amplified writes, GC overhead"),
-    ("smart-fragmentation", "SMaRT Figs. 6-9: fragmented reads and fragmentation ratio"),
-    ("smart-summary", "SMaRT Table 3: response, metadata size, in-place updates"),
-    ("cache-open-loop", "PORE's and SAC's caches above the DM-SMR drive in open loop: response times with queueing and idle cleaning (no paper figure; read-write)"),
+/// One experiment as registered: everything the planner, the CLI and Python need to know about
+/// it. [`REGISTRY`] holds them all.
+#[derive(Clone, Copy, Debug)]
+pub struct Definition {
+    /// Command name, e.g. `pore-overall`.
+    pub name: &'static str,
+    /// What the paper shows: `<paper> <figure or table>: <what the runs are>`.
+    pub title: &'static str,
+    /// The set-up its runs use.
+    pub setup: Setup,
+    /// The cache mode of its runs unless the user gives one (`--mode`): the paper's.
+    pub mode: Mode,
+    /// The columns its table prints.
+    pub columns: &'static [Column],
+    /// What it sets in every run itself, beyond the trace and the policy (which every
+    /// experiment sets): a user's value for these would be ignored, so the CLI refuses it.
+    pub fixed: &'static [Fixed],
+    /// Adds the cells: traces × schemes × parameter values.
+    grid: fn(&mut Planner) -> Result<(), SimError>,
+}
+
+/// The set-up an experiment's runs are planned in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setup {
+    /// A paper's set-up ([`crate::setup::setup`]: `pore` or `sac`), applied to the base
+    /// configuration unless the user chose the drive ([`ExperimentOptions::paper_setup`]).
+    Paper(&'static str),
+    /// SMaRT's evaluation grid (§5.1–5.4): each run's drive, replay, I/O unit and trace
+    /// rescaling are the grid's ([`SMART_SCHEMES`]), without an SSD cache.
+    SmartGrid,
+}
+
+/// A part of every run's configuration that an experiment sets itself (see
+/// [`Definition::fixed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixed {
+    /// The cache size: swept, or there is no cache.
+    CacheSize,
+    /// The cache mode.
+    Mode,
+    /// Closed or open loop.
+    Replay,
+    /// How requests reach the drive.
+    IoUnit,
+    /// The drive: set-up, profile or file, persistent buffer, bands, write cache, capacity.
+    Drive,
+    /// The trace's LBA scaling and folding.
+    TraceScaling,
+    /// No SSD cache: neither an SSD nor a cache warm-up.
+    NoCache,
+}
+
+impl Definition {
+    /// Whether the experiment sets `part` of every run itself.
+    pub fn fixes(&self, part: Fixed) -> bool {
+        self.fixed.contains(&part)
+    }
+}
+
+use Column::*;
+
+/// What SMaRT's grid sets in every run.
+const SMART_FIXED: &[Fixed] = &[
+    Fixed::CacheSize,
+    Fixed::Mode,
+    Fixed::Replay,
+    Fixed::IoUnit,
+    Fixed::Drive,
+    Fixed::TraceScaling,
+    Fixed::NoCache,
 ];
+
+/// Every experiment, in the order `shingled experiment list` prints them. Adding one = one entry
+/// here (and, if the paper states figures its runs can check, their rules in [`crate::paper`]).
+pub const REGISTRY: &[Definition] = &[
+    Definition {
+        name: "pore-overall",
+        title: "PORE Figs. 11-13: SMR-only, CMR-only, LRU, LRU-band, PORE-BL (read-write; --mode \
+                write-only for Fig. 13)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::ReadWrite,
+        columns: &[
+            TotalTime,
+            DriveReadTime,
+            DriveWriteTime,
+            VsSmrOnly,
+            VsCmrOnly,
+            VsLru,
+            ReadHit,
+            WriteHit,
+            Wa,
+            Rmws,
+        ],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(PORE_TRACES) {
+                for s in ["smr-only", "cmr-only", "lru", "lru-band", "pore-bl"] {
+                    p.add(&t, s, s, |_| {})?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "pore-schemes",
+        title: "PORE Fig. 14: LRU vs PORE-CF, PORE-PF, PORE-BL (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, VsLru, HitRatio, Wa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(PORE_TRACES) {
+                for s in ["lru", "pore-cf", "pore-pf", "pore-bl"] {
+                    p.add(&t, s, s, |_| {})?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "pore-zone-size",
+        title: "PORE Fig. 15a-c: zone size 2-50 MB for CF, PF, BL on wdev (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, HitRatio, Wa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(&["synth:wdev"]) {
+                for scheme in ["cf", "pf", "bl"] {
+                    for mb in [2, 10, 20, 30, 50] {
+                        let spec = format!("pore:scheme={scheme},zone_size={mb}MiB");
+                        p.add(&t, &format!("{scheme} zone {mb} MiB"), &spec, |_| {})?;
+                    }
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "pore-period",
+        title: "PORE Fig. 15d-f: period 0.1x-10x the PB size for CF, PF, BL on wdev (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, HitRatio, Wa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(&["synth:wdev"]) {
+                for scheme in ["cf", "pf", "bl"] {
+                    for (x, pct) in
+                        [("0.1", 10), ("0.5", 50), ("1", 100), ("2", 200), ("5", 500), ("10", 1000)]
+                    {
+                        let spec = format!("pore:scheme={scheme},period={pct}%");
+                        p.add(&t, &format!("{scheme} period {x}x PB"), &spec, |_| {})?;
+                    }
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "pore-ssd-size",
+        title: "PORE Fig. 16: SSD size 1-5% for LRU, LRU-band, PORE-BL (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, HitRatio, Wa, Rmws],
+        fixed: &[Fixed::CacheSize],
+        grid: |p| {
+            for t in p.traces(PORE_TRACES) {
+                for s in ["lru", "lru-band", "pore-bl"] {
+                    for pct in [1, 2, 3, 4, 5] {
+                        p.add(&t, &format!("{s} {pct}%"), s, |c| cache_size(c, pct as f64 / 100.0))?;
+                    }
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "sac-write-only",
+        title: "SAC Figs. 13-14: LRU, MOST, SAC over cache sizes (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, Rmws],
+        fixed: &[Fixed::CacheSize],
+        grid: |p| {
+            for t in p.traces(SAC_TRACES) {
+                for pct in [1, 2, 3, 4, 5] {
+                    for (s, spec) in [("lru", "lru"), ("most", SAC_MOST), ("sac", "sac")] {
+                        p.add(&t, &format!("{s} {pct}%"), spec, |c| cache_size(c, pct as f64 / 100.0))?;
+                    }
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "sac-rw",
+        title: "SAC Table 5: LRU, MOST, MOST+CDC, SAC in read/write-mixed mode",
+        setup: Setup::Paper("sac"),
+        mode: Mode::ReadWrite,
+        columns: &[
+            HitRatio,
+            ReadHit,
+            WriteHit,
+            CleanEvictions,
+            DirtyEvictions,
+            TotalTime,
+            SsdTime,
+            DriveReadTime,
+            DriveWriteTime,
+        ],
+        fixed: &[Fixed::CacheSize],
+        grid: |p| {
+            for t in p.traces(SAC_TRACES) {
+                for (s, spec) in
+                    [("lru", "lru"), ("most", SAC_MOST), ("most-cdc", "most-cdc"), ("sac", "sac")]
+                {
+                    p.add(&t, s, spec, |c| cache_size(c, 0.05))?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "sac-tbs",
+        title: "SAC Fig. 15: target band selection PD, AD, ARS (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, MissRatio, Wa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(SAC_TRACES) {
+                for (label, spec) in [("PD", "sac:tbs=pd"), ("AD", "sac:tbs=ad"), ("ARS", "sac:tbs=ars")] {
+                    p.add(&t, label, spec, |_| {})?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "sac-cycle",
+        title: "SAC Fig. 16: cycle length 0.5x-10x the PB size (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, MissRatio, Wa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(SAC_TRACES) {
+                for x in ["0.5", "1", "2", "4", "6", "8", "10"] {
+                    p.add(&t, &format!("{x}x PB"), &format!("sac:cycle_length={x}x"), |_| {})?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "sac-band-size",
+        title: "SAC Fig. 17: assumed band size 2-600 MB (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, MissRatio, Wa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(SAC_TRACES) {
+                for mb in [2, 10, 20, 50, 100, 200, 600] {
+                    p.add(&t, &format!("{mb} MB"), &format!("sac:band_size={mb}MB"), |_| {})?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Definition {
+        name: "smart-response",
+        title: "SMaRT Figs. 3-5: response time of HDD, SMaRT, Skylight at 30/60/90% utilisation (open \
+                loop; --cdf for the CDFs)",
+        setup: Setup::SmartGrid,
+        mode: Mode::ReadWrite,
+        columns: &[RespMean, RespP50, RespP90, RespP99],
+        fixed: SMART_FIXED,
+        grid: plan_smart,
+    },
+    Definition {
+        name: "smart-gc",
+        title: "SMaRT Table 2, Figs. 10-13: GC per 1M writes, amplified writes, GC overhead",
+        setup: Setup::SmartGrid,
+        mode: Mode::ReadWrite,
+        columns: &[
+            GcOnDemandPerM,
+            GcBackgroundPerM,
+            AmplifiedWritePct,
+            GcCostMedian,
+            GcCostOnePct,
+            GcCostUnder10Pct,
+            GcCostUnder100Pct,
+        ],
+        fixed: SMART_FIXED,
+        grid: plan_smart,
+    },
+    Definition {
+        name: "smart-fragmentation",
+        title: "SMaRT Figs. 6-9: fragmented reads and fragmentation ratio",
+        setup: Setup::SmartGrid,
+        mode: Mode::ReadWrite,
+        columns: &[FragmentedReadPct, FragmentRatio, FragmentAtMost3Pct],
+        fixed: SMART_FIXED,
+        grid: plan_smart,
+    },
+    Definition {
+        name: "smart-summary",
+        title: "SMaRT Table 3: response, metadata size, in-place updates",
+        setup: Setup::SmartGrid,
+        mode: Mode::ReadWrite,
+        columns: &[RespMean, RespP99, InPlacePct, MapMib, SpaceGainPct, GcOnDemandPerM, FragmentedReadPct],
+        fixed: SMART_FIXED,
+        grid: plan_smart,
+    },
+    Definition {
+        name: "cache-open-loop",
+        title: "PORE's and SAC's caches above the DM-SMR drive in open loop: response times with \
+                queueing and idle cleaning (no paper figure; read-write)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::ReadWrite,
+        columns: &[RespMean, RespP50, RespP90, RespP99, TotalTime, HitRatio, Wa, Rmws],
+        fixed: &[Fixed::Replay],
+        grid: |p| {
+            for t in p.traces(PORE_TRACES) {
+                for s in ["smr-only", "cmr-only", "lru", "lru-band", "pore-bl", "sac"] {
+                    p.add(&t, s, s, |c| c.replay = crate::Replay::Open)?;
+                }
+            }
+            Ok(())
+        },
+    },
+];
+
+/// `(name, title)` of every experiment in [`REGISTRY`], in its order (Python's
+/// `shingled.experiments()`).
+pub static EXPERIMENTS: [(&str, &str); REGISTRY.len()] = names_and_titles();
+
+const fn names_and_titles() -> [(&'static str, &'static str); REGISTRY.len()] {
+    let mut out = [("", ""); REGISTRY.len()];
+    let mut i = 0;
+    while i < REGISTRY.len() {
+        out[i] = (REGISTRY[i].name, REGISTRY[i].title);
+        i += 1;
+    }
+    out
+}
+
+/// The experiment called `name`.
+pub fn definition(name: &str) -> Option<&'static Definition> {
+    REGISTRY.iter().find(|d| d.name == name)
+}
 
 /// SMaRT Table 1: the four MSR volumes it replays (synthetic stand-ins spread over the volume's
 /// MAX LBA), with the factor their LBAs are multiplied by.
@@ -237,13 +572,9 @@ pub fn smart_lba_factor(trace: &str) -> u64 {
 /// every zone's tracks), so for the HDD and Skylight it is spread over the same 142 GB
 /// (`trace.spread`): the three see the same arm positions, not SMaRT the whole stroke and the
 /// others its outer U. Row groups are "trace U=x%".
-fn plan_smart(p: &mut Planner, opts: &ExperimentOptions) -> Result<(), SimError> {
-    let traces: Vec<String> = if opts.traces.is_empty() {
-        SMART_TRACES.iter().map(|t| t.1.to_string()).collect()
-    } else {
-        opts.traces.clone()
-    };
-    for t in &traces {
+fn plan_smart(p: &mut Planner) -> Result<(), SimError> {
+    let default: Vec<&str> = SMART_TRACES.iter().map(|t| t.1).collect();
+    for t in &p.traces(&default) {
         for u in SMART_UTILISATIONS {
             let mut smart = shingled_device::profile("smart-cheetah").expect("a built-in profile");
             smart.smart_mut().expect("a SMaRT drive").utilisation = u;
@@ -253,7 +584,7 @@ fn plan_smart(p: &mut Planner, opts: &ExperimentOptions) -> Result<(), SimError>
             })?;
             let group = format!("{t} U={:.0}%", u * 100.0);
             for (label, profile) in SMART_SCHEMES {
-                let mut cfg = opts.base.clone();
+                let mut cfg = p.opts.base.clone();
                 cfg.trace.path = t.clone();
                 cfg.trace.lba_scale = Some(smart_lba_factor(t));
                 cfg.trace.fold = Some(fold);
@@ -277,12 +608,21 @@ fn plan_smart(p: &mut Planner, opts: &ExperimentOptions) -> Result<(), SimError>
     Ok(())
 }
 
-fn traces_or(opts: &ExperimentOptions, default: &[&str]) -> Vec<String> {
-    if opts.traces.is_empty() {
-        default.iter().map(|s| s.to_string()).collect()
-    } else {
-        opts.traces.clone()
-    }
+/// The set-up line of SMaRT's grid: its three drives, and how the traces reach them.
+fn smart_setup(opts: &ExperimentOptions) -> String {
+    let line = |p: &str| crate::setup::drive_line(&shingled_device::profile(p).expect("a built-in profile"));
+    format!(
+        "set-up SMaRT §5.1-5.4: hdd {} | smart {} | skylight {} | LBAs x Table 1 factor, folded into the SMaRT drive's host capacity at U | open loop, time scale {}, a request's blocks as one command",
+        line("cheetah-15k5"),
+        {
+            // The utilisation is per row group, not the profile's.
+            let smart = shingled_device::profile("smart-cheetah").expect("a built-in profile");
+            let u = smart.smart().map_or(0.0, |c| c.utilisation);
+            line("smart-cheetah").replace(&format!("utilisation {:.0}%, ", u * 100.0), "")
+        },
+        line("skylight-cheetah"),
+        opts.base.time_scale
+    )
 }
 
 /// The four traces PORE §V-C runs its time experiments on.
@@ -295,6 +635,14 @@ const SAC_TRACES: &[&str] = &["synth:wdev", "synth:hm", "synth:rsrch", "synth:st
 /// not on the drive's true bands.
 const SAC_MOST: &str = "most:band_size=20480000";
 
+/// Sets a cell's cache size to `fraction` (of the trace's range), if it has a cache.
+fn cache_size(c: &mut SimConfig, fraction: f64) {
+    if let Some(cache) = &mut c.cache {
+        cache.size = SizeSpec::Fraction(fraction);
+    }
+}
+
+/// What an experiment's grid function fills in.
 struct Planner<'a> {
     opts: &'a ExperimentOptions,
     mode: Mode,
@@ -302,6 +650,15 @@ struct Planner<'a> {
 }
 
 impl Planner<'_> {
+    /// The user's traces, or the experiment's `default` ones.
+    fn traces(&self, default: &[&str]) -> Vec<String> {
+        if self.opts.traces.is_empty() {
+            default.iter().map(|s| s.to_string()).collect()
+        } else {
+            self.opts.traces.clone()
+        }
+    }
+
     /// Adds a cell: trace `t`, label, scheme name (smr-only, cmr-only or a policy spec), and a
     /// final adjustment.
     fn add(
@@ -322,219 +679,29 @@ impl Planner<'_> {
     }
 }
 
-/// Plans experiment `name`.
+/// Plans experiment `name` (one of [`REGISTRY`]).
 pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError> {
-    use Column::*;
-    let title =
-        EXPERIMENTS.iter().find(|(n, _)| *n == name).map(|(_, t)| t.to_string()).ok_or_else(|| {
-            SimError::Config {
-                field: "experiment",
-                reason: format!(
-                    "unknown experiment {name:?}; known: {}",
-                    EXPERIMENTS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                ),
-            }
-        })?;
-    let default_mode = if matches!(name, "pore-overall" | "sac-rw" | "cache-open-loop") {
-        Mode::ReadWrite
-    } else {
-        Mode::WriteOnly
-    };
+    let def = definition(name).ok_or_else(|| SimError::Config {
+        field: "experiment",
+        reason: format!(
+            "unknown experiment {name:?}; known: {}",
+            REGISTRY.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+        ),
+    })?;
     let mut based = opts.clone();
-    if opts.paper_setup && !name.starts_with("smart") {
-        let name = if name.starts_with("sac") { "sac" } else { "pore" };
-        crate::setup::setup(name)?.apply(&mut based.base);
+    if let (true, Setup::Paper(setup)) = (opts.paper_setup, def.setup) {
+        crate::setup::setup(setup)?.apply(&mut based.base);
     }
     let opts = &based;
-    let mut p = Planner { opts, mode: opts.mode.unwrap_or(default_mode), cells: Vec::new() };
-    let columns;
-    match name {
-        "pore-overall" => {
-            for t in traces_or(opts, PORE_TRACES) {
-                for s in ["smr-only", "cmr-only", "lru", "lru-band", "pore-bl"] {
-                    p.add(&t, s, s, |_| {})?;
-                }
-            }
-            columns = vec![
-                TotalTime,
-                DriveReadTime,
-                DriveWriteTime,
-                VsSmrOnly,
-                VsCmrOnly,
-                VsLru,
-                ReadHit,
-                WriteHit,
-                Wa,
-                Rmws,
-            ];
+    let mut p = Planner { opts, mode: opts.mode.unwrap_or(def.mode), cells: Vec::new() };
+    (def.grid)(&mut p)?;
+    let (title, setup) = match def.setup {
+        Setup::SmartGrid => (format!("{} [open loop, no SSD cache]", def.title), smart_setup(opts)),
+        Setup::Paper(_) => {
+            (format!("{} [mode {}]", def.title, p.mode.name()), crate::setup::describe(&opts.base))
         }
-        "pore-schemes" => {
-            for t in traces_or(opts, PORE_TRACES) {
-                for s in ["lru", "pore-cf", "pore-pf", "pore-bl"] {
-                    p.add(&t, s, s, |_| {})?;
-                }
-            }
-            columns = vec![TotalTime, VsLru, HitRatio, Wa, Rmws];
-        }
-        "pore-zone-size" => {
-            for t in traces_or(opts, &["synth:wdev"]) {
-                for scheme in ["cf", "pf", "bl"] {
-                    for mb in [2, 10, 20, 30, 50] {
-                        let spec = format!("pore:scheme={scheme},zone_size={mb}MiB");
-                        p.add(&t, &format!("{scheme} zone {mb} MiB"), &spec, |_| {})?;
-                    }
-                }
-            }
-            columns = vec![TotalTime, HitRatio, Wa, Rmws];
-        }
-        "pore-period" => {
-            for t in traces_or(opts, &["synth:wdev"]) {
-                for scheme in ["cf", "pf", "bl"] {
-                    for (x, pct) in
-                        [("0.1", 10), ("0.5", 50), ("1", 100), ("2", 200), ("5", 500), ("10", 1000)]
-                    {
-                        let spec = format!("pore:scheme={scheme},period={pct}%");
-                        p.add(&t, &format!("{scheme} period {x}x PB"), &spec, |_| {})?;
-                    }
-                }
-            }
-            columns = vec![TotalTime, HitRatio, Wa, Rmws];
-        }
-        "pore-ssd-size" => {
-            for t in traces_or(opts, PORE_TRACES) {
-                for s in ["lru", "lru-band", "pore-bl"] {
-                    for pct in [1, 2, 3, 4, 5] {
-                        p.add(&t, &format!("{s} {pct}%"), s, |c| {
-                            if let Some(cache) = &mut c.cache {
-                                cache.size = SizeSpec::Fraction(pct as f64 / 100.0);
-                            }
-                        })?;
-                    }
-                }
-            }
-            columns = vec![TotalTime, HitRatio, Wa, Rmws];
-        }
-        "sac-write-only" => {
-            for t in traces_or(opts, SAC_TRACES) {
-                for pct in [1, 2, 3, 4, 5] {
-                    for (s, spec) in [("lru", "lru"), ("most", SAC_MOST), ("sac", "sac")] {
-                        p.add(&t, &format!("{s} {pct}%"), spec, |c| {
-                            if let Some(cache) = &mut c.cache {
-                                cache.size = SizeSpec::Fraction(pct as f64 / 100.0);
-                            }
-                        })?;
-                    }
-                }
-            }
-            columns = vec![TotalTime, DriveWriteTime, MissRatio, Wa, Rmws];
-        }
-        "sac-rw" => {
-            for t in traces_or(opts, SAC_TRACES) {
-                for (s, spec) in
-                    [("lru", "lru"), ("most", SAC_MOST), ("most-cdc", "most-cdc"), ("sac", "sac")]
-                {
-                    p.add(&t, s, spec, |c| {
-                        if let Some(cache) = &mut c.cache {
-                            cache.size = SizeSpec::Fraction(0.05);
-                        }
-                    })?;
-                }
-            }
-            columns = vec![
-                HitRatio,
-                ReadHit,
-                WriteHit,
-                CleanEvictions,
-                DirtyEvictions,
-                TotalTime,
-                SsdTime,
-                DriveReadTime,
-                DriveWriteTime,
-            ];
-        }
-        "sac-tbs" => {
-            for t in traces_or(opts, SAC_TRACES) {
-                for (label, spec) in [("PD", "sac:tbs=pd"), ("AD", "sac:tbs=ad"), ("ARS", "sac:tbs=ars")] {
-                    p.add(&t, label, spec, |_| {})?;
-                }
-            }
-            columns = vec![TotalTime, MissRatio, Wa, Rmws];
-        }
-        "sac-cycle" => {
-            for t in traces_or(opts, SAC_TRACES) {
-                for x in ["0.5", "1", "2", "4", "6", "8", "10"] {
-                    p.add(&t, &format!("{x}x PB"), &format!("sac:cycle_length={x}x"), |_| {})?;
-                }
-            }
-            columns = vec![TotalTime, MissRatio, Wa, Rmws];
-        }
-        "sac-band-size" => {
-            for t in traces_or(opts, SAC_TRACES) {
-                for mb in [2, 10, 20, 50, 100, 200, 600] {
-                    p.add(&t, &format!("{mb} MB"), &format!("sac:band_size={mb}MB"), |_| {})?;
-                }
-            }
-            columns = vec![TotalTime, MissRatio, Wa, Rmws];
-        }
-        "smart-response" | "smart-gc" | "smart-fragmentation" | "smart-summary" => {
-            plan_smart(&mut p, opts)?;
-            columns = match name {
-                "smart-response" => vec![RespMean, RespP50, RespP90, RespP99],
-                "smart-gc" => vec![
-                    GcOnDemandPerM,
-                    GcBackgroundPerM,
-                    AmplifiedWritePct,
-                    GcCostMedian,
-                    GcCostOnePct,
-                    GcCostUnder10Pct,
-                    GcCostUnder100Pct,
-                ],
-                "smart-fragmentation" => vec![FragmentedReadPct, FragmentRatio, FragmentAtMost3Pct],
-                _ => vec![
-                    RespMean,
-                    RespP99,
-                    InPlacePct,
-                    MapMib,
-                    SpaceGainPct,
-                    GcOnDemandPerM,
-                    FragmentedReadPct,
-                ],
-            };
-        }
-        "cache-open-loop" => {
-            for t in traces_or(opts, PORE_TRACES) {
-                for s in ["smr-only", "cmr-only", "lru", "lru-band", "pore-bl", "sac"] {
-                    p.add(&t, s, s, |c| c.replay = crate::Replay::Open)?;
-                }
-            }
-            columns = vec![RespMean, RespP50, RespP90, RespP99, TotalTime, HitRatio, Wa, Rmws];
-        }
-        _ => unreachable!("checked above"),
-    }
-    let title = if name.starts_with("smart") {
-        format!("{title} [open loop, no SSD cache]")
-    } else {
-        format!("{title} [mode {}]", p.mode.name())
     };
-    let setup = if name.starts_with("smart") {
-        let line =
-            |p: &str| crate::setup::drive_line(&shingled_device::profile(p).expect("a built-in profile"));
-        format!(
-            "set-up SMaRT §5.1-5.4: hdd {} | smart {} | skylight {} | LBAs x Table 1 factor, folded into the SMaRT drive's host capacity at U | open loop, time scale {}, a request's blocks as one command",
-            line("cheetah-15k5"),
-            {
-                // The utilisation is per row group, not the profile's.
-                let smart = shingled_device::profile("smart-cheetah").expect("a built-in profile");
-                let u = smart.smart().map_or(0.0, |c| c.utilisation);
-                line("smart-cheetah").replace(&format!("utilisation {:.0}%, ", u * 100.0), "")
-            },
-            line("skylight-cheetah"),
-            opts.base.time_scale
-        )
-    } else {
-        crate::setup::describe(&opts.base)
-    };
-    Ok(Experiment { name: name.to_string(), title, cells: p.cells, columns, setup })
+    Ok(Experiment { name: name.to_string(), title, cells: p.cells, columns: def.columns.to_vec(), setup })
 }
 
 /// Runs a planned experiment, `jobs` simulations at a time.
@@ -563,5 +730,115 @@ impl ExperimentReport {
         let mut report = ExperimentReport { experiment, runs, traces, paper: Vec::new() };
         report.paper = crate::paper::experiment_claims(&report);
         report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(paper_setup: bool) -> ExperimentOptions {
+        ExperimentOptions { base: SimConfig::default(), traces: Vec::new(), mode: None, paper_setup }
+    }
+
+    /// Whether the cells' `get` changes when `set` changes the options (the user's drive kept).
+    fn follows(
+        def: &Definition,
+        set: impl Fn(&mut ExperimentOptions, bool),
+        get: impl Fn(&SimConfig) -> String,
+    ) -> bool {
+        let cells = |v| {
+            let mut o = opts(false);
+            set(&mut o, v);
+            plan(def.name, &o).unwrap().cells.iter().map(|c| get(&c.config)).collect::<Vec<_>>()
+        };
+        cells(false) != cells(true)
+    }
+
+    #[test]
+    fn every_experiment_plans_as_registered() {
+        assert_eq!(EXPERIMENTS.len(), REGISTRY.len());
+        for (i, def) in REGISTRY.iter().enumerate() {
+            assert!(REGISTRY[..i].iter().all(|d| d.name != def.name), "{} twice", def.name);
+            assert_eq!(EXPERIMENTS[i], (def.name, def.title));
+            assert_eq!(definition(def.name).map(|d| d.name), Some(def.name));
+            for paper_setup in [true, false] {
+                let e = plan(def.name, &opts(paper_setup)).unwrap_or_else(|e| panic!("{}: {e}", def.name));
+                assert!(!e.cells.is_empty() && e.columns == def.columns, "{}", def.name);
+                assert!(e.title.starts_with(def.title), "{}", def.name);
+                let mode = e.cells.iter().find(|c| c.config.cache.is_some()).map(|c| c.config.mode);
+                assert!(mode.is_none_or(|m| m == def.mode), "{}: runs in its mode", def.name);
+            }
+        }
+        assert!(definition("nope").is_none());
+        let e = plan("nope", &opts(true)).unwrap_err().to_string();
+        assert!(REGISTRY.iter().all(|d| e.contains(d.name)), "{e}");
+    }
+
+    /// What an entry says it sets itself (so the CLI refuses the flags) is what its plan does
+    /// with the user's value: ignores it, and uses it when not listed.
+    #[test]
+    fn fixed_parts_are_the_ones_the_plan_ignores() {
+        use crate::{IoUnit, Replay};
+        let debug = |v: &dyn std::fmt::Debug| format!("{v:?}");
+        for def in REGISTRY {
+            let name = def.name;
+            let size = |o: &mut ExperimentOptions, v: bool| {
+                o.base.cache.get_or_insert_with(Default::default).size =
+                    SizeSpec::Fraction(if v { 0.07 } else { 0.03 })
+            };
+            let parts: [(Fixed, bool); 6] = [
+                (Fixed::CacheSize, follows(def, size, |c| debug(&c.cache.as_ref().map(|c| c.size)))),
+                (
+                    Fixed::Mode,
+                    follows(
+                        def,
+                        |o, v| o.mode = Some(if v { Mode::ReadWrite } else { Mode::WriteOnly }),
+                        |c| debug(&c.mode),
+                    ),
+                ),
+                (
+                    Fixed::Replay,
+                    follows(
+                        def,
+                        |o, v| o.base.replay = if v { Replay::Open } else { Replay::Closed },
+                        |c| debug(&c.replay),
+                    ),
+                ),
+                (
+                    Fixed::IoUnit,
+                    follows(
+                        def,
+                        |o, v| o.base.io_unit = if v { IoUnit::Request } else { IoUnit::Block },
+                        |c| debug(&c.io_unit),
+                    ),
+                ),
+                (
+                    Fixed::Drive,
+                    follows(
+                        def,
+                        |o, v| {
+                            o.base.drive =
+                                shingled_device::profile(if v { "pore-emulator" } else { "sac-emulator" })
+                                    .unwrap()
+                        },
+                        |c| debug(&c.drive),
+                    ),
+                ),
+                (
+                    Fixed::TraceScaling,
+                    follows(
+                        def,
+                        |o, v| o.base.trace.lba_scale = v.then_some(3),
+                        |c| debug(&(c.trace.lba_scale, c.trace.fold)),
+                    ),
+                ),
+            ];
+            for (part, follows) in parts {
+                assert_eq!(def.fixes(part), !follows, "{name}: {part:?}");
+            }
+            let cacheless = plan(name, &opts(false)).unwrap().cells.iter().all(|c| c.config.cache.is_none());
+            assert_eq!(def.fixes(Fixed::NoCache), cacheless, "{name}: no cache");
+        }
     }
 }

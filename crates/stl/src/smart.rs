@@ -83,7 +83,7 @@ impl Default for SmartStlConfig {
             guard_utilisation: 0.5,
             hot_window_ms: 60_000.0,
             idle_gc: true,
-            idle_window_ms: shingled_device::config::SMART_IDLE_WINDOW_MS,
+            idle_window_ms: shingled_device::profiles::SMART_IDLE_WINDOW_MS,
             staging_tracks: 8,
         }
     }

@@ -106,17 +106,19 @@ proptest! {
         }
     }
 
+    /// Every drive and SSD profile (the model index wraps around both lists, so a profile added
+    /// to either is covered).
     #[test]
     fn every_cost_is_positive(
-        model in 0usize..11,
+        model in 0usize..256,
         ops in prop::collection::vec((any::<bool>(), any::<u64>(), 1u32..64), 1..200),
     ) {
         let ctx = BuildContext { written_range: ByteSize::gb(4), accessed_range: ByteSize::gb(4) };
-        let names = profile_names();
-        let mut drive: Box<dyn Drive> = if model < names.len() {
-            profile(names[model]).unwrap().build(&ctx).unwrap()
-        } else {
-            Box::new(ssd_profile(ssd_profile_names()[model % 2]).unwrap().build().unwrap())
+        let (drives, ssds) = (profile_names(), ssd_profile_names());
+        let model = model % (drives.len() + ssds.len());
+        let mut drive: Box<dyn Drive> = match drives.get(model) {
+            Some(name) => profile(name).unwrap().build(&ctx).unwrap(),
+            None => Box::new(ssd_profile(ssds[model - drives.len()]).unwrap().build().unwrap()),
         };
         // Confine the blocks to 4 GB so the PB fills and cleans on the DM-SMR profiles.
         let span = ByteSize::gb(4).blocks();
