@@ -8,10 +8,10 @@ use crate::seq::SeqDetector;
 use crate::{CacheOptions, CacheSetup, Stats};
 use rustc_hash::FxHashMap;
 use shingled_cache::{Cache, PolicyContext};
-use shingled_core::{BandMap, BlockNo, ByteSize};
+use shingled_core::{BandMap, BlockNo, ByteSize, SplitMix64};
 use shingled_sim::controller::{Controller, Io};
 use shingled_sim::Mode;
-use shingled_stl::error::invalid;
+use shingled_stl::invalid;
 use shingled_stl::{check_request, BlockDevice, Result, StlError, BLOCK};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -118,13 +118,10 @@ fn new_cache_id() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
-    let mut x = t
+    let x = t
         ^ (std::process::id() as u64) << 32
-        ^ COUNT.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    // splitmix64 finaliser
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (x ^ (x >> 31)).max(1)
+        ^ COUNT.fetch_add(1, Ordering::Relaxed).wrapping_mul(SplitMix64::GAMMA);
+    SplitMix64::mix(x).max(1)
 }
 
 /// Builds the cache metadata (block table + policy, the policy wrapped to log removals) the

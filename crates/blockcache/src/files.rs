@@ -6,7 +6,7 @@
 use crate::device::scan;
 use crate::layout::MAGIC;
 use crate::{CacheOptions, CachedDevice, Inspection};
-use shingled_stl::error::invalid;
+use shingled_stl::invalid;
 use shingled_stl::{BlockDevice, FileBlock, Result, Stl, BLOCK};
 use std::path::{Path, PathBuf};
 

@@ -123,7 +123,7 @@ impl Layout {
             }
         };
         if n < 2 || need(n) > device_blocks || n >= u32::MAX as u64 {
-            return Err(shingled_stl::error::invalid(
+            return Err(shingled_stl::invalid(
                 "cache slots",
                 n,
                 format!(
@@ -204,7 +204,7 @@ impl Superblock {
         b[56..64].copy_from_slice(&self.layout.data_start.to_le_bytes());
         let json = serde_json::to_vec(&self.setup).expect("the setup serializes");
         if json.len() > CRC_AT - 68 {
-            return Err(shingled_stl::error::invalid(
+            return Err(shingled_stl::invalid(
                 "cache setup",
                 format!("{} bytes of JSON", json.len()),
                 format!("at most {} bytes fit in the superblock", CRC_AT - 68),

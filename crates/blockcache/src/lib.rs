@@ -155,7 +155,7 @@ pub mod files;
 mod inspect;
 pub mod layout;
 mod loss;
-pub mod modelled;
+mod modelled;
 mod observe;
 pub mod replay;
 mod seq;
@@ -163,15 +163,13 @@ mod stats;
 
 pub use device::CachedDevice;
 pub use inspect::{inspect, Inspection};
-pub use layout::Layout;
 pub use loss::{lost_blocks, Loss};
 pub use modelled::{ModelClock, ModelTime, Modelled};
-pub use replay::{replay, ReplayError, ReplayOptions, ReplayReport};
 pub use shingled_sim::Mode;
 pub use stats::Stats;
 
 use serde::{Deserialize, Serialize};
-use shingled_cache::{PolicyConfig, SmrCosts};
+use shingled_cache::{PolicyConfig, PolicyError, SmrCosts};
 use shingled_core::BandConfig;
 
 /// What the cache does and how its policy is built: stored in the superblock at format, so
@@ -225,8 +223,8 @@ impl Default for CacheSetup {
 impl CacheSetup {
     /// A setup in `mode` with the policy named `policy` (a name, an alias such as `pore-bl`, or
     /// `name:field=value,…`).
-    pub fn new(mode: Mode, policy: &str) -> std::result::Result<CacheSetup, String> {
-        Ok(CacheSetup { mode, policy: policy.parse()?, ..CacheSetup::default() })
+    pub fn new(mode: Mode, policy: &str) -> std::result::Result<CacheSetup, PolicyError> {
+        Ok(CacheSetup { mode, policy: policy.parse().map_err(PolicyError::Spec)?, ..CacheSetup::default() })
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::device::scan;
 use crate::layout::State;
-use shingled_stl::error::invalid;
+use shingled_stl::invalid;
 use shingled_stl::{BlockDevice, Result};
 use std::ops::Range;
 
@@ -35,7 +35,7 @@ impl Loss {
 
 /// Reports what `backing` lacks without its cache device, from the cache's metadata area when
 /// it is still readable (`metadata`: the cache device, or a copy of its first
-/// [`Layout::data_start`](crate::Layout::data_start) blocks; only the superblock and the slot
+/// [`Layout::data_start`](crate::layout::Layout::data_start) blocks; only the superblock and the slot
 /// records are read). A block is lost when the newest record naming it, as recovery would
 /// choose, says dirty.
 pub fn lost_blocks<B: BlockDevice + ?Sized, M: BlockDevice + ?Sized>(

@@ -2,6 +2,7 @@
 //! invariants, literal models of the papers' pseudo-code, and scan sanity checks against LRU.
 
 use proptest::prelude::*;
+use rand_pcg::rand_core::{RngCore, SeedableRng};
 use shingled_cache::policy::arc::{ArcConfig, ArcPolicy, ArcSizes};
 use shingled_cache::policy::fifo::FifoConfig;
 use shingled_cache::policy::lru::LruConfig;
@@ -720,13 +721,10 @@ fn lru_with_look_ahead_evicts_like_a_literal_lru() {
     // A literal LRU: block → last use, and use → block, oldest first.
     let mut last: std::collections::HashMap<BlockNo, u64> = Default::default();
     let mut order: std::collections::BTreeMap<u64, BlockNo> = Default::default();
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(0x5eed);
     let mut evicted = Vec::new();
     for t in 0..(3 * capacity as u64) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let b = x % (capacity as u64 * 3 / 2);
+        let b = rng.next_u64() % (capacity as u64 * 3 / 2);
         evicted.clear();
         let hit = cache.access(b, false).is_some();
         assert_eq!(hit, last.contains_key(&b), "hit of block {b} at access {t}");

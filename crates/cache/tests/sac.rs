@@ -765,7 +765,7 @@ fn run_sac(
         }
         evicted.extend(ev.iter().map(|m| (m.block, m.dirty)));
         let st = rig.state.lock().unwrap();
-        st.policy.sac().check(rig.cache.table())?;
+        st.policy.sac().check(rig.cache.table()).map_err(|e| e.to_string())?;
         if let Some(e) = st.errors.first() {
             return Err(e.clone());
         }
@@ -828,7 +828,7 @@ proptest! {
             for &(b, w) in &ops {
                 out.extend(rig.op(b, w));
                 let st = rig.state.lock().unwrap();
-                st.policy.sac().check(rig.cache.table())?;
+                st.policy.sac().check(rig.cache.table()).map_err(|e| e.to_string())?;
                 if let Some(e) = st.errors.first() {
                     return Err(e.clone());
                 }

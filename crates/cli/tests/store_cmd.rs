@@ -1,6 +1,7 @@
 //! `shingled store` on emulated zoned device files: format → put → ls → get round trips
 //! (one drive and a three-drive front), rm, info, fsck, and the errors a user can cause.
 
+use rand::{RngCore, SeedableRng};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -23,17 +24,11 @@ fn fails(args: &[&str]) -> String {
     e
 }
 
-/// Deterministic bytes (xorshift), distinct per seed.
+/// Deterministic bytes, distinct per seed.
 fn bytes(seed: u64, n: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    let mut b = vec![0u8; n];
+    rand_pcg::Pcg64Mcg::seed_from_u64(seed).fill_bytes(&mut b);
+    b
 }
 
 fn s(p: &Path) -> &str {

@@ -8,10 +8,12 @@
 mod bands;
 pub mod de;
 pub mod mem;
+mod rng;
 mod size;
 mod time;
 
 pub use bands::{BandConfig, BandId, BandMap};
+pub use rng::SplitMix64;
 pub use size::{ByteSize, SizeError, SizeSpec};
 pub use time::Nanos;
 

@@ -24,21 +24,61 @@ pub use shingled_zoned::Survivors;
 
 use std::sync::OnceLock;
 
+/// Why a FUSE file system cannot be mounted here ([`fuse_available`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FuseError {
+    /// No `/dev/fuse`.
+    #[error("/dev/fuse does not exist (no FUSE in this kernel or container; `modprobe fuse`)")]
+    NoDevice,
+    /// `/dev/fuse` exists but cannot be opened for reading and writing.
+    #[error("cannot open /dev/fuse: {0}")]
+    CannotOpen(String),
+    /// The scratch directory of the probe mount cannot be created.
+    #[error("creating {dir}: {reason}")]
+    ScratchDir {
+        /// The directory.
+        dir: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// The probe file system could not be set up.
+    #[error("{0}")]
+    Setup(String),
+    /// The mount was refused (not root and no `fusermount3`, no `CAP_SYS_ADMIN`, ...).
+    #[error(
+        "mounting a FUSE file system on {dir} was refused: {reason} (mounting needs root, or the \
+         fusermount3 helper of the Debian package fuse3)"
+    )]
+    MountRefused {
+        /// The mount point.
+        dir: String,
+        /// The error of the mount.
+        reason: String,
+    },
+    /// The probe mount could not be unmounted.
+    #[error("unmounting the probe mount: {0}")]
+    Unmount(String),
+    /// The mount succeeded but the file system does not answer.
+    #[error("a mounted FUSE file system does not answer: {0}")]
+    NoAnswer(String),
+}
+
 /// Whether a FUSE file system can be mounted here: `Ok(())`, or why not (no `/dev/fuse`, no
 /// access to it, the mount refused: not root and no `fusermount3`, a container without
 /// `CAP_SYS_ADMIN`, ...). Tries once per process, with a real mount on a scratch directory.
-pub fn fuse_available() -> Result<(), String> {
-    static RESULT: OnceLock<Result<(), String>> = OnceLock::new();
+pub fn fuse_available() -> Result<(), FuseError> {
+    static RESULT: OnceLock<Result<(), FuseError>> = OnceLock::new();
     RESULT.get_or_init(probe).clone()
 }
 
-fn probe() -> Result<(), String> {
+fn probe() -> Result<(), FuseError> {
     let dev = std::path::Path::new("/dev/fuse");
     if !dev.exists() {
-        return Err("/dev/fuse does not exist (no FUSE in this kernel or container; `modprobe fuse`)".into());
+        return Err(FuseError::NoDevice);
     }
     if let Err(e) = std::fs::OpenOptions::new().read(true).write(true).open(dev) {
-        return Err(format!("cannot open /dev/fuse: {e}"));
+        return Err(FuseError::CannotOpen(e.to_string()));
     }
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -46,20 +86,17 @@ fn probe() -> Result<(), String> {
         std::process::id(),
         N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| FuseError::ScratchDir { dir: dir.display().to_string(), reason: e.to_string() })?;
     let r = (|| {
         let fs = LossyFs::new();
-        fs.files().insert("probe", LossyFile::new()).map_err(|e| e.to_string())?;
-        let m = fs.mount(&dir).map_err(|e| {
-            format!(
-                "mounting a FUSE file system on {} was refused: {e} (mounting needs root, or the \
-                 fusermount3 helper of the Debian package fuse3)",
-                dir.display()
-            )
-        })?;
+        fs.files().insert("probe", LossyFile::new()).map_err(|e| FuseError::Setup(e.to_string()))?;
+        let m = fs
+            .mount(&dir)
+            .map_err(|e| FuseError::MountRefused { dir: dir.display().to_string(), reason: e.to_string() })?;
         let seen = std::fs::metadata(dir.join("probe"));
-        m.unmount().map_err(|e| format!("unmounting the probe mount: {e}"))?;
-        seen.map(|_| ()).map_err(|e| format!("a mounted FUSE file system does not answer: {e}"))
+        m.unmount().map_err(|e| FuseError::Unmount(e.to_string()))?;
+        seen.map(|_| ()).map_err(|e| FuseError::NoAnswer(e.to_string()))
     })();
     let _ = std::fs::remove_dir(&dir);
     r

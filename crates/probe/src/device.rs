@@ -12,6 +12,7 @@
 
 use crate::error::{ProbeError, Result};
 use crate::target::{check_request, ProbeTarget};
+use rand::{RngCore, SeedableRng};
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -57,13 +58,7 @@ impl AlignedBuf {
         let mut raw = vec![0u8; len + Self::ALIGN];
         let offset = raw.as_ptr().align_offset(Self::ALIGN);
         // Incompressible contents, so a drive that compresses or deduplicates sees real data.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for chunk in raw[offset..offset + len].chunks_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
-        }
+        rand_pcg::Pcg64Mcg::seed_from_u64(0x5eed).fill_bytes(&mut raw[offset..offset + len]);
         AlignedBuf { raw, offset, len }
     }
 

@@ -15,8 +15,9 @@
 //! - [`fit_band_layout`] and [`detected_drive_config`] turn the results into a
 //!   [`shingled_device::DriveConfig`] the simulator loads.
 //!
-//! The analysis is in [`detect`] (pure functions over series, tested on hand-made ones); the
-//! procedures drive any [`ProbeTarget`]:
+//! The analysis is pure functions over series, tested on hand-made ones ([`find_knee`],
+//! [`split_threshold`], [`low_runs`], [`rolling_median`]); the procedures drive any
+//! [`ProbeTarget`]:
 //!
 //! - [`ModelTarget`]: a [`shingled_device::Drive`] model on its virtual clock, optionally behind
 //!   [`Noisy`] timing jitter;
@@ -45,19 +46,19 @@
 //! assert!(err.abs() < 0.05, "{} bytes", report.pb_bytes);
 //! ```
 
-pub mod bands;
-pub mod detect;
-pub mod device;
-pub mod error;
-pub mod hidden;
-pub mod noisy;
-pub mod pb;
+mod bands;
+mod detect;
+mod device;
+mod error;
+mod hidden;
+mod noisy;
+mod pb;
 pub mod perm;
-pub mod profile;
-pub mod target;
+mod profile;
+mod target;
 
 pub use bands::{detect_bands, BandProbeConfig, BandReport, BandSample, DetectedBand, TimedRead};
-pub use detect::{Cliff, CliffParams, Knee, Run};
+pub use detect::{find_knee, low_runs, rolling_median, split_threshold, Cliff, CliffParams, Knee, Run};
 pub use device::{DeviceOptions, DeviceTarget};
 pub use error::{ProbeError, Result};
 pub use hidden::{HiddenBands, HiddenDrive, HiddenSpec};

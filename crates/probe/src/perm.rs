@@ -1,6 +1,9 @@
 //! A seeded random permutation of `0..n` in O(1) memory, for "write the range in random order"
 //! over ranges of millions of blocks: a balanced Feistel network over the smallest even number of
-//! bits that covers `n`, with cycle walking to stay below `n`.
+//! bits that covers `n`, with cycle walking to stay below `n`. Keys and round function come from
+//! SplitMix64's finaliser ([`SplitMix64::mix`]).
+
+use shingled_core::SplitMix64;
 
 /// A bijection on `0..n` chosen by a seed. [`Permutation::get`] is O(1) expected (cycle walking
 /// takes at most 4 rounds of the network on average, since the network's domain is below `4n`).
@@ -12,21 +15,14 @@ pub struct Permutation {
     keys: [u64; 4],
 }
 
-/// SplitMix64's finaliser: a fast 64-bit mixer.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 impl Permutation {
     /// A permutation of `0..n` (`n` may be 0 or 1).
     pub fn new(n: u64, seed: u64) -> Permutation {
         let bits = 64 - n.saturating_sub(1).leading_zeros();
         let half_bits = bits.div_ceil(2).max(1);
-        let mut s = mix(seed ^ 0x5eed_5eed_5eed_5eed);
+        let mut s = SplitMix64::mix(seed ^ 0x5eed_5eed_5eed_5eed);
         let keys = std::array::from_fn(|_| {
-            s = mix(s.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            s = SplitMix64::mix(s.wrapping_add(SplitMix64::GAMMA));
             s
         });
         Permutation { n, half_bits, mask: (1 << half_bits) - 1, keys }
@@ -45,7 +41,7 @@ impl Permutation {
     fn network(&self, x: u64) -> u64 {
         let (mut l, mut r) = (x >> self.half_bits, x & self.mask);
         for k in self.keys {
-            let f = mix(r ^ k) & self.mask;
+            let f = SplitMix64::mix(r ^ k) & self.mask;
             (l, r) = (r, l ^ f);
         }
         (l << self.half_bits) | r

@@ -116,15 +116,13 @@ impl Serialize for Warmup {
 
 impl<'de> Deserialize<'de> for Warmup {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(u64),
-            S(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::N(n) => Ok(Warmup::Requests(n)),
-            Raw::S(s) => s.parse().map_err(serde::de::Error::custom),
+        use shingled_core::de::NumberOrString as N;
+        match N::deserialize(d)? {
+            N::Number(n) => Ok(Warmup::Requests(n)),
+            N::Float(x) => Err(serde::de::Error::custom(format!(
+                "invalid warm-up {x}: use none, cache-full, a request count or a percentage"
+            ))),
+            N::Text(s) => s.parse().map_err(serde::de::Error::custom),
         }
     }
 }
@@ -352,5 +350,27 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
             format!("TOML error at line {line}, column {col}, field {key}: {msg}")
         }
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warmup_is_a_count_a_word_or_a_percentage_and_a_bad_one_is_named() {
+        let w = |t: &str| SimConfig::from_toml(&format!("warmup = {t}")).map(|c| c.warmup);
+        assert_eq!(w("1000"), Ok(Warmup::Requests(1000)));
+        assert_eq!(w("\"cache-full\""), Ok(Warmup::CacheFull));
+        assert_eq!(w("\"5%\""), Ok(Warmup::Fraction(0.05)));
+        for (bad, says) in [
+            ("0.5", "invalid warm-up 0.5"),
+            ("-3", "-3: a size or count cannot be negative"),
+            ("true", "a non-negative whole number or a string"),
+            ("\"soon\"", "invalid warm-up \"soon\""),
+        ] {
+            let e = w(bad).unwrap_err();
+            assert!(e.contains(says) && !e.contains("untagged"), "{bad}: {e}");
+        }
     }
 }

@@ -9,16 +9,16 @@
 
 mod config;
 pub mod controller;
-pub mod costs;
+mod costs;
 mod engine;
 mod error;
 pub mod experiments;
-pub mod histogram;
+mod histogram;
 mod metrics;
 pub mod paper;
 pub mod report;
 mod run;
-pub mod setup;
+mod setup;
 pub mod stats_file;
 
 pub use config::{toml_error, CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};

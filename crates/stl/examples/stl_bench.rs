@@ -50,9 +50,10 @@ use rand_pcg::Pcg64;
 use serde_json::{json, Value};
 use shingled_core::{ByteSize, Nanos};
 use shingled_device::{HddConfig, Mechanism};
+use shingled_stl::file_medium::FileMedium;
 use shingled_stl::{
-    check_request, raz_tracks_needed, BlockDevice, DmZoned, DmZonedConfig, FileMedium, Geometry, MediumZone,
-    MemMedium, SmartStl, SmartStlConfig, StlError, Timed, TrackMedium, BLOCK,
+    check_request, raz_tracks_needed, BlockDevice, DmZoned, DmZonedConfig, Geometry, MediumZone, MemMedium,
+    SmartStl, SmartStlConfig, StlError, Timed, TrackMedium, BLOCK,
 };
 use shingled_zoned::{
     FileOptions, FileStorage, FileZoned, IoMode, MemZoned, Storage, TimingConfig, ZonedConfig, ZonedDevice,

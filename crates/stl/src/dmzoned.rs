@@ -1373,6 +1373,7 @@ impl<D: ZonedDevice> BlockDevice for DmZoned<D> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
     use shingled_zoned::{Dialect, MemZoned, ZonedConfig};
 
     fn dev(zones: u64, zone_kib: u64, cap_kib: u64, conv: u64) -> MemZoned {
@@ -1433,10 +1434,9 @@ mod tests {
         let cap = d.capacity_blocks();
         assert_eq!(cap, 3 * (24 - 1));
         let mut want = vec![0u8; cap as usize * BLOCK];
-        let mut r = 7u64;
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
         for i in 0..200u64 {
-            r = r.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let lba = (r >> 33) % cap;
+            let lba = rng.random_range(0..cap);
             let v = (i % 250) as u8 + 1;
             d.write(lba, &blk(v)).unwrap();
             want[lba as usize * BLOCK..(lba as usize + 1) * BLOCK].fill(v);

@@ -35,8 +35,8 @@ use shingled_zoned::ioctl::{BLKGETSIZE64, BLKZEROOUT};
 /// Bytes of zeros written at once when zeros are written instead of discarding.
 const ZERO_CHUNK: usize = 256 * BLOCK;
 
-/// A [`BlockDevice`] over a regular file or a block device (see the [module
-/// documentation](self) for what each operation does).
+/// A [`BlockDevice`] over a regular file or a block device (what each operation does is in
+/// the documentation of `file_block.rs`).
 #[derive(Debug)]
 pub struct FileBlock {
     file: File,

@@ -680,7 +680,7 @@ fn decode_header(b: &[u8]) -> std::result::Result<(Geometry, Layout), String> {
 }
 
 /// Validates table block `block` found in copy `copy`; returns its generation.
-fn check_block(b: &[u8], block: u64, copy: u64, tracks: u64) -> std::result::Result<u64, String> {
+fn check_block(b: &[u8], block: u64, copy: u64, tracks: u64) -> shingled_zoned::Result<u64> {
     shingled_zoned::table::check_block(
         b,
         TABLE_MAGIC,

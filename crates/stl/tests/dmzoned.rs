@@ -2,23 +2,15 @@
 //! `MemBlock`, crash tests on `FileZoned` over `SimStorage` (power cut after every k-th storage
 //! operation) and on `Faulty`, and damaged metadata.
 
-use shingled_stl::dmzoned::CheckReport;
+use shingled_core::SplitMix64;
 use shingled_stl::{
-    BlockDevice, ChunkMapping, DmZoned, DmZonedConfig, DmZonedGeometry, DmZonedStats, MemBlock,
+    BlockDevice, CheckReport, ChunkMapping, DmZoned, DmZonedConfig, DmZonedGeometry, DmZonedStats, MemBlock,
     ReclaimPolicy, StlError, BLOCK,
 };
 use shingled_zoned::{
     Dialect, FaultPlan, Faulty, FileZoned, MemZoned, SimStorage, Survivors, ZonedConfig, ZonedDevice,
 };
 use std::time::Duration;
-
-fn splitmix(s: &mut u64) -> u64 {
-    *s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *s;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// `zones` zones of `zone_kib` KiB, `conv` conventional, 4 KiB logical blocks, ZBC.
 fn zcfg(zones: u64, zone_kib: u64, conv: u64) -> ZonedConfig {
@@ -44,9 +36,9 @@ fn content(lba: u64, ver: u64) -> Vec<u8> {
         sec[0..8].copy_from_slice(&lba.to_le_bytes());
         sec[8..16].copy_from_slice(&ver.to_le_bytes());
         sec[16..24].copy_from_slice(&s.to_le_bytes());
-        let mut r = lba.wrapping_mul(0x1000_0000_01b3) ^ ver.rotate_left(17) ^ s;
+        let mut r = SplitMix64::new(lba.wrapping_mul(0x1000_0000_01b3) ^ ver.rotate_left(17) ^ s);
         for x in sec[24..].chunks_mut(8) {
-            let v = splitmix(&mut r).to_le_bytes();
+            let v = r.next_u64().to_le_bytes();
             x.copy_from_slice(&v[..x.len()]);
         }
     }
@@ -311,12 +303,12 @@ fn model_run(zones: u64, zone_kib: u64, conv: u64, reserve: Option<u64>, seed: u
     let cap = d.capacity_blocks();
     let bpz = d.geometry().blocks_per_zone;
     let mut o = MemBlock::new(cap);
-    let mut rng = seed;
+    let mut rng = SplitMix64::new(seed);
     let mut ver = 1u64;
     let mut seq_cursor = 0u64;
     let mut total = Totals::default();
     for step in 0..steps {
-        let r = splitmix(&mut rng);
+        let r = rng.next_u64();
         let ctx = format!("seed {seed} step {step}");
         match r % 100 {
             0..=44 => {
@@ -369,7 +361,7 @@ fn model_run(zones: u64, zone_kib: u64, conv: u64, reserve: Option<u64>, seed: u
                 // full-capacity random overwrite: every block once, in a random order
                 let mut order: Vec<u64> = (0..cap).collect();
                 for i in (1..order.len()).rev() {
-                    let j = (splitmix(&mut rng) % (i as u64 + 1)) as usize;
+                    let j = (rng.next_u64() % (i as u64 + 1)) as usize;
                     order.swap(i, j);
                 }
                 for lba in order {
@@ -436,10 +428,10 @@ fn one_buffer_zone_never_hangs() {
     let mut d = DmZoned::format(mem(12, 64, 2), &DmZonedConfig::default()).unwrap();
     assert_eq!(d.geometry().random_zones, 1);
     let cap = d.capacity_blocks();
-    let mut rng = 77;
+    let mut rng = SplitMix64::new(77);
     let mut o = MemBlock::new(cap);
     for i in 0..4 * cap {
-        let lba = splitmix(&mut rng) % cap;
+        let lba = rng.next_u64() % cap;
         d.write(lba, &data(lba, 1, i + 1)).unwrap();
         o.write(lba, &data(lba, 1, i + 1)).unwrap();
     }
@@ -504,11 +496,11 @@ enum Op {
 /// A workload on a device of `cap` blocks in chunks of `bpz`: writes biased to two hot chunks,
 /// sequential runs, discards, a flush every few operations, explicit reclaims.
 fn script(seed: u64, cap: u64, bpz: u64, steps: usize) -> Vec<Op> {
-    let mut rng = seed;
+    let mut rng = SplitMix64::new(seed);
     let mut cursor = 0;
     let mut out = Vec::new();
     for _ in 0..steps {
-        let r = splitmix(&mut rng);
+        let r = rng.next_u64();
         out.push(match r % 20 {
             0..=8 => {
                 let n = 1 + (r >> 8) % 3;
@@ -859,17 +851,17 @@ fn damaged_metadata_is_a_typed_error_or_repaired() {
 #[test]
 fn random_metadata_damage_never_panics() {
     let (dev, want, g) = used_device();
-    let mut rng = 5;
+    let mut rng = SplitMix64::new(5);
     let (mut ok, mut refused) = (0, 0);
     for _ in 0..300 {
         let mut dev = dev.clone();
-        let hits = 1 + splitmix(&mut rng) % 6;
+        let hits = 1 + rng.next_u64() % 6;
         let mut sets = [false; 2];
         for _ in 0..hits {
-            let blk = splitmix(&mut rng) % (2 * g.set_blocks);
+            let blk = rng.next_u64() % (2 * g.set_blocks);
             sets[(blk / g.set_blocks) as usize] = true;
-            let at = (splitmix(&mut rng) % BLOCK as u64) as usize;
-            let v = splitmix(&mut rng) as u8;
+            let at = (rng.next_u64() % BLOCK as u64) as usize;
+            let v = rng.next_u64() as u8;
             poke(&mut dev, g.blocks_per_zone, blk, at, |x| x ^ v.max(1));
         }
         match DmZoned::open(dev) {
@@ -910,10 +902,10 @@ fn reclaim_cost_figures() {
             d.flush().unwrap();
         }
         let before = d.stats();
-        let mut rng = 1;
+        let mut rng = SplitMix64::new(1);
         let writes = if random { cap / 16 / n } else { cap };
         for i in 0..writes {
-            let lba = if random { splitmix(&mut rng) % (cap / n) * n } else { i };
+            let lba = if random { rng.next_u64() % (cap / n) * n } else { i };
             d.write(lba, &data(lba, n, i + 2)).unwrap();
         }
         d.flush().unwrap();

@@ -5,8 +5,8 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use shingled_device::HddConfig;
-use shingled_stl::file_medium::{HEADER_SLOT, TABLE_BLOCK};
-use shingled_stl::{FileMedium, Geometry, MediumZone, MemMedium, StlError, Timed, TrackMedium, POISON};
+use shingled_stl::file_medium::{FileMedium, HEADER_SLOT, TABLE_BLOCK};
+use shingled_stl::{Geometry, MediumZone, MemMedium, StlError, Timed, TrackMedium, POISON};
 use shingled_zoned::{SimStorage, Storage, Survivors};
 
 /// Two zones: five 8 KiB tracks, four 4 KiB tracks; a write covers three tracks; the first

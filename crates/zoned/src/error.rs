@@ -162,6 +162,72 @@ pub enum ZonedError {
     /// The device or backend cannot do this.
     #[error("not supported: {0}")]
     Unsupported(String),
+    /// Persisted zone states that do not match the device's zone count
+    /// ([`crate::state::ZoneSet::restore`]).
+    #[error("{states} zone states for {zones} zones")]
+    ZoneStateCount {
+        /// Zone states given.
+        states: u64,
+        /// Zones on the device.
+        zones: u64,
+    },
+    /// A persisted zone state no zone can be in after a power cycle
+    /// ([`crate::state::ZoneSet::restore`]).
+    #[error(
+        "zone {zone}: condition {cond} with write pointer {wp} and data end {data_end} is impossible \
+         (length {len}, capacity {cap} sectors)"
+    )]
+    ImpossibleZoneState {
+        /// Zone index.
+        zone: u64,
+        /// The condition (open zones already taken to their after-power-cycle form).
+        cond: ZoneCond,
+        /// Write pointer, sectors from the zone start.
+        wp: u64,
+        /// End of the data written, sectors from the zone start.
+        data_end: u64,
+        /// Zone length, sectors.
+        len: u64,
+        /// Zone capacity, sectors.
+        cap: u64,
+    },
+    /// A zone set whose counters or conditions break its invariants
+    /// ([`crate::state::ZoneSet::check_invariants`], for tests).
+    #[error("{0}")]
+    Inconsistent(String),
+    /// A table block without its magic ([`crate::table::check_block`]).
+    #[error("no {block} magic")]
+    TableMagic {
+        /// What the table calls a block (`page`, `block`).
+        block: &'static str,
+    },
+    /// A table block whose CRC32C does not match its contents ([`crate::table::check_block`]).
+    #[error("CRC32C mismatch")]
+    TableCrc,
+    /// A table block whose header names another block or entry range
+    /// ([`crate::table::check_block`]).
+    #[error("{block} header says {block} {index} / first {entry} {first} / {count} {entry}s")]
+    TableHeader {
+        /// What the table calls a block (`page`, `block`).
+        block: &'static str,
+        /// What the table calls an entry (`zone`, `track`).
+        entry: &'static str,
+        /// The block index the header gives.
+        index: u32,
+        /// The first entry the header gives.
+        first: u64,
+        /// The entry count the header gives.
+        count: u32,
+    },
+    /// A table block whose generation's parity does not fit the copy it was found in
+    /// ([`crate::table::check_block`]).
+    #[error("generation {generation} cannot live in copy {copy}")]
+    TableGeneration {
+        /// The block's generation.
+        generation: u64,
+        /// The copy (0 or 1) it was found in.
+        copy: u64,
+    },
 }
 
 impl ZonedError {
@@ -184,7 +250,14 @@ impl ZonedError {
             | ZonedError::ReadAboveWp { .. }
             | ZonedError::Corrupt { .. }
             | ZonedError::NotADevice { .. }
-            | ZonedError::Injected(_) => libc::EIO,
+            | ZonedError::Injected(_)
+            | ZonedError::ZoneStateCount { .. }
+            | ZonedError::ImpossibleZoneState { .. }
+            | ZonedError::Inconsistent(_)
+            | ZonedError::TableMagic { .. }
+            | ZonedError::TableCrc
+            | ZonedError::TableHeader { .. }
+            | ZonedError::TableGeneration { .. } => libc::EIO,
         }
     }
 

@@ -4,9 +4,10 @@
 
 use crate::config::DeviceInfo;
 use crate::error::{Result, ZonedError};
-use crate::storage::{splitmix, Survivors};
+use crate::storage::Survivors;
 use crate::types::{ReportOption, Zone, ZoneCond, ZoneOp, SECTOR_SIZE};
 use crate::ZonedDevice;
+use shingled_core::SplitMix64;
 
 /// Which operations fail, counted from 1 over the decorator's life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,7 +38,7 @@ pub struct Faulty<D: ZonedDevice> {
     writes: u64,
     flushes: u64,
     reads: u64,
-    rng: u64,
+    rng: SplitMix64,
     /// Every zone's durable state (conventional zones unused).
     durable: Vec<Zone>,
     /// Conventional-zone overwrites since the last flush: (sector, old bytes), in issue order.
@@ -48,7 +49,16 @@ impl<D: ZonedDevice> Faulty<D> {
     /// Wraps `inner`, whose current state is taken as durable.
     pub fn new(inner: D, plan: FaultPlan) -> Result<Faulty<D>> {
         let durable = inner.report_zones(0, 0, ReportOption::All)?;
-        Ok(Faulty { inner, rng: plan.seed, plan, writes: 0, flushes: 0, reads: 0, durable, undo: Vec::new() })
+        Ok(Faulty {
+            inner,
+            rng: SplitMix64::new(plan.seed),
+            plan,
+            writes: 0,
+            flushes: 0,
+            reads: 0,
+            durable,
+            undo: Vec::new(),
+        })
     }
 
     /// Replaces the plan; counters keep running.
@@ -79,15 +89,15 @@ impl<D: ZonedDevice> Faulty<D> {
     /// close), so it works over any backing.
     pub fn power_cut(&mut self, survivors: Survivors) -> Result<()> {
         let info = self.inner.info();
-        let mut rng = match survivors {
+        let mut rng = SplitMix64::new(match survivors {
             Survivors::Random { seed } => seed,
             _ => 0,
-        };
+        });
         for (sector, old) in std::mem::take(&mut self.undo).into_iter().rev() {
             let revert = match survivors {
                 Survivors::None => true,
                 Survivors::All => false,
-                Survivors::Random { .. } => splitmix(&mut rng).is_multiple_of(2),
+                Survivors::Random { .. } => rng.next_u64().is_multiple_of(2),
             };
             if revert {
                 self.inner.write(sector, &old)?;
@@ -117,7 +127,7 @@ impl<D: ZonedDevice> Faulty<D> {
                 Survivors::All => hi,
                 Survivors::Random { .. } => {
                     let ls = info.lba_sectors();
-                    lo + (splitmix(&mut rng) % ((hi - lo) / ls + 1)) * ls
+                    lo + (rng.next_u64() % ((hi - lo) / ls + 1)) * ls
                 }
             };
             // Zones that keep unflushed writes are rebuilt even when they keep all of them, so
@@ -185,7 +195,7 @@ impl<D: ZonedDevice> ZonedDevice for Faulty<D> {
         self.reads += 1;
         if let Some(n) = self.plan.flip_read_every {
             if n > 0 && self.reads.is_multiple_of(n) && !buf.is_empty() {
-                let bit = splitmix(&mut self.rng) % (buf.len() as u64 * 8);
+                let bit = self.rng.next_u64() % (buf.len() as u64 * 8);
                 buf[(bit / 8) as usize] ^= 1 << (bit % 8);
             }
         }

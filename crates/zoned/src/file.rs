@@ -593,7 +593,7 @@ fn decode_header(b: &[u8]) -> std::result::Result<(DeviceInfo, u64, u64, u64), S
 }
 
 /// Validates a table page found in copy `copy`; returns its generation.
-fn check_page(b: &[u8], page: u64, copy: u64, info: &DeviceInfo) -> std::result::Result<u64, String> {
+fn check_page(b: &[u8], page: u64, copy: u64, info: &DeviceInfo) -> Result<u64> {
     crate::table::check_block(
         b,
         PAGE_MAGIC,
@@ -629,6 +629,37 @@ mod tests {
         let mut c = ZonedConfig::small(400, 64, Dialect::Zbc);
         c.nr_conv = 2;
         c
+    }
+
+    /// The typed errors of `ZoneSet::restore` and `table::check_block` say what the strings
+    /// before them said, word for word.
+    #[test]
+    fn restore_and_table_errors_keep_their_messages() {
+        let (info, _) = cfg().sanitize().unwrap();
+        let st = |cond, data_end| ZoneState { wp: 0, data_end, cond, non_seq: false };
+        let e = ZoneSet::restore(info, vec![st(ZoneCond::NotWp, 0); 3]).unwrap_err();
+        assert_eq!(e.to_string(), "3 zone states for 400 zones");
+        let mut states = vec![st(ZoneCond::Empty, 0); 400];
+        states[..2].fill(st(ZoneCond::NotWp, 0));
+        states[7] = st(ZoneCond::Empty, 5);
+        let e = ZoneSet::restore(info, states).unwrap_err();
+        let want = "zone 7: condition empty with write pointer 0 and data end 5 is impossible (length 128, \
+                    capacity 128 sectors)";
+        assert_eq!((e.to_string().as_str(), e.errno_name()), (want, "EIO"));
+        assert!(ZoneSet::new(info).check_invariants().is_ok());
+
+        let check = |b: &[u8], copy| check_page(b, 0, copy, &info).unwrap_err().to_string();
+        let mut b = vec![0u8; BLOCK];
+        assert_eq!(check(&b, 0), "no page magic");
+        b[0..4].copy_from_slice(&PAGE_MAGIC);
+        assert_eq!(check(&b, 0), "CRC32C mismatch");
+        seal(&mut b);
+        assert_eq!(check(&b, 0), "page header says page 0 / first zone 0 / 0 zones");
+        b[8..16].copy_from_slice(&3u64.to_le_bytes());
+        b[24..28].copy_from_slice(&(ENTRIES_PER_PAGE as u32).to_le_bytes());
+        seal(&mut b);
+        assert_eq!(check(&b, 0), "generation 3 cannot live in copy 0");
+        assert_eq!(check_page(&b, 0, 1, &info).unwrap(), 3);
     }
 
     #[test]

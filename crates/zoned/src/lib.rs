@@ -44,17 +44,17 @@
 //! assert_eq!(dev.report_zone(1).unwrap().cond, ZoneCond::Empty);
 //! ```
 
-pub mod config;
-pub mod error;
-pub mod fault;
-pub mod file;
+mod config;
+mod error;
+mod fault;
+mod file;
 pub mod ioctl;
-pub mod mem;
+mod mem;
 pub mod state;
-pub mod storage;
+mod storage;
 pub mod table;
-pub mod timed;
-pub mod types;
+mod timed;
+mod types;
 
 #[cfg(all(feature = "blkdev", target_os = "linux"))]
 pub mod blkdev;

@@ -94,9 +94,9 @@ impl ZoneSet {
     /// The device after a power cycle, from persisted zone states: open zones come back CLOSED
     /// (EMPTY if nothing was written), as tcmu-runner and the qcow2 zoned format do. Fails if a
     /// state is impossible for its zone (the caller names the file).
-    pub fn restore(info: DeviceInfo, states: Vec<ZoneState>) -> std::result::Result<ZoneSet, String> {
+    pub fn restore(info: DeviceInfo, states: Vec<ZoneState>) -> Result<ZoneSet> {
         if states.len() as u64 != info.nr_zones {
-            return Err(format!("{} zone states for {} zones", states.len(), info.nr_zones));
+            return Err(ZonedError::ZoneStateCount { states: states.len() as u64, zones: info.nr_zones });
         }
         let mut set = ZoneSet::new(info);
         for (z, s) in states.into_iter().enumerate() {
@@ -114,11 +114,14 @@ impl ZoneSet {
                 ZoneCond::ImplicitOpen | ZoneCond::ExplicitOpen => false,
             };
             if !ok {
-                return Err(format!(
-                    "zone {z}: condition {} with write pointer {} and data end {} is impossible \
-                     (length {len}, capacity {cap} sectors)",
-                    s.cond, s.wp, s.data_end
-                ));
+                return Err(ZonedError::ImpossibleZoneState {
+                    zone: z,
+                    cond: s.cond,
+                    wp: s.wp,
+                    data_end: s.data_end,
+                    len,
+                    cap,
+                });
             }
             if s.cond == ZoneCond::Closed {
                 set.closed += 1;
@@ -602,8 +605,12 @@ impl ZoneSet {
     }
 
     /// Recounts the resources from the zone conditions and checks them against the counters and
-    /// the limits (for tests).
-    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+    /// the limits (for tests): [`ZonedError::Inconsistent`] says what disagrees.
+    pub fn check_invariants(&self) -> Result<()> {
+        self.invariants().map_err(ZonedError::Inconsistent)
+    }
+
+    fn invariants(&self) -> std::result::Result<(), String> {
         let count = |c: ZoneCond| self.zones.iter().filter(|s| s.cond == c).count() as u32;
         let (imp, exp, cl) =
             (count(ZoneCond::ImplicitOpen), count(ZoneCond::ExplicitOpen), count(ZoneCond::Closed));

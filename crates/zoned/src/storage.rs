@@ -2,6 +2,7 @@
 //! `StorageBackend` shape) with a real file ([`FileStorage`]) and a crash simulator
 //! ([`SimStorage`]) that can freeze at the Nth operation and lose any subset of unsynced writes.
 
+use shingled_core::SplitMix64;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -244,20 +245,20 @@ impl SimStorage {
     /// keeps, applied in issue order. The result is a fresh, unfrozen store.
     pub fn power_cut(&self, survivors: Survivors) -> SimStorage {
         let mut img = self.durable.clone();
-        let mut rng = match survivors {
-            Survivors::Random { seed } => seed ^ 0x9e37_79b9_7f4a_7c15,
+        let mut rng = SplitMix64::new(match survivors {
+            Survivors::Random { seed } => seed ^ SplitMix64::GAMMA,
             _ => 0,
-        };
+        });
         for (off, data) in &self.pending {
             let keep = match survivors {
                 Survivors::None => 0,
                 Survivors::All => data.len(),
-                Survivors::Random { .. } => match splitmix(&mut rng) % 3 {
+                Survivors::Random { .. } => match rng.next_u64() % 3 {
                     0 => 0,
                     1 => data.len(),
                     _ => {
                         let sectors = data.len().div_ceil(512) as u64;
-                        ((splitmix(&mut rng) % (sectors + 1)) as usize * 512).min(data.len())
+                        ((rng.next_u64() % (sectors + 1)) as usize * 512).min(data.len())
                     }
                 },
             };
@@ -273,14 +274,6 @@ impl SimStorage {
         self.ops += 1;
         Ok(())
     }
-}
-
-pub(crate) fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 fn put(img: &mut Vec<u8>, off: u64, data: &[u8]) {

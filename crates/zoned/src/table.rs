@@ -1,10 +1,12 @@
 //! The CRC'd table blocks both emulated device files keep in two copies (the zone table of
-//! [`crate::FileZoned`], the poison-flag table of `shingled_stl::FileMedium`): the checks a block
-//! must pass before its generation counts.
+//! [`crate::FileZoned`], the poison-flag table of `shingled_stl::file_medium::FileMedium`): the
+//! checks a block must pass before its generation counts.
 //!
 //! A block is 4 KiB or more: magic (4 bytes), block index (u32), generation (u64), first entry
 //! (u64), entry count (u32) at bytes 0..28, the entries after, the CRC32C of everything before
 //! it in the last 4 bytes. Copy `k` only ever holds even (`k = 0`) or odd (`k = 1`) generations.
+
+use crate::error::{Result, ZonedError};
 
 /// Whether the last 4 bytes of `b` are the CRC32C of the rest.
 pub fn crc_ok(b: &[u8]) -> bool {
@@ -26,7 +28,7 @@ pub fn u64_at(b: &[u8], at: usize) -> u64 {
 pub type Names = (&'static str, &'static str);
 
 /// Validates table block `index` found in copy `copy` of a table of `total` entries,
-/// `per_block` to a block; returns its generation, or what is wrong.
+/// `per_block` to a block; returns its generation, or what is wrong (a `Table…` error).
 pub fn check_block(
     b: &[u8],
     magic: [u8; 4],
@@ -35,26 +37,27 @@ pub fn check_block(
     per_block: u64,
     total: u64,
     (block, entry): Names,
-) -> Result<u64, String> {
+) -> Result<u64> {
     if b[0..4] != magic {
-        return Err(format!("no {block} magic"));
+        return Err(ZonedError::TableMagic { block });
     }
     if !crc_ok(b) {
-        return Err("CRC32C mismatch".into());
+        return Err(ZonedError::TableCrc);
     }
     let g = u64_at(b, 8);
     let first = index * per_block;
     let n = total.saturating_sub(first).min(per_block);
     if u32_at(b, 4) as u64 != index || u64_at(b, 16) != first || u32_at(b, 24) as u64 != n {
-        return Err(format!(
-            "{block} header says {block} {} / first {entry} {} / {} {entry}s",
-            u32_at(b, 4),
-            u64_at(b, 16),
-            u32_at(b, 24)
-        ));
+        return Err(ZonedError::TableHeader {
+            block,
+            entry,
+            index: u32_at(b, 4),
+            first: u64_at(b, 16),
+            count: u32_at(b, 24),
+        });
     }
     if g % 2 != copy {
-        return Err(format!("generation {g} cannot live in copy {copy}"));
+        return Err(ZonedError::TableGeneration { generation: g, copy });
     }
     Ok(g)
 }

@@ -1,6 +1,7 @@
 //! Shared test helpers: block patterns, a device that records unflushed writes and can be cut
 //! at any operation, and formatting shortcuts.
 
+use rand::{RngCore, SeedableRng};
 use shingled_blockcache::{CacheOptions, CacheSetup, CachedDevice, Mode};
 use shingled_stl::{BlockDevice, MemBlock, Result, StlError, BLOCK};
 use std::cell::RefCell;
@@ -108,16 +109,11 @@ pub enum Cut {
 impl Store {
     /// What survives a power cut.
     pub fn cut(&self, how: Cut) -> Store {
-        let mut rng = match how {
-            Cut::Random(s) => s ^ 0x5851_F42D_4C95_7F2D,
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(match how {
+            Cut::Random(s) => s,
             _ => 0,
-        };
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        });
+        let mut next = || rng.next_u64();
         let mut durable = self.durable.clone();
         let mut keys: Vec<u64> = self.versions.keys().copied().collect();
         keys.sort_unstable();

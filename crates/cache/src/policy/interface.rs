@@ -78,6 +78,13 @@ pub enum PolicyError {
         /// What is missing.
         reason: String,
     },
+    /// A policy specification (`name`, an alias, or `name:field=value,…`) that does not parse.
+    #[error("{0}")]
+    Spec(String),
+    /// A policy's structures disagree with the block table: what the slow self-checks for
+    /// tests (`Pore::validate`, `Sac::check`) found.
+    #[error("{0}")]
+    Inconsistent(String),
 }
 
 /// A cache replacement policy: decides which cached blocks leave when room is needed.

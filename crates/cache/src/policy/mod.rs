@@ -1,8 +1,9 @@
-//! The replacement-policy interface and the policies, one file each.
+//! The replacement policies, one file each; their interface ([`crate::Policy`] and the types it
+//! uses) is at the crate root.
 
 pub mod arc;
 pub mod fifo;
-mod interface;
+pub(crate) mod interface;
 pub mod lru;
 pub mod lru_band;
 pub mod most;
@@ -10,5 +11,3 @@ pub mod most_cdc;
 pub mod pore;
 pub mod s3fifo;
 pub mod sac;
-
-pub use interface::{Policy, PolicyContext, PolicyError, SmrCosts};

@@ -338,7 +338,11 @@ impl Pore {
     /// holds every cached block in recency order, the evictable list holds exactly the clean
     /// and open-zone dirty blocks in the same order, and the per-zone statistics match. For
     /// tests; call it only when no block was marked clean behind the policy's back.
-    pub fn validate(&self, table: &BlockTable) -> Result<(), String> {
+    pub fn validate(&self, table: &BlockTable) -> Result<(), PolicyError> {
+        self.validate_structures(table).map_err(PolicyError::Inconsistent)
+    }
+
+    fn validate_structures(&self, table: &BlockTable) -> Result<(), String> {
         let order: Vec<Slot> = self.links.iter_back(&self.lru).collect();
         if order.len() != table.len() as usize {
             return Err(format!("LRU holds {} slots, table {}", order.len(), table.len()));

@@ -571,7 +571,11 @@ impl Sac {
 
     /// Checks the internal structures against `table` (slow: for tests). Cold counts are checked
     /// as of the latest victim selection's window.
-    pub fn check(&self, table: &BlockTable) -> Result<(), String> {
+    pub fn check(&self, table: &BlockTable) -> Result<(), PolicyError> {
+        self.check_structures(table).map_err(PolicyError::Inconsistent)
+    }
+
+    fn check_structures(&self, table: &BlockTable) -> Result<(), String> {
         let mut clean = 0u64;
         let mut dirty = 0u64;
         for s in table.used_slots() {

@@ -29,7 +29,7 @@ pub fn run(cmd: &mut Command) -> String {
 /// e2fsprogs, not root), or `None` when it can.
 pub fn missing() -> Option<String> {
     if let Err(why) = fuse_available() {
-        return Some(why);
+        return Some(why.to_string());
     }
     if !Path::new("/dev/loop-control").exists() {
         return Some("no /dev/loop-control (no loop devices)".into());

@@ -15,6 +15,7 @@
 //!   that keep nothing, everything, or random prefixes of the unflushed writes.
 
 use proptest::prelude::*;
+use rand_pcg::rand_core::{RngCore, SeedableRng};
 use shingled_core::ByteSize;
 use shingled_zoned::{
     DeviceInfo, Dialect, FaultPlan, Faulty, FileZoned, MemZoned, ReadAboveWp, ReportOption, SimStorage,
@@ -359,15 +360,9 @@ fn config_strategy() -> impl Strategy<Value = ZonedConfig> {
 }
 
 fn pattern(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    let mut data = vec![0u8; len];
+    rand_pcg::Pcg64Mcg::seed_from_u64(seed).fill_bytes(&mut data);
+    data
 }
 
 fn to_str(r: shingled_zoned::Result<()>) -> R {
@@ -474,7 +469,7 @@ proptest! {
         let mut m = Model::new(d.info());
         for (n, op) in ops.iter().enumerate() {
             step(&mut d, &mut m, op, n)?;
-            d.zone_set().check_invariants().map_err(TestCaseError::fail)?;
+            d.zone_set().check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
         }
     }
 }
@@ -547,7 +542,7 @@ proptest! {
                 _ => {
                     let before = m.clone();
                     step(&mut d, &mut m, op, n)?;
-                    d.zone_set().check_invariants().map_err(TestCaseError::fail)?;
+                    d.zone_set().check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
                     let durable_op = match op {
                         Op::Flush => true,
                         Op::Mgmt(o, _) | Op::All(o) => matches!(o, ZoneOp::Reset | ZoneOp::Finish) && persisted_changed(&before, &m),
