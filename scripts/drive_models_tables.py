@@ -79,7 +79,7 @@ def run_all(bin_path, jobs):
 
 
 def num(v):
-    """The bench table's number format (bench.rs `fmt_num`)."""
+    """The bench table's number format (crates/bench/src/device/mod.rs `fmt_num`)."""
     if abs(v) >= 100:
         return f"{v:.1f}"
     if abs(v) >= 1:

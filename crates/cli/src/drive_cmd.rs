@@ -4,7 +4,7 @@
 use crate::plot;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use shingled_device::bench::{self, BenchOptions};
+use shingled_bench::device::{self as bench, DriveBenchOptions};
 use std::path::PathBuf;
 
 /// `shingled drive ...`
@@ -80,7 +80,7 @@ fn bench_cmd(a: BenchCmd) -> Result<()> {
         }
         None => None,
     };
-    let opts = BenchOptions { scale: a.scale, seed: a.seed, range, low_watermark: a.low_watermark };
+    let opts = DriveBenchOptions { scale: a.scale, seed: a.seed, range, low_watermark: a.low_watermark };
     let report = bench::run(&a.name, &opts)?;
     print!("{}", report.to_table());
     if let Some(p) = &a.csv {

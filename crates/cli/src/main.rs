@@ -134,10 +134,10 @@ fn write_cdf(
         let what = if open { "response time CDF (open loop)" } else { "request latency CDF (closed loop)" };
         let mut written = Vec::new();
         for g in &groups {
-            let series: Vec<shingled_device::bench::Series> = runs
+            let series: Vec<shingled_bench::Series> = runs
                 .iter()
                 .filter(|(rg, _, _)| rg == g)
-                .map(|(_, label, r)| shingled_device::bench::Series {
+                .map(|(_, label, r)| shingled_bench::Series {
                     name: label.clone(),
                     x_label: "response time (ms)".into(),
                     y_label: "fraction of requests".into(),

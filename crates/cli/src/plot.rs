@@ -4,7 +4,7 @@
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use shingled_device::bench::Series;
+use shingled_bench::Series;
 use std::path::Path;
 use std::sync::Once;
 

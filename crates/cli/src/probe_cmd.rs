@@ -8,8 +8,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
+use shingled_bench::Series;
 use shingled_core::{BandConfig, ByteSize, SizeSpec};
-use shingled_device::bench::Series;
 use shingled_device::{BuildContext, DmSmrConfig, DriveConfig};
 use shingled_probe::{
     detect_bands, detect_pb, detected_drive_config, fit_band_layout, BandProbeConfig, BandReport,

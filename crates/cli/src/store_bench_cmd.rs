@@ -1,12 +1,12 @@
-//! `shingled store bench <name>`: the chunk store benchmarks of `shingled_store::bench`
+//! `shingled store bench <name>`: the chunk store benchmarks of `shingled_bench::store`
 //! (SMRSTORE Figs. 14, 16, 19–21, Table 3, §6.5), printed as a table, CSV or JSON, with PNG
 //! plots on request.
 
 use crate::plot;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use shingled_device::bench::Series;
-use shingled_store::bench::{self, BenchOptions, BenchReport};
+use shingled_bench::store::{self as bench, StoreBenchOptions, StoreBenchReport};
+use shingled_bench::Series;
 use std::path::{Path, PathBuf};
 
 /// Output format of `shingled store bench`.
@@ -61,7 +61,7 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
     if !(a.scale > 0.0 && a.scale.is_finite()) {
         bail!("--scale {} must be a positive number", a.scale);
     }
-    let opts = BenchOptions { scale: a.scale, seed: a.seed, streams: a.streams, dir: a.dir.clone() };
+    let opts = StoreBenchOptions { scale: a.scale, seed: a.seed, streams: a.streams, dir: a.dir.clone() };
     let names: Vec<&str> =
         if a.name == "all" { bench::BENCHES.iter().map(|b| b.0).collect() } else { vec![a.name.as_str()] };
     let mut reports = Vec::new();
@@ -74,7 +74,7 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
         reports.push(r);
     }
     let text = match a.output {
-        Output::Table => reports.iter().map(BenchReport::to_text).collect::<Vec<_>>().join("\n"),
+        Output::Table => reports.iter().map(StoreBenchReport::to_text).collect::<Vec<_>>().join("\n"),
         Output::Csv => reports.iter().map(|r| r.table.to_csv()).collect::<Vec<_>>().join("\n"),
         Output::Json => {
             let v = if reports.len() == 1 {
@@ -92,7 +92,7 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn plots(r: &BenchReport, prefix: &Path) -> Result<()> {
+fn plots(r: &StoreBenchReport, prefix: &Path) -> Result<()> {
     for p in &r.plots {
         let file = prefix.with_file_name(format!(
             "{}-{}.png",

@@ -945,15 +945,17 @@ fn ls(a: LsArgs) -> Result<()> {
     let (front, _) = open_front(&a.devices, true)?;
     let l = front.list();
     if a.output == OutputArg::Json {
-        let v: Vec<_> = l
+        let v: Vec<serde_json::Value> = l
             .iter()
             .map(|(d, c)| {
-                serde_json::json!({
-                    "id": c.id.to_string(), "drive": d, "device": paths[*d], "stream": stream_name(c.stream),
-                    "length": c.len, "sealed": c.sealed, "records": c.records, "groups": c.groups,
-                })
+                // The chunk's serde form, its stream type by name, and where it is.
+                let mut j = serde_json::to_value(c)?;
+                j["stream"] = stream_name(c.stream).into();
+                j["drive"] = (*d).into();
+                j["device"] = serde_json::to_value(&paths[*d])?;
+                Ok(j)
             })
-            .collect();
+            .collect::<Result<_>>()?;
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -1020,22 +1022,16 @@ fn fsck(a: FsckArgs) -> Result<()> {
     let reps = front.fsck().map_err(|e| with_paths(e, &paths))?;
     let problems: usize = reps.iter().map(|r| r.problem_count()).sum();
     if a.output == OutputArg::Json {
-        let v: Vec<_> = paths
+        let v: Vec<serde_json::Value> = paths
             .iter()
             .zip(&reps)
             .map(|(p, r)| {
-                serde_json::json!({
-                    "device": p, "clean": r.is_clean(), "zones_checked": r.zones_checked,
-                    "records_checked": r.records_checked, "bytes_checked": r.bytes_checked,
-                    "chunks_checked": r.chunks_checked, "torn_tails": r.torn_tails,
-                    "problems": r.problems.iter().map(|q| serde_json::json!({
-                        "zone": q.zone, "offset": q.offset, "chunk": q.chunk.map(|c| c.to_string()),
-                        "chunk_offset": q.chunk_offset, "what": q.what,
-                    })).collect::<Vec<_>>(),
-                    "device_metadata": r.device,
-                })
+                // The report's serde form and the device file it is of.
+                let mut j = serde_json::to_value(r)?;
+                j["device"] = serde_json::to_value(p)?;
+                Ok(j)
             })
-            .collect();
+            .collect::<Result<_>>()?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         for (p, r) in paths.iter().zip(&reps) {
@@ -1143,13 +1139,8 @@ fn info(a: InfoArgs) -> Result<()> {
             "live_bytes": ds.live_bytes,
             "written_datazone_bytes": written,
             "not_live_bytes": written.saturating_sub(ds.live_bytes),
-            "memory": { "per_chunk": mem.per_chunk, "per_record": mem.per_record, "total": mem.total },
-            "recovery": st.recovery_report().map(|r| serde_json::json!({
-                "total_s": r.total.as_secs_f64(), "checkpoint_generation": r.checkpoint_generation,
-                "checkpoint_bytes": r.checkpoint_bytes, "journal_records": r.journal_records,
-                "zones_scanned": r.zones_scanned, "records_scanned": r.records_scanned,
-                "bytes_scanned": r.bytes_scanned, "damaged_records": r.damaged_records,
-            })),
+            "memory": mem,
+            "recovery": st.recovery_report(),
         }));
     }
     let t = &stats.total;

@@ -10,6 +10,7 @@ pub mod de;
 pub mod mem;
 mod rng;
 mod size;
+pub mod table;
 mod time;
 
 pub use bands::{BandConfig, BandId, BandMap};

@@ -29,11 +29,11 @@
 //! assert_eq!(drive.stats().pb_writes, 2);
 //! ```
 
-pub mod bench;
 pub mod config;
 pub mod dm_smr;
 pub mod error;
 pub mod hdd;
+pub mod measure;
 pub mod profiles;
 pub mod smart;
 pub mod ssd;

@@ -325,7 +325,7 @@ pub const MERGE_MS_PER_BLOCK: f64 = 0.41;
 /// Batch-cleaning low watermark of the ST8000AS0002 (`pb_clean_low_watermark`): once the PB is
 /// full, the drive cleans until 98.5% of it is left, i.e. 2,765 of its 184,320 entries are
 /// freed per stall. **Fitted**, together with the range `C` of SAC §5.1 that the benches
-/// precondition with ([`crate::bench::DEFAULT_HISTORY_RANGE`], 600 GB), to SAC Table 2's SMR
+/// precondition with (`shingled_bench::device::DEFAULT_HISTORY_RANGE`, 600 GB), to SAC Table 2's SMR
 /// write mean (124.2 KB/s) and RSD (869.6%) of 4 KB random writes over 0–10 GB: a stall of
 /// about two minutes, then about a second of writes at PB speed; storj/storj#3854 reports
 /// stalls of "a few dozen seconds". The mean write rate depends on `C`, hardly on this

@@ -3,7 +3,7 @@
 use crate::config::to_json;
 use crate::errors::{store_exc, ConfigError, StoreError, ZonedError};
 use pyo3::prelude::*;
-use shingled_store::bench::{self, BenchError, BenchOptions, BENCHES};
+use shingled_bench::store::{self as bench, BenchError, StoreBenchOptions, BENCHES};
 
 /// Names and one-line descriptions of the store benches (`shingled store bench list`).
 #[pyfunction]
@@ -25,7 +25,7 @@ fn bench_err(e: BenchError) -> PyErr {
 }
 
 /// Runs store bench `name` (`shingled store bench NAME --output json`); returns the
-/// `BenchReport` JSON. The GIL is released for the whole run; the bench has no cancel point, so
+/// `StoreBenchReport` JSON. The GIL is released for the whole run; the bench has no cancel point, so
 /// Ctrl-C takes effect when it returns.
 #[pyfunction]
 #[pyo3(signature = (name, scale=1.0, seed=1, streams=8, dir=None))]
@@ -48,6 +48,6 @@ pub(crate) fn store_bench(
     if streams == 0 {
         return Err(ConfigError::new_err(format!("store bench {name}: streams 0 must be at least 1")));
     }
-    let opts = BenchOptions { scale, seed, streams, dir };
+    let opts = StoreBenchOptions { scale, seed, streams, dir };
     py.detach(|| bench::run(name, &opts)).map(|r| to_json(&r)).map_err(bench_err)
 }

@@ -5,8 +5,8 @@
 
 use crate::errors::{front_err, store_err};
 use pyo3::prelude::*;
-use serde_json::{json, Value};
-use shingled_store::{ChunkId, ChunkInfo, FsckReport, Store, StoreConfig, StoreFront, StreamType};
+use serde_json::Value;
+use shingled_store::{ChunkId, ChunkInfo, Store, StoreConfig, StoreFront, StreamType};
 use shingled_zoned::ZonedDevice;
 
 /// What a GC round reclaimed: the zone of a store (`None`: nothing), or of every drive of a
@@ -87,7 +87,7 @@ impl<D: ZonedDevice + Send + 'static> Chunks for Store<D> {
         stats_json(self).to_string()
     }
     fn fsck(&mut self) -> PyResult<String> {
-        Store::fsck(self).map(|r| fsck_json(&r).to_string()).map_err(store_err)
+        Store::fsck(self).map(|r| to_json(&r).to_string()).map_err(store_err)
     }
     fn reopen(self: Box<Self>, cfg: StoreConfig, read_only: bool) -> PyResult<Box<dyn Chunks>> {
         let dev = self.into_device();
@@ -134,13 +134,11 @@ impl<D: ZonedDevice + Send + 'static> Chunks for StoreFront<D> {
         StoreFront::list(self).into_iter().map(|(d, c)| (Some(d), c)).collect()
     }
     fn stats(&self) -> String {
-        let s = StoreFront::stats(self);
-        let drives: Vec<_> = s.drives.iter().map(drive_stats_json).collect();
-        json!({ "drives": drives, "total": drive_stats_json(&s.total) }).to_string()
+        to_json(&StoreFront::stats(self)).to_string()
     }
     fn fsck(&mut self) -> PyResult<String> {
         let reps = StoreFront::fsck(self).map_err(front_err)?;
-        Ok(Value::from(reps.iter().map(fsck_json).collect::<Vec<_>>()).to_string())
+        Ok(Value::from(reps.iter().map(to_json).collect::<Vec<_>>()).to_string())
     }
     fn reopen(self: Box<Self>, cfg: StoreConfig, read_only: bool) -> PyResult<Box<dyn Chunks>> {
         let devs = self.into_devices();
@@ -151,10 +149,7 @@ impl<D: ZonedDevice + Send + 'static> Chunks for StoreFront<D> {
 
 /// A chunk as a JSON object (`drive` too when it has one).
 pub(crate) fn info_json(drive: Option<usize>, c: &ChunkInfo) -> Value {
-    let mut j = json!({
-        "id": c.id.to_string(), "stream": c.stream.0, "length": c.len, "sealed": c.sealed,
-        "records": c.records, "groups": c.groups,
-    });
+    let mut j = to_json(c);
     if let Some(d) = drive {
         j["drive"] = d.into();
     }
@@ -162,43 +157,13 @@ pub(crate) fn info_json(drive: Option<usize>, c: &ChunkInfo) -> Value {
 }
 
 fn stats_json<D: ZonedDevice>(st: &Store<D>) -> Value {
-    let s = st.stats();
-    let m = st.memory();
-    json!({
-        "chunks": s.chunks, "sealed_chunks": s.sealed_chunks, "live_bytes": s.live_bytes,
-        "records": s.records, "datazones": s.datazones, "free_zones": st.free_zones(),
-        "zones_by_state": {
-            "free": s.zones_by_state[0], "opened": s.zones_by_state[1], "activated": s.zones_by_state[2],
-            "full": s.zones_by_state[3], "garbage": s.zones_by_state[4],
-        },
-        "appends": s.appends, "device_bytes_written": s.device_bytes_written, "flushes": s.flushes,
-        "checkpoints": s.checkpoints, "journal_records": s.journal_records, "zone_resets": s.zone_resets,
-        "recovered_records": s.recovered_records, "ignored_records": s.ignored_records,
-        "gc_migrations": s.gc_migrations, "gc_bytes_migrated": s.gc_bytes_migrated,
-        "gc_zones_reclaimed": s.gc_zones_reclaimed, "gc_steps": s.gc_steps,
-        "gc_throttled_steps": s.gc_throttled_steps, "gc_emergency_rounds": s.gc_emergency_rounds,
-        "memory": { "per_chunk": m.per_chunk, "per_record": m.per_record, "total": m.total },
-    })
+    let mut j = to_json(&st.stats());
+    j["free_zones"] = st.free_zones().into();
+    j["memory"] = to_json(&st.memory());
+    j
 }
 
-fn drive_stats_json(d: &shingled_store::DriveStats) -> Value {
-    let s = &d.store;
-    json!({
-        "bytes_appended": d.bytes_appended, "bytes_read": d.bytes_read, "free_zones": d.free_zones,
-        "chunks": s.chunks, "sealed_chunks": s.sealed_chunks, "live_bytes": s.live_bytes, "records": s.records,
-        "datazones": s.datazones, "device_bytes_written": s.device_bytes_written, "flushes": s.flushes,
-        "gc_bytes_migrated": s.gc_bytes_migrated, "gc_zones_reclaimed": s.gc_zones_reclaimed,
-    })
-}
-
-fn fsck_json(r: &FsckReport) -> Value {
-    json!({
-        "clean": r.is_clean(), "zones_checked": r.zones_checked, "records_checked": r.records_checked,
-        "bytes_checked": r.bytes_checked, "chunks_checked": r.chunks_checked, "torn_tails": r.torn_tails,
-        "problems": r.problems.iter().map(|q| json!({
-            "zone": q.zone, "offset": q.offset, "chunk": q.chunk.map(|c| c.to_string()),
-            "chunk_offset": q.chunk_offset, "what": q.what,
-        })).collect::<Vec<_>>(),
-        "device_metadata": r.device,
-    })
+/// A report as JSON (its serde form; keys sorted, as `json!` gives them).
+fn to_json<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).expect("reports serialize")
 }

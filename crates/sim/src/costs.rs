@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use shingled_cache::SmrCosts;
 use shingled_core::BLOCK_SIZE;
-use shingled_device::{bench, BuildContext, DriveConfig};
+use shingled_device::{measure, BuildContext, DriveConfig};
 
 /// Where the policy's drive costs come from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -26,8 +26,8 @@ pub enum CostModel {
 
 /// Measures `L_read` and `R(x)` on `drive` for a trace whose ranges are `ctx`.
 ///
-/// The measurements are the drive crate's ([`shingled_device::bench::read_latency_ms`],
-/// [`shingled_device::bench::rmw_points`], also behind `shingled drive bench fig10`):
+/// The measurements are the drive crate's ([`shingled_device::measure::read_latency_ms`],
+/// [`shingled_device::measure::rmw_points`], also behind `shingled drive bench fig10`):
 ///
 /// - `L_read`: mean service time of 256 single-block reads scattered over the accessed range,
 ///   on a fresh drive (nothing in the persistent buffer).
@@ -41,12 +41,12 @@ pub enum CostModel {
 ///   fixed part is about 0 and the slope a random write.
 pub fn fit_costs(drive: &DriveConfig, ctx: &BuildContext) -> Result<SmrCosts, shingled_device::DeviceError> {
     let accessed_blocks = (ctx.accessed_range.0 / BLOCK_SIZE).max(1);
-    let read_ms = bench::read_latency_ms(drive, ctx, accessed_blocks)?;
-    let points = bench::rmw_points(drive, ctx, 2500)?;
+    let read_ms = measure::read_latency_ms(drive, ctx, accessed_blocks)?;
+    let points = measure::rmw_points(drive, ctx, 2500)?;
     if points.len() < 2 {
         return Ok(SmrCosts::PAPER);
     }
-    let (fixed, per_block) = bench::fit_line(&points);
+    let (fixed, per_block) = measure::fit_line(&points);
     Ok(SmrCosts { read_ms, rmw_fixed_ms: fixed.max(0.0), rmw_per_block_ms: per_block.max(0.0) })
 }
 
@@ -59,7 +59,7 @@ mod tests {
     fn line_fit_recovers_a_line() {
         let pts: Vec<(f64, f64)> =
             (1..=5).map(|x| (x as f64 * 500.0, 0.728 * x as f64 * 500.0 + 436.0)).collect();
-        let (a, b) = bench::fit_line(&pts);
+        let (a, b) = measure::fit_line(&pts);
         assert!((a - 436.0).abs() < 1e-6 && (b - 0.728).abs() < 1e-9);
     }
 

@@ -9,33 +9,11 @@ pub(crate) fn plain_table(header: &[&str], rows: &[Vec<String>]) -> String {
     table(header, rows)
 }
 
-/// Left-aligns the first column and right-aligns the rest.
+/// Left-aligns the first column and right-aligns the rest (widths measured in bytes).
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let cols = header.len();
-    let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate().take(cols) {
-            w[i] = w[i].max(c.len());
-        }
-    }
-    let mut out = String::new();
-    let line = |out: &mut String, cells: &[String]| {
-        for (i, c) in cells.iter().enumerate() {
-            if i == 0 {
-                let _ = write!(out, "{:<width$}", c, width = w[i]);
-            } else {
-                let _ = write!(out, "  {:>width$}", c, width = w[i]);
-            }
-        }
-        out.push('\n');
-    };
-    line(&mut out, &header.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-    let rule: Vec<String> = w.iter().map(|&n| "-".repeat(n)).collect();
-    line(&mut out, &rule);
-    for r in rows {
-        line(&mut out, r);
-    }
-    out
+    use shingled_core::table::{first_left_rest_right, render, Measure, Rule, Style};
+    let style = Style { measure: Measure::Bytes, trim_end: false, rule: Rule::PerColumn };
+    render(&first_left_rest_right(header.len()), header, rows, &style)
 }
 
 /// Bytes in decimal units with three significant decimals (`4.731 GB`, `16.384 KB`).

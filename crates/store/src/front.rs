@@ -25,6 +25,8 @@ use crate::{
     ChunkId, ChunkInfo, FsckReport, PreparedRecords, Result, Store, StoreConfig, StoreError, StoreStats,
     StreamType,
 };
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
 use shingled_zoned::ZonedDevice;
 use std::collections::BTreeMap;
 
@@ -85,8 +87,10 @@ impl FrontError {
 pub type FrontResult<T> = std::result::Result<T, FrontError>;
 
 /// One drive's counters: the store's own statistics plus what the front counted since open.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DriveStats {
+/// Serialized as Python's `StoreFront.stats()` entries: the front's counters and a subset of
+/// the store's, in one object.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FrontDriveStats {
     /// User bytes appended through the front since open (what the drive accepted).
     pub bytes_appended: u64,
     /// User bytes read through the front since open.
@@ -95,11 +99,27 @@ pub struct DriveStats {
     pub free_zones: u64,
     /// The drive's [`Store::stats`] (chunks, live bytes, device bytes written, zone census,
     /// GC bytes migrated and zones reclaimed, …).
+    #[serde(flatten, serialize_with = "front_store_fields")]
     pub store: StoreStats,
 }
 
-impl DriveStats {
-    fn add(&mut self, o: &DriveStats) {
+/// The store counters a [`FrontDriveStats`] shows.
+fn front_store_fields<S: Serializer>(s: &StoreStats, ser: S) -> std::result::Result<S::Ok, S::Error> {
+    let mut m = ser.serialize_map(None)?;
+    m.serialize_entry("chunks", &s.chunks)?;
+    m.serialize_entry("sealed_chunks", &s.sealed_chunks)?;
+    m.serialize_entry("live_bytes", &s.live_bytes)?;
+    m.serialize_entry("records", &s.records)?;
+    m.serialize_entry("datazones", &s.datazones)?;
+    m.serialize_entry("device_bytes_written", &s.device_bytes_written)?;
+    m.serialize_entry("flushes", &s.flushes)?;
+    m.serialize_entry("gc_bytes_migrated", &s.gc_bytes_migrated)?;
+    m.serialize_entry("gc_zones_reclaimed", &s.gc_zones_reclaimed)?;
+    m.end()
+}
+
+impl FrontDriveStats {
+    fn add(&mut self, o: &FrontDriveStats) {
         self.bytes_appended += o.bytes_appended;
         self.bytes_read += o.bytes_read;
         self.free_zones += o.free_zones;
@@ -130,12 +150,12 @@ impl DriveStats {
 }
 
 /// Per-drive statistics and their sums.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct FrontStats {
     /// One entry per drive, in drive order.
-    pub drives: Vec<DriveStats>,
+    pub drives: Vec<FrontDriveStats>,
     /// Field-wise sums over the drives.
-    pub total: DriveStats,
+    pub total: FrontDriveStats,
 }
 
 /// A chunk store over several drives. See the module docs.
@@ -416,18 +436,18 @@ impl<D: ZonedDevice> StoreFront<D> {
 
     /// Per-drive statistics and totals.
     pub fn stats(&self) -> FrontStats {
-        let drives: Vec<DriveStats> = self
+        let drives: Vec<FrontDriveStats> = self
             .stores
             .iter()
             .enumerate()
-            .map(|(d, s)| DriveStats {
+            .map(|(d, s)| FrontDriveStats {
                 bytes_appended: self.appended[d],
                 bytes_read: self.read[d],
                 free_zones: s.free_zones() as u64,
                 store: s.stats(),
             })
             .collect();
-        let mut total = DriveStats::default();
+        let mut total = FrontDriveStats::default();
         for d in &drives {
             total.add(d);
         }
@@ -559,7 +579,7 @@ mod tests {
             f.append(id(k), &pattern(k, k as usize * 1000)).unwrap();
         }
         let s = f.stats();
-        let per = |g: fn(&DriveStats) -> u64| s.drives.iter().map(g).collect::<Vec<_>>();
+        let per = |g: fn(&FrontDriveStats) -> u64| s.drives.iter().map(g).collect::<Vec<_>>();
         assert_eq!(per(|d| d.store.chunks), [3, 3, 4]);
         assert_eq!(per(|d| d.store.live_bytes), [18_000, 15_000, 22_000]);
         assert_eq!(per(|d| d.bytes_appended), [18_000, 15_000, 22_000]);
@@ -628,7 +648,7 @@ mod tests {
         assert_eq!(f.stats().drives[0].store.zones_by_state[ZoneState::Full as usize], 1);
         assert_eq!(f.gc().unwrap(), [Some(3), None]);
         let s = f.stats();
-        let per = |g: fn(&DriveStats) -> u64| s.drives.iter().map(g).collect::<Vec<_>>();
+        let per = |g: fn(&FrontDriveStats) -> u64| s.drives.iter().map(g).collect::<Vec<_>>();
         assert_eq!(per(|d| d.store.gc_bytes_migrated), [10_000, 0]);
         assert_eq!(per(|d| d.store.gc_zones_reclaimed), [1, 0]);
         assert_eq!((s.total.store.gc_bytes_migrated, s.total.store.gc_zones_reclaimed), (10_000, 1));

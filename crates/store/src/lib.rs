@@ -35,7 +35,6 @@
 //! assert_eq!(store.read(id, 7, 5).unwrap(), b"zones");
 //! ```
 
-pub mod bench;
 pub mod error;
 pub mod format;
 pub mod front;
@@ -43,7 +42,7 @@ mod store;
 
 pub use error::{Result, StoreError};
 pub use format::PreparedRecords;
-pub use front::{read_format, DriveStats, FrontError, FrontResult, FrontStats, StoreFront, StoredFormat};
+pub use front::{read_format, FrontDriveStats, FrontError, FrontResult, FrontStats, StoreFront, StoredFormat};
 pub use store::{
     ChunkInfo, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store, StoreStats, ZoneState,
     FORMAT_VERSION, GC_HARD_MIN_FREE, GC_RESERVE_ZONES, WRITE_BATCH,

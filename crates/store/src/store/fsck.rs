@@ -1,23 +1,25 @@
 //! `Store::fsck`: reads every written block of the store and checks it, and the index, against
 //! each other. Read-only: it never writes, resets or finishes a zone.
 
-use super::{record_spans, Store, ZoneScan, ZoneState};
+use super::{opt_id_string, record_spans, Store, ZoneScan, ZoneState};
 use crate::format::{
     check_payload, check_slice, decode_data_prefix, decode_header, RecordType, BLOCK, DATA_SLICES_AT,
     FOOTER_LEN, HEADER_LEN, SLICE, SLICE_STRIDE,
 };
 use crate::{ChunkId, Result, StoreError};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use shingled_zoned::{MetaDamage, ZoneCond, ZonedDevice, SECTOR_SIZE};
 use std::collections::BTreeMap;
 
-/// One thing [`Store::fsck`] found wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One thing [`Store::fsck`] found wrong. Serialized with the chunk id as hex (or null).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FsckProblem {
     /// Device zone number.
     pub zone: u64,
     /// Byte offset in the zone (of the record, or of the slice when a slice failed).
     pub offset: u64,
     /// The chunk concerned, when known.
+    #[serde(serialize_with = "opt_id_string")]
     pub chunk: Option<ChunkId>,
     /// Chunk offset concerned (of the failing slice or record), when known.
     pub chunk_offset: Option<u64>,
@@ -56,6 +58,23 @@ impl FsckReport {
     /// Problems, counting the device metadata damage a crash cannot explain.
     pub fn problem_count(&self) -> usize {
         self.problems.len() + self.device.iter().filter(|d| !d.after_crash).count()
+    }
+}
+
+/// The report as `shingled store fsck --output json` and Python's `fsck()` give it: its fields,
+/// `clean` ([`FsckReport::is_clean`]) first, and `device` as `device_metadata`.
+impl Serialize for FsckReport {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = s.serialize_struct("FsckReport", 8)?;
+        m.serialize_field("clean", &self.is_clean())?;
+        m.serialize_field("zones_checked", &self.zones_checked)?;
+        m.serialize_field("records_checked", &self.records_checked)?;
+        m.serialize_field("bytes_checked", &self.bytes_checked)?;
+        m.serialize_field("chunks_checked", &self.chunks_checked)?;
+        m.serialize_field("torn_tails", &self.torn_tails)?;
+        m.serialize_field("problems", &self.problems)?;
+        m.serialize_field("device_metadata", &self.device)?;
+        m.end()
     }
 }
 
