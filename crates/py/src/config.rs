@@ -70,7 +70,7 @@ pub(crate) fn config_default() -> String {
 /// Parses CLI TOML configuration text; returns it as JSON.
 #[pyfunction]
 pub(crate) fn config_from_toml(text: &str) -> PyResult<String> {
-    SimConfig::from_toml(text).map(|c| to_json(&c)).map_err(ConfigError::new_err)
+    SimConfig::from_toml(text).map(|c| to_json(&c)).map_err(|e| ConfigError::new_err(e.message))
 }
 
 /// Validates a JSON configuration and returns it normalised (defaults filled in).

@@ -227,10 +227,19 @@ impl Default for SimConfig {
     }
 }
 
+/// A TOML configuration that does not parse, or does not describe a [`SimConfig`]: the message
+/// names the field, its value and the line ([`toml_error`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ConfigTomlError {
+    /// What is wrong and where.
+    pub message: String,
+}
+
 impl SimConfig {
     /// Parses a TOML configuration; errors name the field and line.
-    pub fn from_toml(text: &str) -> Result<SimConfig, String> {
-        toml::from_str(text).map_err(|e| toml_error(text, &e))
+    pub fn from_toml(text: &str) -> Result<SimConfig, ConfigTomlError> {
+        toml::from_str(text).map_err(|e| ConfigTomlError { message: toml_error(text, &e) })
     }
 
     /// The configuration as TOML.
@@ -369,7 +378,7 @@ mod tests {
             ("true", "a non-negative whole number or a string"),
             ("\"soon\"", "invalid warm-up \"soon\""),
         ] {
-            let e = w(bad).unwrap_err();
+            let e = w(bad).unwrap_err().message;
             assert!(e.contains(says) && !e.contains("untagged"), "{bad}: {e}");
         }
     }

@@ -21,7 +21,9 @@ mod run;
 mod setup;
 pub mod stats_file;
 
-pub use config::{toml_error, CacheConfig, CompareOptions, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE};
+pub use config::{
+    toml_error, CacheConfig, CompareOptions, ConfigTomlError, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE,
+};
 pub use costs::{fit_costs, CostModel};
 pub use engine::{Engine, IoUnit, Mode, Replay, WARM_MIN_BLOCKS};
 pub use error::SimError;

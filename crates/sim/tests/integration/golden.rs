@@ -77,13 +77,13 @@ fn config_round_trips_through_toml() {
 
 #[test]
 fn config_errors_name_the_field() {
-    let e = SimConfig::from_toml("mode = \"sideways\"").unwrap_err();
+    let e = SimConfig::from_toml("mode = \"sideways\"").unwrap_err().to_string();
     assert!(e.contains("sideways"), "{e}");
-    let e = SimConfig::from_toml("[cache]\npolicy = \"nope\"").unwrap_err();
+    let e = SimConfig::from_toml("[cache]\npolicy = \"nope\"").unwrap_err().to_string();
     assert!(e.contains("nope") && e.contains("lru"), "{e}");
-    let e = SimConfig::from_toml("[cache]\nsize = \"12XB\"").unwrap_err();
+    let e = SimConfig::from_toml("[cache]\nsize = \"12XB\"").unwrap_err().to_string();
     assert!(e.contains("12XB"), "{e}");
-    let e = SimConfig::from_toml("bogus = 1").unwrap_err();
+    let e = SimConfig::from_toml("bogus = 1").unwrap_err().to_string();
     assert!(e.contains("bogus"), "{e}");
 }
 
