@@ -14,18 +14,6 @@ use shingled_device::{BuildContext, DmSmrConfig, Drive, HddConfig, PbFlavour, Pb
 use std::hint::black_box;
 use std::time::Instant;
 
-struct Mix(u64);
-impl Mix {
-    #[inline]
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 struct Case {
     name: &'static str,
     cfg: DmSmrConfig,
@@ -144,15 +132,15 @@ fn main() {
         }
         let mut d = c.cfg.build(&BuildContext::default()).expect("bench config builds");
         // Fill the PB first, so that every case is measured in its steady state.
-        let mut rng = Mix(42);
+        let mut rng = shingled_core::SplitMix64::new(42);
         let mut now = Nanos(0);
         for _ in 0..d.pb_capacity_blocks() * 2 {
-            now += d.write(now, (rng.next() >> 8) % c.span, 1);
+            now += d.write(now, (rng.next_u64() >> 8) % c.span, 1);
         }
         let before = d.stats();
         let t0 = Instant::now();
         for _ in 0..c.ops {
-            let r = rng.next();
+            let r = rng.next_u64();
             let block = (r >> 8) % c.span;
             let t = if (r & 0xff) * 100 < c.read_pct * 256 {
                 d.read(now, block, 1)

@@ -15,18 +15,6 @@ use shingled_device::{profile, BuildContext, DriveConfig};
 use std::hint::black_box;
 use std::time::Instant;
 
-struct Mix(u64);
-impl Mix {
-    #[inline]
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 struct Case {
     name: &'static str,
     utilisation: f64,
@@ -150,12 +138,12 @@ fn main() {
         let mut d = cfg.build(&BuildContext::default()).expect("builds");
         let cap = d.capacity_blocks();
         let span = ((cap as f64 * c.span) as u64).max(c.len as u64 + 1);
-        let mut rng = Mix(1);
+        let mut rng = shingled_core::SplitMix64::new(1);
         let mut now = Nanos(0);
         let mut seq = 0u64;
         let t0 = Instant::now();
         for _ in 0..c.ops {
-            let x = rng.next();
+            let x = rng.next_u64();
             let b = if c.sequential {
                 seq = (seq + c.len as u64) % (span - c.len as u64);
                 seq

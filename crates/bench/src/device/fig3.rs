@@ -27,7 +27,7 @@ pub fn fig3(opts: &DriveBenchOptions) -> Result<DriveBenchReport> {
         let span = ByteSize::gb(gb).blocks();
         // SMR
         let (_, mut d) = build("st5000as0011")?;
-        let mut rng = Mix(opts.seed ^ (gb << 20));
+        let mut rng = Mix::new(opts.seed ^ (gb << 20));
         let mut now = Nanos::ZERO;
         let mut filled = 0u64;
         while d.stats().rmws == 0 && filled < 20_000_000 {

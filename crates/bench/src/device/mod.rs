@@ -300,16 +300,16 @@ pub fn run(name: &str, opts: &DriveBenchOptions) -> Result<DriveBenchReport> {
     }
 }
 
-/// SplitMix64: a seeded stream of offsets, free of RNG crates' version drift.
-struct Mix(u64);
+/// A seeded stream of offsets: the workspace's SplitMix64, free of RNG crates' version drift.
+struct Mix(shingled_core::SplitMix64);
 
 impl Mix {
+    fn new(seed: u64) -> Mix {
+        Mix(shingled_core::SplitMix64::new(seed))
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A uniformly random aligned start of an `n`-block request in `[0, span_blocks)`.

@@ -61,7 +61,7 @@ pub fn sac_table2(opts: &DriveBenchOptions) -> Result<DriveBenchReport> {
     let mut series = Vec::new();
     let paper = [(247.5, 6.1, 588.8, 11.1), (373.7, 6.6, 124.2, 869.6)];
     for (i, (name, label)) in [("sac-cmr", "CMR"), ("st8000as0002", "SMR")].into_iter().enumerate() {
-        let mut rng = Mix(opts.seed + i as u64);
+        let mut rng = Mix::new(opts.seed + i as u64);
         let watermark = if label == "SMR" { opts.low_watermark } else { None };
         // reads
         let (_, mut d) = build_with(name, watermark)?;

@@ -9,7 +9,7 @@ pub fn timeline(opts: &DriveBenchOptions) -> Result<DriveBenchReport> {
     let range = history_range(opts)?;
     let span = range.blocks();
     let (_, mut d) = build_with("st8000as0002", opts.low_watermark)?;
-    let mut rng = Mix(opts.seed);
+    let mut rng = Mix::new(opts.seed);
     let mut now = Nanos::ZERO;
     let secs = 300.0 * opts.scale;
     let mut cliff: Option<(Nanos, u64)> = None;

@@ -1,4 +1,4 @@
-//! Benchmarks of the chunk store after SMRSTORE §6 (`../shared/papers/smrstore-paper.txt`):
+//! Benchmarks of the chunk store after SMRSTORE §6 (Zhou et al., FAST '23):
 //! write and random-read throughput against the raw zoned device and a file-per-chunk baseline
 //! (Figs. 14, 16), the multi-stream macro benchmark with deletions and GC (Table 3, Figs. 19,
 //! 20), recovery time (Fig. 21), index memory and CPU cost (§6.5).
@@ -285,20 +285,16 @@ pub fn run(name: &str, opts: &StoreBenchOptions) -> BResult<StoreBenchReport> {
 
 // ----- small helpers --------------------------------------------------------------------
 
-/// SplitMix64: small, seeded, good enough for workload choices.
+/// The workspace's SplitMix64: small, seeded, good enough for workload choices.
 #[derive(Clone, Debug)]
-struct Rng(u64);
+struct Rng(shingled_core::SplitMix64);
 
 impl Rng {
     fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
+        Rng(shingled_core::SplitMix64::new(seed ^ shingled_core::SplitMix64::GAMMA))
     }
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     fn below(&mut self, n: u64) -> u64 {
         if n == 0 {

@@ -1,5 +1,6 @@
 //! Timing invariants of the mechanism and the drives built on it, and plausibility of the
-//! default profiles against the figures in zoned-storage.md §3.3 and SAC Table 3.
+//! default profiles against the published figures docs/drive-models.md cites (datasheets,
+//! DiskSim's seek curves) and SAC Table 3.
 
 use crate::common::{fixed, smr};
 use proptest::prelude::*;
@@ -15,19 +16,6 @@ fn mechanisms() -> Vec<(&'static str, Mechanism)> {
         ("archive-5900-5tb", HddConfig::archive_5900_5tb().mechanism().unwrap()),
         ("archive-5980-8tb", HddConfig::archive_5980_8tb().mechanism().unwrap()),
     ]
-}
-
-/// A deterministic stream of pseudo-random numbers (SplitMix64), to keep the tests free of RNG
-/// crates' version drift.
-struct Mix(u64);
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 #[test]
@@ -49,11 +37,11 @@ fn seek_time_is_monotone_in_distance() {
 fn random_reads_and_sequential_throughput_are_plausible() {
     for (name, mut m) in mechanisms() {
         let cap = m.capacity() / BLOCK_SIZE;
-        let mut rng = Mix(7);
+        let mut rng = shingled_core::SplitMix64::new(7);
         let mut now = Nanos(0);
         let n = 4000;
         for _ in 0..n {
-            now += m.access(now, (rng.next() % cap) * BLOCK_SIZE, BLOCK_SIZE, false);
+            now += m.access(now, (rng.next_u64() % cap) * BLOCK_SIZE, BLOCK_SIZE, false);
         }
         let random_ms = now.as_millis_f64() / n as f64;
         assert!((12.0..=17.0).contains(&random_ms), "{name}: random 4 KiB read {random_ms:.2} ms");
@@ -142,10 +130,11 @@ fn sequential_throughput_beats_random_on_every_drive() {
     for name in ["cmr-7200-500g", "st5000as0011"] {
         let time = |sequential: bool| {
             let mut d = profile(name).unwrap().build(&ctx).unwrap();
-            let mut rng = Mix(3);
+            let mut rng = shingled_core::SplitMix64::new(3);
             let mut now = Nanos(0);
             for i in 0..2000u64 {
-                let b = if sequential { 1_000_000 + i * 16 } else { rng.next() % ByteSize::gb(100).blocks() };
+                let b =
+                    if sequential { 1_000_000 + i * 16 } else { rng.next_u64() % ByteSize::gb(100).blocks() };
                 now += d.read(now, b, 16);
             }
             now
@@ -179,14 +168,14 @@ fn rmw_time_grows_with_band_size() {
 #[test]
 fn pb_absorbs_small_writes_sac_table_3_regression() {
     let mut d = profile("sac-emulator").unwrap().build(&BuildContext::default()).unwrap();
-    let mut rng = Mix(11);
+    let mut rng = shingled_core::SplitMix64::new(11);
     let mut now = Nanos(0);
     d.write(now, 0, 1);
     now = Nanos(0) + d.stats().write_time;
     let n = 20_000;
     let start = now;
     for _ in 0..n {
-        now += d.write(now, rng.next() % d.capacity_blocks(), 1);
+        now += d.write(now, rng.next_u64() % d.capacity_blocks(), 1);
     }
     let iops = n as f64 / (now - start).as_secs_f64();
     assert!((2800.0..=3500.0).contains(&iops), "{iops:.0} IOPS");
@@ -202,11 +191,11 @@ fn cheetah_15k5_matches_its_datasheet() {
     let mut m = HddConfig::cheetah_15k5().mechanism().unwrap();
     assert_eq!(m.revolution(), Nanos(4_000_000));
     let cap = m.capacity() / BLOCK_SIZE;
-    let mut rng = Mix(3);
+    let mut rng = shingled_core::SplitMix64::new(3);
     let mut now = Nanos(0);
     let n = 4000;
     for _ in 0..n {
-        now += m.access(now, (rng.next() % cap) * BLOCK_SIZE, BLOCK_SIZE, false);
+        now += m.access(now, (rng.next_u64() % cap) * BLOCK_SIZE, BLOCK_SIZE, false);
     }
     let random_ms = now.as_millis_f64() / n as f64;
     assert!((5.2..=6.2).contains(&random_ms), "random 4 KiB read {random_ms:.2} ms");

@@ -4,12 +4,10 @@ use shingled_store::{ChunkId, Durability, Store, StoreConfig, StoreError, Stream
 use shingled_zoned::ZonedDevice;
 use std::collections::BTreeMap;
 
+/// The next value of the workspace's SplitMix64 stream whose state is `s`.
 pub fn splitmix(s: &mut u64) -> u64 {
-    *s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *s;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    *s = s.wrapping_add(shingled_core::SplitMix64::GAMMA);
+    shingled_core::SplitMix64::mix(*s)
 }
 
 pub fn bytes(seed: u64, n: usize) -> Vec<u8> {
