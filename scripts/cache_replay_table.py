@@ -11,7 +11,9 @@ modelled total time is from the simulator's (the cache's metadata writes are on 
 
 Modelled time is deterministic; the wall seconds are this machine's and are ignored by
 `--check` (which exits 1 if anything else differs from a fresh run). The CloudPhysics sample is
-used when the real traces are present (`SHINGLED_SHARED_TRACES`, else ../shared/traces).
+used when the real traces are present (`SHINGLED_SHARED_TRACES`, else ../shared/traces beside the
+repository): that folder is optional, not part of the repository, and holds small samples of
+public real traces; without it the sample's row is left out.
 """
 import argparse
 import datetime

@@ -39,9 +39,11 @@
 //! - [`PbFree::AtHead`]: the log is a ring; a hole left in its middle (a superseded copy, or a
 //!   block merged by cleaning another block's band) keeps occupying a slot until the head passes
 //!   it; the occupancy is the ring length including holes. That is how both artifacts behave
-//!   (SAC: `invalidDespInFIFO` only advances the head over *leading* invalid slots; PORE: "slots
-//!   invalidated by an RMW ... free up one per append when the head reaches them"; see
-//!   `published-artifacts.md` §1.4, §2.4).
+//!   (SAC: `invalidDespInFIFO` only advances the head over *leading* invalid slots,
+//!   github.com/dcstrange/sac `src/smr-emulator/emulator_v2.c` lines 267–278; PORE: the cleaner
+//!   frees one head slot at a time, so slots invalidated by an RMW free up one per append when
+//!   the head reaches them, github.com/wcl14/smr-ssd-cache `src/smr-simulator/smr-simulator.c`,
+//!   `freeStrategySSD`).
 //!
 //! | flavour / free | what it models |
 //! |---|---|
@@ -54,7 +56,7 @@
 //! is obtained first (which may clean, and may merge the old copy with its band), and only then
 //! is a still-valid old copy invalidated. That follows SAC's `simu_smr_write`, which takes a slot
 //! (cleaning inside `getFIFODesp` if the log is full) before invalidating the old copy
-//! (published-artifacts.md §1.4, lines 222 and 237–246).
+//! (github.com/dcstrange/sac, `src/smr-emulator/emulator_v2.c`, lines 222 and 237–246).
 //!
 //! Reads: a block whose latest copy is in the PB is read from its PB slot (`pb_reads`), every
 //! other block from its band. A multi-block request is split into runs of physically contiguous

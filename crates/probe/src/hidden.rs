@@ -1,6 +1,6 @@
 //! Drives with hidden parameters drawn at random, to check that the probes recover them
-//! (DESIGN.md §6: "On a model with hidden parameters it must recover them"; zoned-storage.md
-//! §5 item 4: Skylight-style probe tests against our emulator).
+//! (a model with hidden parameters must get them back: Skylight's probes (Aghayev & Desnoyers,
+//! FAST '15) run against our emulator, a closed-loop check of its observable behaviour).
 //!
 //! A draw takes a calibrated DM-SMR profile and replaces its PB size and band layout with
 //! random values from the ranges the papers report (PB 0.5–30 GB: SAC Table 3's 720 MB and

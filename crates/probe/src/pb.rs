@@ -6,8 +6,8 @@
 //!    and drop the old data in the PB"). `C` is an upper bound of the PB capacity
 //!    ([`PbProbeConfig::upper_bound`]). Then, our addition, stay idle for
 //!    [`PbProbeConfig::settle_s`]: Skylight observed drives cleaning their persistent cache
-//!    when idle (zoned-storage.md §3.1), and a drive that does not bypass its PB for sequential
-//!    writes is only emptied that way. Cleaning is FIFO, so the PB is empty once step 1's last
+//!    when idle (Aghayev & Desnoyers, FAST '15), and a drive that does not bypass its PB for
+//!    sequential writes is only emptied that way. Cleaning is FIFO, so the PB is empty once step 1's last
 //!    write has left it: its block then reads as streamed from its band, not from the PB (the
 //!    band probe's marker check). Until it does, idle again, up to
 //!    [`PbProbeConfig::settle_rounds`] times: idle cleaning of the full-size `st8000as0002`

@@ -30,7 +30,7 @@ pub trait ProbeTarget {
     fn read(&mut self, offset: u64, len: u64) -> Result<Duration>;
 
     /// Issues nothing for `d`: a device sleeps, a model's clock moves on. Drives that clean their
-    /// persistent buffer when idle (Skylight, zoned-storage.md §3.1) get the chance to.
+    /// persistent buffer when idle (Skylight, Aghayev & Desnoyers, FAST '15) get the chance to.
     fn idle(&mut self, d: Duration) -> Result<()>;
 
     /// Time since the target was opened: wall clock for a device, the virtual clock for a model.

@@ -2,9 +2,9 @@
 //! and, with the zoned crate's `blkdev` feature, a real host-managed SMR drive. It is the
 //! "what Linux gives you" baseline: the same zone-level indirection, conventional-zone write
 //! buffering, reclaim thresholds and two-set metadata as Linux's dm-zoned target (facts from
-//! `Documentation/admin-guide/device-mapper/dm-zoned.rst` and `drivers/md/dm-zoned-reclaim.c`
-//! as summarised in the project's reference note `smart-and-translation-layers.md` §2.1; no
-//! kernel code was used).
+//! Linux's `Documentation/admin-guide/device-mapper/dm-zoned.rst` and
+//! `drivers/md/dm-zoned-reclaim.c`, and github.com/westerndigitalcorporation/dm-zoned-tools'
+//! README; no kernel code was used).
 //!
 //! # Layout
 //!

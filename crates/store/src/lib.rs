@@ -1,5 +1,5 @@
 //! A chunk store directly on a zoned (host-managed SMR) device, after SMRSTORE (Zhou et al.,
-//! FAST '23, `../shared/papers/smrstore-paper.txt` §2–§6).
+//! "SMRSTORE: A Storage Engine for Cloud Object Storage on HM-SMR Drives", FAST '23, §2–§6).
 //!
 //! Applications (an object store's chunk servers) keep data in **chunks**: append-only objects
 //! named by a 24-byte id, created with a **stream type** ([`StreamType`]) that says what they
@@ -42,7 +42,9 @@ mod store;
 
 pub use error::{Result, StoreError};
 pub use format::PreparedRecords;
-pub use front::{read_format, FrontDriveStats, FrontError, FrontResult, FrontStats, StoreFront, StoredFormat};
+pub use front::{
+    read_format, FrontDriveStats, FrontError, FrontResult, FrontStats, StoreFront, StoredFormat,
+};
 pub use store::{
     ChunkInfo, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store, StoreStats, ZoneState,
     FORMAT_VERSION, GC_HARD_MIN_FREE, GC_RESERVE_ZONES, WRITE_BATCH,

@@ -1,5 +1,5 @@
-//! A real zoned block device through the Linux zoned ioctls (`include/uapi/linux/blkzoned.h`,
-//! zoned-storage.md §1.1), behind the `blkdev` cargo feature.
+//! A real zoned block device through the Linux zoned ioctls (Linux's
+//! `include/uapi/linux/blkzoned.h`), behind the `blkdev` cargo feature.
 //!
 //! The kernel structures are encoded by hand (native-endian fields at their C offsets) so that
 //! the only unsafe code is the `ioctl` calls themselves; the tests pin the layouts and the

@@ -8,7 +8,7 @@ use shingled_core::ByteSize;
 
 /// How to build an emulated zoned device. Field names follow null_blk's module parameters
 /// (`zone_size`, `zone_capacity`, `zone_nr_conv`, `zone_max_open`, `zone_max_active`) so that
-/// configurations move between the two (zoned-storage.md §1.5).
+/// configurations move between the two (Linux's `Documentation/block/null_blk.rst`).
 ///
 /// The default is [`ZonedConfig::hm_smr`] at 64 zones.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -56,8 +56,9 @@ impl Default for ZonedConfig {
 impl ZonedConfig {
     /// A host-managed SMR drive with `nr_zones` 256 MiB zones: ZBC dialect, about 1%
     /// conventional zones (at least one), max_open 128, no active limit, unrestricted reads,
-    /// 4 KiB logical blocks (zoned-storage.md §5 "HM-SMR" profile; SMRSTORE's Seagate drive has
-    /// 74508 zones of which 800 are conventional).
+    /// 4 KiB logical blocks (256 MiB, 1% conventional and 128 open are the defaults of
+    /// tcmu-runner's `file_zbc.c` emulator; SMRSTORE's Seagate drive has 74508 zones of which 800
+    /// are conventional).
     pub fn hm_smr(nr_zones: u64) -> Self {
         ZonedConfig {
             capacity: ByteSize(nr_zones * (256 << 20)),
@@ -74,7 +75,8 @@ impl ZonedConfig {
     }
 
     /// A ZNS-like device with `nr_zones` zones: null_blk/ZNS dialect, 128 MiB zones of 96 MiB
-    /// capacity, no conventional zones, max_open = max_active = 14 (zoned-storage.md §5).
+    /// capacity, no conventional zones, max_open = max_active = 14 (128 MiB is QEMU NVMe ZNS's
+    /// default `zoned.zone_size`; the capacity and limits are this profile's choice).
     pub fn zns_like(nr_zones: u64) -> Self {
         ZonedConfig {
             capacity: ByteSize(nr_zones * (128 << 20)),

@@ -1,8 +1,8 @@
 //! One error enum for the crate, each variant carrying the errno Linux user space would see
 //! for the same failure (`block/blk-core.c` status table: zone open/active resource statuses
 //! become `ETOOMANYREFS`/`EOVERFLOW`, every other zone error `EIO`; argument checks in
-//! `blkdev_zone_mgmt` give `EINVAL`). zoned-storage.md §1.2 maps each variant to its ZBC sense
-//! code and NVMe ZNS status as well.
+//! `blkdev_zone_mgmt` give `EINVAL`). Each variant's doc also names its ZBC sense code (from
+//! libzbc's `test/scripts/01_sk_ascq_check`) and NVMe ZNS status.
 
 use crate::types::{ZoneCond, ZoneOp};
 

@@ -1,6 +1,6 @@
 //! [`Faulty`]: fault injection as a decorator over any [`ZonedDevice`], for the crash tests of
-//! whatever is built on top (RocksDB's `sync_fault_injection` and redb's "freeze at the Nth
-//! flush", zoned-storage.md §4).
+//! whatever is built on top (RocksDB's `sync_fault_injection` in `db_stress` and redb's "freeze
+//! at the Nth flush").
 
 use crate::config::DeviceInfo;
 use crate::error::{Result, ZonedError};

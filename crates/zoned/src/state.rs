@@ -1,7 +1,9 @@
 //! The zone condition state machine, shared by every emulated backing.
 //!
 //! Transitions and resource accounting follow Linux null_blk (`drivers/block/null_blk/zoned.c`)
-//! for the ZNS dialect and the libzbc conformance scripts for ZBC (zoned-storage.md §1.2):
+//! for the ZNS dialect and the libzbc conformance scripts for ZBC
+//! (github.com/westerndigitalcorporation/libzbc, `test/scripts/01_sk_ascq_check` and
+//! `02_state_machine_check`):
 //!
 //! - open = implicit-open + explicit-open, active = open + closed;
 //! - an EMPTY zone that becomes open checks the active limit first, then the open limit; a CLOSED

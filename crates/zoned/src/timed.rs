@@ -1,9 +1,9 @@
 //! [`Timed`]: a decorator that answers every operation on the drive models' virtual clock.
 //!
 //! Reads and writes go through a [`Mechanism`] (seek by distance, rotational position from the
-//! clock, transfer at the zone's media rate; zoned-storage.md §3.3), so a sequential stream
-//! inside a zone streams and a jump to another zone seeks. Zone management commands keep the
-//! mechanism busy for fixed times: SMRSTORE (FAST'23 §2.2) measures about 20 ms to open, 24 ms to
+//! clock, transfer at the zone's media rate; docs/drive-models.md, "CMR mechanism"), so a
+//! sequential stream inside a zone streams and a jump to another zone seeks. Zone management
+//! commands keep the mechanism busy for fixed times: SMRSTORE (FAST'23 §2.2) measures about 20 ms to open, 24 ms to
 //! close and 22 ms to reset ("erase") a zone on its 20 TB Seagate HM-SMR drive. Finish is not
 //! measured there; it defaults to the close cost (it also ends the zone's open state) and is a
 //! knob. The decorator never sleeps: engines above it read modelled time from [`Timed::now`].

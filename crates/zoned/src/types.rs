@@ -305,7 +305,9 @@ impl ReportOption {
 }
 
 /// Which state machine the device follows where ZBC/ZAC and the Linux null_blk/NVMe ZNS
-/// emulation disagree (zoned-storage.md §0 fact 2, §1.2).
+/// emulation disagree: ZBC/ZAC (libzbc's `02_state_machine_check` scripts) treats OPEN or CLOSE
+/// of a FULL zone and CLOSE of an EMPTY zone as successful no-ops, Linux null_blk
+/// (`drivers/block/null_blk/zoned.c`) and NVMe ZNS fail them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Dialect {

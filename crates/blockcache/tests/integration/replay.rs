@@ -14,7 +14,10 @@ fn golden(name: &str) -> String {
 }
 
 /// The real sample traces' folder (`SHINGLED_SHARED_TRACES`, else `../shared/traces` beside the
-/// workspace), or `None` after saying why nothing is checked.
+/// workspace), or `None` after saying why nothing is checked. The folder is optional and kept
+/// out of the repository (licences): small public real traces (libCacheSim's CloudPhysics sample,
+/// MSR Cambridge `hm_0`'s first 1,000 records, MQSim's TPC-C and WebSearch excerpts). Without it
+/// these tests skip their checks and pass.
 fn shared(file: &str) -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("SHINGLED_SHARED_TRACES").map(PathBuf::from) {
         let p = dir.join(file);

@@ -101,8 +101,9 @@ pub type PorePeriod = crate::PbLength;
 ///   Ties are broken by ascending zone number.
 /// - Coverage rate = cached dirty blocks / zone blocks [§IV-C2]; popularity per `popularity`.
 /// - Not in the paper: when every cached block is a forbidden dirty block (nothing is
-///   evictable), a new division starts at once and restarts the period count. The artifact has
-///   no such guard and crashes there (published-artifacts §4, PORE bug 6).
+///   evictable), a new division starts at once and restarts the period count. The PORE artifact
+///   (github.com/wcl14/smr-ssd-cache, `maxcold.c`, line 581: MaxCold dereferences the emptied
+///   Now-LRU) has no such guard and crashes there.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PoreConfig {

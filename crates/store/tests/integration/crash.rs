@@ -1,6 +1,6 @@
 //! Crash consistency: freeze the device at the Nth operation, cut power, recover, and check
-//! the oracle of acknowledged operations (zoned-storage.md §4; redb's "freeze at the Nth
-//! flush").
+//! the oracle of acknowledged operations (the expected-state oracle of RocksDB's
+//! `db_stress`; redb's "freeze at the Nth flush").
 
 use shingled_store::{ChunkId, Durability, Store, StoreConfig, StreamType};
 use shingled_zoned::{Dialect, FaultPlan, Faulty, FileZoned, MemZoned, SimStorage, Survivors, ZonedConfig};

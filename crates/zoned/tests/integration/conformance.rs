@@ -1,5 +1,6 @@
 //! Zone conformance table in the style of libzbc's test suite (`test/scripts/01_sk_ascq_check`,
-//! `02_state_machine_check`; zoned-storage.md §1.2, §1.6): for each command and starting
+//! `02_state_machine_check`, github.com/westerndigitalcorporation/libzbc; Linux null_blk's
+//! `drivers/block/null_blk/zoned.c` for the ZNS dialect): for each command and starting
 //! condition, the expected result (success or errno) and resulting condition, in both dialects.
 //!
 //! Every row becomes one `#[test]` per dialect and backing: `mem_zbc::<row>`, `mem_zns::<row>`,
