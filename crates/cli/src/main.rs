@@ -434,10 +434,22 @@ fn emit_experiment(
 fn trace(t: TraceCommand) -> Result<()> {
     match t {
         TraceCommand::Stats(a) => {
-            let mut reader = shingled_trace::open(&a.input.path, &a.input.options()?)
-                .with_context(|| format!("opening {}", a.input.path))?;
-            let bands = a.bands.to_config()?;
-            let stats = shingled_trace::trace_stats(&mut reader, &bands)?;
+            let opts = a.input.options()?;
+            let bands = a.bands.to_config();
+            // A `bin` file or large uncompressed text is read directly, split between threads
+            // (trace_stats_file); anything else through its reader.
+            let direct = match &bands {
+                Ok(b) => shingled_trace::trace_stats_file(&a.input.path, &opts, b)?,
+                Err(_) => None,
+            };
+            let stats = match direct {
+                Some(stats) => stats,
+                None => {
+                    let mut reader = shingled_trace::open(&a.input.path, &opts)
+                        .with_context(|| format!("opening {}", a.input.path))?;
+                    shingled_trace::trace_stats(&mut reader, &bands?)?
+                }
+            };
             let text = if a.json { serde_json::to_string_pretty(&stats)? + "\n" } else { stats.to_table() };
             emit(&None, &text)
         }

@@ -1,9 +1,13 @@
 //! Trace ingest speed: parse a ~200 MB MSR CSV (plain and gzip) and the same requests as `bin`,
-//! best of 3, one core. Prints a table; run with `cargo bench -p shingled-trace --bench ingest`.
-//! `SHINGLED_BENCH_MB` changes the CSV size. Files are in the page cache when timed, so this
-//! measures parsing, not the disk.
+//! best of 3, one core; then compute their statistics (`trace_stats` through the reader, and
+//! `trace_stats_file` on one thread and on every core, up to four). Prints a table; run with
+//! `cargo bench -p shingled-trace --bench ingest`. `SHINGLED_BENCH_MB` changes the CSV size.
+//! Files are in the page cache when timed, so this measures parsing, not the disk.
 
-use shingled_trace::{convert, open, BinaryReader, Format, OpenOptions, TraceReader};
+use shingled_core::BandConfig;
+use shingled_trace::{
+    convert, open, trace_stats, trace_stats_file_threads, BinaryReader, Format, OpenOptions, TraceReader,
+};
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -145,4 +149,30 @@ fn main() {
             (n, sum)
         }),
     );
+
+    // Statistics: (requests, distinct accessed bytes) as the checksum.
+    let bands = BandConfig::default();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    let by_reader = |p: &Path, opts: &OpenOptions| {
+        let s = trace_stats(&mut *open(p.to_str().unwrap(), opts).unwrap(), &bands).unwrap();
+        (s.requests, s.accessed_distinct_bytes)
+    };
+    let direct = |p: &Path, opts: &OpenOptions, threads: usize| {
+        let s = trace_stats_file_threads(p.to_str().unwrap(), opts, &bands, threads).unwrap();
+        let s = s.expect("read directly");
+        (s.requests, s.accessed_distinct_bytes)
+    };
+    for (name, p, opts) in [("csv", &csv, &msr), ("bin", &bin, &OpenOptions::default())] {
+        row(&format!("stats {name}: trace_stats"), size(p), csv_bytes, best_of_3(|| by_reader(p, opts)));
+        if name == "bin" {
+            row(
+                &format!("stats {name}: file, 1 thread"),
+                size(p),
+                csv_bytes,
+                best_of_3(|| direct(p, opts, 1)),
+            );
+        }
+        let label = format!("stats {name}: file, {cores} thr.");
+        row(&label, size(p), csv_bytes, best_of_3(|| direct(p, opts, cores)));
+    }
 }

@@ -328,6 +328,51 @@ impl TraceReader for BinaryReader {
     }
 }
 
+/// Requests whose set words are prefetched together before they are counted.
+const PREFETCH_GROUP: usize = 32;
+
+/// The number of records of the `bin` trace file `f` (at `path`), if its header is valid and
+/// its size matches it (a whole number of records, as many as the header declares if it does);
+/// `None` otherwise (its reader reports the problem).
+pub(crate) fn whole_records(f: &File, path: &Path) -> Option<u64> {
+    use std::os::unix::fs::FileExt;
+    let size = f.metadata().ok()?.len();
+    let mut head = [0u8; HEADER_SIZE];
+    f.read_exact_at(&mut head, 0).ok()?;
+    let header = BinaryHeader::decode(&head, path).ok()?;
+    let data = size.checked_sub(HEADER_SIZE as u64)?;
+    let records = data / RECORD_SIZE as u64;
+    (data % RECORD_SIZE as u64 == 0 && header.count.is_none_or(|n| n == records)).then_some(records)
+}
+
+/// Byte offset of record `i` (0-based) in a `bin` file.
+pub(crate) fn record_at(i: u64) -> u64 {
+    HEADER_SIZE as u64 + i * RECORD_SIZE as u64
+}
+
+/// Adds the whole records in `bytes` to `t`, keeping only `volume`'s if given; returns the
+/// number of records filtered out.
+pub(crate) fn tally_records(bytes: &[u8], t: &mut crate::stats::Tally, volume: Option<u32>) -> u64 {
+    let mut filtered = 0u64;
+    for group in bytes.chunks(PREFETCH_GROUP * RECORD_SIZE) {
+        // First prefetch the set words this group of requests will update, all at once, so
+        // their cache misses overlap; then count the requests.
+        for rec in group.chunks_exact(RECORD_SIZE) {
+            t.prefetch(u64_at(rec, 8) & !WRITE_BIT);
+        }
+        for rec in group.chunks_exact(RECORD_SIZE) {
+            let off = u64_at(rec, 8);
+            let vol = u32_at(rec, 20);
+            if volume.is_some_and(|v| v != vol) {
+                filtered += 1;
+                continue;
+            }
+            t.add(u64_at(rec, 0), off & !WRITE_BIT, off & WRITE_BIT != 0, u32_at(rec, 16), vol);
+        }
+    }
+    filtered
+}
+
 /// What [`convert`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ConvertSummary {

@@ -14,6 +14,7 @@
 //! # Ok::<(), shingled_trace::TraceError>(())
 //! ```
 
+mod direct;
 mod error;
 mod formats;
 mod open;
@@ -30,6 +31,7 @@ pub use binary::{
     convert, convert_file, convert_file_until, convert_file_with_stats, convert_with_stats, refuse_same_file,
     BinaryReader, BinaryWriter, ConvertSummary,
 };
+pub use direct::{trace_stats_file, trace_stats_file_threads};
 pub use error::TraceError;
 pub use formats::{Format, UnknownFormat};
 pub use mix::{mix, MixStream, MixSummary};

@@ -17,7 +17,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// How much of the input is read up front to recognise its format.
-const SNIFF_BYTES: usize = 64 * 1024;
+pub(crate) const SNIFF_BYTES: usize = 64 * 1024;
 /// How many non-blank lines a text format must parse to be recognised.
 const SNIFF_LINES: usize = 16;
 
@@ -157,7 +157,7 @@ fn unrecognised(name: &Path, head: &[u8]) -> TraceError {
 /// blkparse, sac, mqsim, disksim. MQSim lines are a subset of DiskSim lines, so a DiskSim trace
 /// whose sampled times are all whole numbers and flags all 0 or 1 is taken for MQSim (times
 /// read as ns instead of ms): name `disksim` explicitly for such files.
-fn detect_bytes(head: &[u8], opts: &OpenOptions) -> Option<Format> {
+pub(crate) fn detect_bytes(head: &[u8], opts: &OpenOptions) -> Option<Format> {
     if head.starts_with(&MAGIC) {
         return Some(Format::Bin);
     }
