@@ -136,3 +136,23 @@ fn every_policy_and_alias_is_listed_accepted_and_seen_from_python() {
     let e = stderr(&shingled(&["config", "--policy", "no-such-policy"]));
     assert!(PolicyConfig::all_names().iter().all(|n| e.contains(n)), "the error lists every policy: {e}");
 }
+
+/// Every trace format of the `formats!` list: listed by `shingled trace formats`, accepted by
+/// `--format NAME` (the run gets as far as reading the file), and round-tripping through its
+/// name and serde name.
+#[test]
+fn every_trace_format_is_listed_and_accepted() {
+    use shingled_trace::Format;
+    let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+    assert_eq!(listed(&["trace", "formats"]), names, "`shingled trace formats` lists the registry in order");
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.trace");
+    std::fs::write(&empty, b"").unwrap();
+    for f in Format::ALL {
+        assert_eq!(f.name().parse::<Format>().unwrap(), f);
+        assert_eq!(serde_json::to_string(&f).unwrap(), format!("\"{}\"", f.name()));
+        let o = shingled(&["trace", "stats", "--format", f.name(), empty.to_str().unwrap()]);
+        let e = stderr(&o);
+        assert!(!e.contains("unknown") && !e.contains("invalid value"), "--format {}: {e}", f.name());
+    }
+}

@@ -1,8 +1,10 @@
 //! One file per trace format, and the [`Format`] registry that names them.
 //!
 //! Adding a format: write `formats/<name>.rs` with a [`crate::text::LineFormat`] (text) or a
-//! [`crate::TraceReader`] (binary), add a variant below with its name and description, and a
-//! constructor arm in `open.rs` (plus a sniffing rule if its content is recognisable).
+//! [`crate::TraceReader`] (binary), add one line to the `formats!` list below (variant, name,
+//! description: the enum, [`Format::ALL`] and the names come from it), and its constructor arm in
+//! `open.rs` (the compiler asks for it), plus a sniffing rule there if its content is
+//! recognisable.
 
 pub(crate) mod alibaba;
 pub(crate) mod blkparse;
@@ -15,79 +17,67 @@ use shingled_core::Op;
 use std::fmt;
 use std::str::FromStr;
 
-/// A trace format this crate reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
+/// Declares every format once: its variant (with its documentation), its command-line name and
+/// its one-line description; [`Format`], [`Format::ALL`], [`Format::name`] and
+/// [`Format::description`] are generated from the list, so none can be forgotten.
+macro_rules! formats {
+    ($( $(#[doc = $doc:literal])* $variant:ident => $name:literal, $desc:literal; )*) => {
+        /// A trace format this crate reads.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum Format {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl Format {
+            /// Every format, in the order `--help` lists them.
+            pub const ALL: [Format; 0 $(+ formats!(@one $variant))*] = [$(Format::$variant),*];
+
+            /// The name used on the command line and in [`crate::TraceReader::format_name`].
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $name,)*
+                }
+            }
+
+            /// One line saying what the format looks like.
+            pub const fn description(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $desc,)*
+                }
+            }
+        }
+    };
+    (@one $variant:ident) => { 1 };
+}
+
+formats! {
     /// MSR Cambridge CSV (SNIA IOTTA 388):
     /// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`, Windows FILETIME ticks
     /// of 100 ns, byte offsets and sizes; an optional header line.
-    Msr,
+    Msr => "msr", "MSR Cambridge CSV: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime (FILETIME 100 ns ticks, bytes; header optional)";
     /// The SAC artifact's text: `<op> <int> <block>` per line, op `1` = write and `0` = read,
     /// one 4 KiB block per line, middle integer ignored; times are line indices.
-    Sac,
+    Sac => "sac", "SAC artifact text: '<op> <int> <block>' per line (op 1 = write, 0 = read; one 4 KiB block; time = line index)";
     /// `blkparse` default text output; events of one action (`D` by default) become requests.
-    Blkparse,
+    Blkparse => "blkparse", "blkparse default text output ('8,0 3 11 0.0095 697 D W 223490 + 56 [proc]'); D events by default";
     /// DiskSim ASCII: `time devno blkno bcount flags`, time in ms, 512-byte sectors, flags bit
     /// 0 set = read.
-    Disksim,
+    Disksim => "disksim", "DiskSim ASCII: 'time devno blkno bcount flags' (time in ms, 512-byte sectors, flags bit 0 = read)";
     /// MQSim's DiskSim variant: `time_ns device sector nsectors type`, type 0 = write, 1 = read.
-    Mqsim,
+    Mqsim => "mqsim", "MQSim ASCII: 'time_ns device sector nsectors type' (512-byte sectors, type 0 = write, 1 = read)";
     /// CloudPhysics vscsi binary, v1 (32-byte records) or v2 (40-byte records), auto-detected.
-    Vscsi,
+    Vscsi => "vscsi", "CloudPhysics vscsi binary, v1 (32-byte) or v2 (40-byte) records, version auto-detected";
     /// CloudPhysics vscsi as CSV: `version,time,op,size,lbn` (seconds, hex SCSI opcode, bytes,
     /// 512-byte sectors); an optional header line.
-    VscsiCsv,
+    VscsiCsv => "vscsi-csv", "CloudPhysics vscsi CSV: version,time,op,size,lbn (seconds, hex SCSI opcode, bytes, 512-byte sectors)";
     /// Alibaba block traces: `device_id,opcode,offset,length,timestamp` (R/W, bytes, µs).
-    Alibaba,
+    Alibaba => "alibaba", "Alibaba block CSV: device_id,opcode,offset,length,timestamp (R/W, bytes, microseconds)";
     /// This crate's compact binary format (`docs/trace-format.md`).
-    Bin,
+    Bin => "bin", "shingled binary: 32-byte header + 24-byte little-endian records (docs/trace-format.md)";
 }
 
 impl Format {
-    /// Every format, in the order `--help` lists them.
-    pub const ALL: [Format; 9] = [
-        Format::Msr,
-        Format::Sac,
-        Format::Blkparse,
-        Format::Disksim,
-        Format::Mqsim,
-        Format::Vscsi,
-        Format::VscsiCsv,
-        Format::Alibaba,
-        Format::Bin,
-    ];
-
-    /// The name used on the command line and in [`crate::TraceReader::format_name`].
-    pub const fn name(self) -> &'static str {
-        match self {
-            Format::Msr => "msr",
-            Format::Sac => "sac",
-            Format::Blkparse => "blkparse",
-            Format::Disksim => "disksim",
-            Format::Mqsim => "mqsim",
-            Format::Vscsi => "vscsi",
-            Format::VscsiCsv => "vscsi-csv",
-            Format::Alibaba => "alibaba",
-            Format::Bin => "bin",
-        }
-    }
-
-    /// One line saying what the format looks like.
-    pub const fn description(self) -> &'static str {
-        match self {
-            Format::Msr => "MSR Cambridge CSV: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime (FILETIME 100 ns ticks, bytes; header optional)",
-            Format::Sac => "SAC artifact text: '<op> <int> <block>' per line (op 1 = write, 0 = read; one 4 KiB block; time = line index)",
-            Format::Blkparse => "blkparse default text output ('8,0 3 11 0.0095 697 D W 223490 + 56 [proc]'); D events by default",
-            Format::Disksim => "DiskSim ASCII: 'time devno blkno bcount flags' (time in ms, 512-byte sectors, flags bit 0 = read)",
-            Format::Mqsim => "MQSim ASCII: 'time_ns device sector nsectors type' (512-byte sectors, type 0 = write, 1 = read)",
-            Format::Vscsi => "CloudPhysics vscsi binary, v1 (32-byte) or v2 (40-byte) records, version auto-detected",
-            Format::VscsiCsv => "CloudPhysics vscsi CSV: version,time,op,size,lbn (seconds, hex SCSI opcode, bytes, 512-byte sectors)",
-            Format::Alibaba => "Alibaba block CSV: device_id,opcode,offset,length,timestamp (R/W, bytes, microseconds)",
-            Format::Bin => "shingled binary: 32-byte header + 24-byte little-endian records (docs/trace-format.md)",
-        }
-    }
-
     /// Whether the format is binary (not line-oriented text).
     pub const fn is_binary(self) -> bool {
         matches!(self, Format::Vscsi | Format::Bin)
