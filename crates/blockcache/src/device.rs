@@ -131,7 +131,7 @@ fn build_cache(sb: &Superblock, log: &RemovalLog) -> Result<Cache> {
     let bands = match &s.bands {
         Some(cfg) => Some(Arc::new(
             BandMap::build(cfg, ByteSize(sb.backing_blocks * BLOCK as u64))
-                .map_err(|e| invalid("bands", format!("{cfg:?}"), e))?,
+                .map_err(|e| invalid("bands", format!("{cfg:?}"), e.to_string()))?,
         )),
         None => None,
     };

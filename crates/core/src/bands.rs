@@ -45,12 +45,40 @@ impl Default for BandConfig {
     }
 }
 
+/// A band layout that cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BandError {
+    /// A band size below one 4 KiB block.
+    #[error("band {what} {size} is smaller than one 4 KiB block")]
+    TooSmall {
+        /// Which size: `size`, `min`, `max`, `outer size`, `inner size`.
+        what: &'static str,
+        /// The size given.
+        size: ByteSize,
+    },
+    /// A uniform layout whose smallest band is larger than its largest.
+    #[error("band min {min} is larger than max {max}")]
+    MinAboveMax {
+        /// The smallest band size given.
+        min: ByteSize,
+        /// The largest band size given.
+        max: ByteSize,
+    },
+    /// More bands than a band id can number.
+    #[error("{count} bands is more than this build supports")]
+    TooMany {
+        /// Bands the layout would have.
+        count: u64,
+    },
+}
+
 impl BandConfig {
     /// Checks the sizes: every band at least one block, `min <= max`.
-    pub fn validate(&self) -> Result<(), String> {
-        let ok = |b: ByteSize, what: &str| {
+    pub fn validate(&self) -> Result<(), BandError> {
+        let ok = |b: ByteSize, what: &'static str| {
             if b.0 < BLOCK_SIZE {
-                Err(format!("band {what} {b} is smaller than one 4 KiB block"))
+                Err(BandError::TooSmall { what, size: b })
             } else {
                 Ok(())
             }
@@ -61,7 +89,7 @@ impl BandConfig {
                 ok(*min, "min")?;
                 ok(*max, "max")?;
                 if min > max {
-                    return Err(format!("band min {min} is larger than max {max}"));
+                    return Err(BandError::MinAboveMax { min: *min, max: *max });
                 }
                 Ok(())
             }
@@ -104,7 +132,7 @@ enum Kind {
 impl BandMap {
     /// Builds the layout for a drive of `capacity` bytes (rounded up to whole blocks). The last
     /// band may be shorter than the configured size.
-    pub fn build(cfg: &BandConfig, capacity: ByteSize) -> Result<BandMap, String> {
+    pub fn build(cfg: &BandConfig, capacity: ByteSize) -> Result<BandMap, BandError> {
         cfg.validate()?;
         let capacity_blocks = capacity.0.div_ceil(BLOCK_SIZE).max(1);
         let blocks = |b: ByteSize| (b.0 / BLOCK_SIZE).max(1);
@@ -128,7 +156,7 @@ impl BandMap {
         };
         if let Kind::Fixed { count, .. } = &kind {
             if *count > BandId::MAX as u64 {
-                return Err(format!("{count} bands is more than this build supports"));
+                return Err(BandError::TooMany { count: *count });
             }
         }
         Ok(BandMap { kind, capacity_blocks })
@@ -224,6 +252,17 @@ impl BandMap {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn bad_layouts_are_typed_errors_naming_the_size() {
+        let e = BandConfig::Fixed { size: ByteSize(100) }.validate().unwrap_err();
+        assert_eq!(e, BandError::TooSmall { what: "size", size: ByteSize(100) });
+        assert_eq!(e.to_string(), "band size 100B is smaller than one 4 KiB block");
+        let (min, max) = (ByteSize::mb(30), ByteSize::mb(20));
+        let e =
+            BandMap::build(&BandConfig::UniformRandom { min, max, seed: 1 }, ByteSize::gb(1)).unwrap_err();
+        assert_eq!(e, BandError::MinAboveMax { min, max });
+    }
 
     #[test]
     fn fixed_layout() {

@@ -13,7 +13,7 @@ mod size;
 pub mod table;
 mod time;
 
-pub use bands::{BandConfig, BandId, BandMap};
+pub use bands::{BandConfig, BandError, BandId, BandMap};
 pub use rng::SplitMix64;
 pub use size::{ByteSize, SizeError, SizeSpec};
 pub use time::Nanos;

@@ -362,7 +362,7 @@ impl DmSmrConfig {
             }
             _ => {}
         }
-        self.bands.validate().map_err(|reason| invalid("bands", format!("{:?}", self.bands), reason))?;
+        self.bands.validate().map_err(|e| invalid("bands", format!("{:?}", self.bands), e.to_string()))?;
         self.mechanism.validate().map_err(|e| e.within("mechanism"))?;
         if self.mechanism.write_cache.enabled && self.pb_medium == PbMedium::Flash {
             return Err(invalid(
@@ -449,7 +449,7 @@ impl DmSmrConfig {
         let pb = self.resolve_pb(ctx)?;
         self.check_fits(pb.0)?;
         let bands = BandMap::build(&self.bands, self.capacity)
-            .map_err(|reason| invalid("bands", format!("{:?}", self.bands), reason))?;
+            .map_err(|e| invalid("bands", format!("{:?}", self.bands), e.to_string()))?;
         if bands.len() > MAX_BANDS {
             return Err(invalid(
                 "bands",

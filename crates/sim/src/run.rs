@@ -64,7 +64,7 @@ pub fn measure_until(
 ) -> Result<TraceStats, SimError> {
     // A bad band layout is a configuration error, not a trace error (it is checked here because
     // measuring the trace's covered bands is its first use).
-    bands.validate().map_err(|reason| SimError::Config { field: "drive.bands", reason })?;
+    bands.validate().map_err(|e| SimError::Config { field: "drive.bands", reason: e.to_string() })?;
     if let Some(s) = crate::stats_file::load(spec, bands) {
         return Ok(s);
     }
@@ -220,7 +220,7 @@ pub fn footprint_for(
     if needs_footprint(cfg) {
         return measure_until(&cfg.trace, &bands, stop).map(Some);
     }
-    bands.validate().map_err(|reason| SimError::Config { field: "drive.bands", reason })?;
+    bands.validate().map_err(|e| SimError::Config { field: "drive.bands", reason: e.to_string() })?;
     Ok(crate::stats_file::load(&cfg.trace, &bands))
 }
 

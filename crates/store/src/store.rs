@@ -136,6 +136,13 @@ struct DZone {
     last_hcrc: u32,
 }
 
+impl DZone {
+    /// An empty zone after a reset whose journal record has sequence number `min_seq`.
+    fn free(min_seq: u64) -> DZone {
+        DZone { state: ZoneState::Free, pool: 0, written: 0, live: 0, stored: 0, min_seq, last_hcrc: 0 }
+    }
+}
+
 /// Where one record starts: 8 bytes (the paper's record index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RecordIndex {
@@ -393,18 +400,7 @@ impl<D: ZonedDevice> Store<D> {
 
     fn empty(dev: D, info: DeviceInfo, cfg: StoreConfig, super_zone: u64, data_first: u64) -> Self {
         let nr_data = info.nr_zones - data_first;
-        let zones = vec![
-            DZone {
-                state: ZoneState::Free,
-                pool: 0,
-                written: 0,
-                live: 0,
-                stored: 0,
-                min_seq: 0,
-                last_hcrc: 0
-            };
-            nr_data as usize
-        ];
+        let zones = vec![DZone::free(0); nr_data as usize];
         let mut st = Store {
             dev,
             info,

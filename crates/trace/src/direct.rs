@@ -160,7 +160,7 @@ fn bin_stats(
     max_threads: usize,
 ) -> Result<Option<TraceStats>, TraceError> {
     let Some(records) = whole_records(f, path) else { return Ok(None) };
-    bands.validate().map_err(TraceError::Invalid)?;
+    bands.validate().map_err(|e| TraceError::Invalid(e.to_string()))?;
     let threads = (records / RECORDS_PER_THREAD).clamp(1, max_threads as u64) as usize;
     let pieces = records.div_ceil(BIN_PIECE as u64) as usize;
     let init = || BinPart { tally: Tally::default(), filtered: 0, buf: Vec::new(), error: None };
@@ -223,7 +223,7 @@ fn text_stats<F: LineFormat + 'static>(
         };
         starts.push((at + k as u64 + 1).max(*starts.last().unwrap_or(&0)));
     }
-    bands.validate().map_err(TraceError::Invalid)?;
+    bands.validate().map_err(|e| TraceError::Invalid(e.to_string()))?;
     let ends: Vec<u64> = starts.iter().skip(1).copied().chain([size]).collect();
     // Pieces past one that failed need not be read: the first error in file order is reported.
     let failed = AtomicUsize::new(usize::MAX);

@@ -506,7 +506,7 @@ impl Tally {
                 )));
             }
             let map = BandMap::build(bands, ByteSize(capacity_blocks.saturating_mul(BLOCK_SIZE)))
-                .map_err(TraceError::Invalid)?;
+                .map_err(|e| TraceError::Invalid(e.to_string()))?;
             (s.written_bands, s.written_band_bytes) = self.sets.covered_bands(WRITTEN, &map);
             (s.accessed_bands, s.accessed_band_bytes) = self.sets.covered_bands(ACCESSED, &map);
         }
@@ -651,7 +651,7 @@ impl TraceStats {
 /// have no such limit. [`crate::trace_stats_file`] computes the same figures faster for a
 /// file.
 pub fn trace_stats(reader: &mut dyn TraceReader, bands: &BandConfig) -> Result<TraceStats, TraceError> {
-    bands.validate().map_err(TraceError::Invalid)?;
+    bands.validate().map_err(|e| TraceError::Invalid(e.to_string()))?;
     let mut t = Tally::default();
     while let Some(r) = reader.next_request()? {
         t.add(r.time_ns, r.offset, r.op.is_write(), r.len, r.volume);

@@ -234,15 +234,7 @@ impl<D: ZonedDevice> Store<D> {
         self.dev
             .zone_mgmt(ZoneOp::Reset, self.info.zone_start(z), self.info.zone_len(z))
             .map_err(StoreError::dev(format!("resetting zone {z}")))?;
-        self.zones[d] = DZone {
-            state: ZoneState::Free,
-            pool: 0,
-            written: 0,
-            live: 0,
-            stored: 0,
-            min_seq: seq,
-            last_hcrc: 0,
-        };
+        self.zones[d] = DZone::free(seq);
         self.stats.zone_resets += 1;
         Ok(())
     }

@@ -187,15 +187,7 @@ impl<D: ZonedDevice> Store<D> {
                     let zz = rd.u64().map_err(bad)?;
                     let d = zz.checked_sub(self.data_first).filter(|&d| d < self.zones.len() as u64);
                     let d = d.ok_or_else(|| bad(format!("reset of zone {zz}, not a datazone")))? as usize;
-                    self.zones[d] = DZone {
-                        state: ZoneState::Free,
-                        pool: 0,
-                        written: 0,
-                        live: 0,
-                        stored: 0,
-                        min_seq: r.h.seq,
-                        last_hcrc: 0,
-                    };
+                    self.zones[d] = DZone::free(r.h.seq);
                 }
                 t => return Err(bad(format!("{t:?} record in the journal"))),
             }
