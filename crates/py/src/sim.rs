@@ -104,20 +104,20 @@ fn run_many(
         let (cancel, stats) = (&cancel, &stats);
         s.spawn(move || {
             // Measure each distinct trace (and band layout) once, as `run_all` does.
-            let key = |c: &SimConfig| to_json(&(&c.trace, c.drive.bands_or_default()));
+            let all_keys: Vec<String> =
+                configs.iter().map(|c| to_json(&(&c.trace, c.drive.bands_or_default()))).collect();
             let mut keys: Vec<String> = Vec::new();
             let mut distinct: Vec<Option<TraceStats>> = Vec::new();
             let mut which = Vec::with_capacity(configs.len());
-            for c in configs {
-                let k = key(c);
+            for (c, k) in configs.iter().zip(&all_keys) {
+                let k = k.clone();
                 match keys.iter().position(|x| *x == k) {
                     Some(i) => which.push(i),
                     None => {
-                        let alike = configs.iter().filter(|o| key(o) == k);
+                        let mut alike =
+                            configs.iter().zip(&all_keys).filter(|(_, o)| **o == k).map(|(o, _)| o);
                         let footprint = match measure {
-                            Measure::WhenNeeded
-                                if alike.clone().all(|o| !shingled_sim::needs_footprint(o)) =>
-                            {
+                            Measure::WhenNeeded if alike.all(|o| !shingled_sim::needs_footprint(o)) => {
                                 shingled_sim::footprint_for(c, cancel)
                             }
                             _ => shingled_sim::measure_until(&c.trace, &c.drive.bands_or_default(), cancel)
