@@ -712,7 +712,7 @@ fn arc_and_s3fifo_resist_scan_pollution() {
     assert_eq!(hits_of(&S3FifoConfig::default(), c, &ops), 4 + 8 * (rounds - 1));
 }
 
-/// A cache of 2^20 slots or more looks ahead at its next victims (`Policy::peek_victims`,
+/// A cache of `LOOK_AHEAD_MIN_SLOTS` slots or more looks ahead at its next victims (`Policy::peek_victims`,
 /// prefetches only): its LRU must still evict exactly as a literal LRU does.
 #[test]
 fn lru_with_look_ahead_evicts_like_a_literal_lru() {

@@ -462,11 +462,27 @@ impl DmSmrConfig {
     }
 }
 
-/// One PB log entry: the `seq`-th append, holding `block`.
+/// One PB log entry: the `seq`-th append, holding `block`. With [`PbFree::AtHead`] a later
+/// append of the same block marks the entry superseded (the top bit of `seq`), so the log's head
+/// is judged without a map lookup.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     seq: u64,
     block: BlockNo,
+}
+
+/// The flag bit of a superseded [`Entry`] (sequence numbers never reach it).
+const SUPERSEDED: u64 = 1 << 63;
+
+impl Entry {
+    #[inline]
+    fn seq(self) -> u64 {
+        self.seq & !SUPERSEDED
+    }
+    #[inline]
+    fn superseded(self) -> bool {
+        self.seq & SUPERSEDED != 0
+    }
 }
 
 /// A pending run of physically contiguous blocks, issued as one mechanism access.
@@ -578,8 +594,9 @@ impl PbCache {
     }
 }
 
-/// Persistent buffers of at least this many slots (256 MiB) look their log's head up ahead of
-/// cleaning it ([`LOOK_AHEAD`] entries on); smaller ones' maps stay in the CPU's caches.
+/// Persistent buffers of at least this many slots (256 MiB) in [`PbFree::Immediate`] mode look
+/// their log's head up ahead of cleaning it ([`LOOK_AHEAD`] entries on); smaller ones' maps stay
+/// in the CPU's caches. (`AtHead` mode judges its head without the map.)
 const LOOK_AHEAD_MIN_SLOTS: u64 = 1 << 16;
 /// How far ahead in the log.
 const LOOK_AHEAD: usize = 8;
@@ -618,9 +635,14 @@ pub struct DmSmr {
     /// before it exceeds `compact_at`.
     ring: VecDeque<Entry>,
     compact_at: usize,
-    /// Block → sequence number of its latest PB copy. Every entry has a ring entry with the same
-    /// sequence number; the copy may be stale (merged by a cleaning of its band).
+    /// Block → sequence number of its latest PB copy; the copy may be stale (merged by a
+    /// cleaning of its band: then its sequence number is below the band's `cleaned_at`).
+    /// `Immediate`: every entry has a ring entry with the same sequence number. `AtHead`: a stale
+    /// copy may stay after its ring entry has left (removing it there would cost a lookup per
+    /// append); such entries are dropped in bulk once the map holds `purge_at` (`purge_loc`).
     loc: FxHashMap<BlockNo, u64>,
+    /// `AtHead`: the map size at which its stale entries are dropped.
+    purge_at: usize,
     /// Per band: valid PB blocks.
     valid: Vec<u32>,
     /// Per band: copies with a sequence number below this were merged by the last cleaning.
@@ -653,7 +675,14 @@ impl DmSmr {
         // Reserve up front (no growth in the hot path) up to a sane bound; larger PBs grow.
         const RESERVE_CAP: usize = 1 << 22;
         let mut loc = FxHashMap::default();
-        loc.reserve((cap_slots as usize).min(RESERVE_CAP));
+        let purge_at = (2 * cap_slots).max(64) as usize;
+        loc.reserve(
+            match cfg.pb_free {
+                PbFree::AtHead => purge_at,
+                PbFree::Immediate => cap_slots as usize,
+            }
+            .min(RESERVE_CAP),
+        );
         let flash = (cfg.pb_medium == PbMedium::Flash).then(|| {
             let f = &cfg.pb_flash;
             Flash {
@@ -703,6 +732,7 @@ impl DmSmr {
             ring: VecDeque::with_capacity(ring_reserve.min(RESERVE_CAP) + 1),
             compact_at,
             loc,
+            purge_at,
             valid: vec![0; nbands],
             cleaned_at: vec![0; nbands],
             valid_total: 0,
@@ -918,25 +948,31 @@ impl DmSmr {
         loop {
             let head = self.ring.front().copied()?;
             let band = self.bands.band_of(head.block) as usize;
-            if self.cap_slots >= LOOK_AHEAD_MIN_SLOTS {
-                // A PB far larger than the CPU's caches: touch the `loc` entry of a head a few
-                // entries on, so that its miss overlaps with the work until it is reached.
-                if let Some(e) = self.ring.get(LOOK_AHEAD) {
-                    std::hint::black_box(self.loc.get(&e.block));
-                }
-            }
-            // One probe of `loc`: a valid head is cleaned; the latest copy of a block whose band
-            // was cleaned since leaves `loc` with its entry; a superseded one just leaves.
-            let valid = match self.loc.entry(head.block) {
-                std::collections::hash_map::Entry::Occupied(e) if *e.get() == head.seq => {
-                    if head.seq >= self.cleaned_at[band] {
-                        true
-                    } else {
-                        e.remove();
-                        false
+            let valid = if self.free == PbFree::AtHead {
+                // The entry knows whether a later append superseded it; a latest copy whose band
+                // was cleaned since leaves its (stale) `loc` entry for `purge_loc`.
+                !head.superseded() && head.seq() >= self.cleaned_at[band]
+            } else {
+                if self.cap_slots >= LOOK_AHEAD_MIN_SLOTS {
+                    // A PB far larger than the CPU's caches: touch the `loc` entry of a head a
+                    // few entries on, so that its miss overlaps with the work until it is reached.
+                    if let Some(e) = self.ring.get(LOOK_AHEAD) {
+                        std::hint::black_box(self.loc.get(&e.block));
                     }
                 }
-                _ => false,
+                // One probe of `loc`: a valid head is cleaned; the latest copy of a block whose
+                // band was cleaned since leaves `loc` with its entry; a superseded one just leaves.
+                match self.loc.entry(head.block) {
+                    std::collections::hash_map::Entry::Occupied(e) if *e.get() == head.seq() => {
+                        if head.seq() >= self.cleaned_at[band] {
+                            true
+                        } else {
+                            e.remove();
+                            false
+                        }
+                    }
+                    _ => false,
+                }
             };
             if valid {
                 return Some(self.clean(band));
@@ -1026,7 +1062,22 @@ impl DmSmr {
             self.tail_slot = 0;
         }
         self.ring.push_back(Entry { seq, block });
-        self.loc.insert(block, seq);
+        let previous = self.loc.insert(block, seq);
+        if self.free == PbFree::AtHead {
+            // The ring holds consecutive sequence numbers (it only loses its head): mark the
+            // previous copy superseded if it is still in the log.
+            if let Some(old) = previous {
+                let front = self.ring.front().map_or(seq, |e| e.seq());
+                if old >= front {
+                    let i = (old - front) as usize;
+                    debug_assert_eq!(self.ring[i].seq(), old, "the ring's sequence numbers have a gap");
+                    self.ring[i].seq |= SUPERSEDED;
+                }
+            }
+            if self.loc.len() >= self.purge_at {
+                self.purge_loc();
+            }
+        }
         if let Some(ext) = self.extents.as_mut() {
             if !ext.open {
                 ext.open_at(seq);
@@ -1039,6 +1090,15 @@ impl DmSmr {
         if self.free == PbFree::Immediate && self.ring.len() >= self.compact_at {
             self.compact();
         }
+    }
+
+    /// Drops the `loc` entries whose copies have left the log (`AtHead` mode: each was a block's
+    /// latest copy, merged by a cleaning of its band before the head reached it). The entries of
+    /// copies in the log stay, at most `cap_slots` of them, so a purge comes at most once per
+    /// `purge_at − cap_slots` appends.
+    fn purge_loc(&mut self) {
+        let front = self.ring.front().map_or(self.next_seq, |e| e.seq());
+        self.loc.retain(|_, &mut s| s >= front);
     }
 
     /// Drops every stale entry from the ring (Immediate mode only; keeps the order).

@@ -15,7 +15,7 @@ use shingled_trace::Request;
 /// Caches from this many blocks (4 GiB) up have [`Engine::warm`] look requests up ahead: below,
 /// the block table stays in the CPU's caches and the second lookup costs more than it saves
 /// (measured: −8% at 2% caches, +10% at 32 GiB; docs/benchmarks.md).
-pub const WARM_MIN_BLOCKS: u32 = shingled_cache::LOOK_AHEAD_MIN_SLOTS;
+pub const WARM_MIN_BLOCKS: u32 = 1 << 20;
 
 /// How the SSD cache treats reads and writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

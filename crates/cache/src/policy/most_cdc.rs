@@ -38,7 +38,7 @@ pub struct MostCdcConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycle_length: Option<CycleLength>,
     /// CDC's popularity window as a fraction of the cache capacity (Eq. 1's P(x)). Default 0.8;
-    /// (0, 1000].
+    /// (0, 4].
     pub hot_window: f64,
     /// Clean blocks CDC considers from the clean LRU tail. Default 100,000; at least 1.
     pub clean_scan: u64,

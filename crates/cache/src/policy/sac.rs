@@ -62,13 +62,18 @@
 //!
 //! # Cost
 //!
-//! Per request O(1): a block's coldness is tracked incrementally with one global recency list
-//! and a moving cold boundary (blocks only become cold when the clock passes them, and a hit
-//! makes them hot), so every band's ARS and the clean side's cold count are counters, never
-//! walks. A cycle start ranks the candidate bands (O(n log k) for n bands holding dirty blocks,
-//! plus one walk over the candidates' dirty blocks for [`Tbs::Pd`]); the oldest target tail comes
-//! from a lazily updated heap. Memory: 21 bytes per cache slot plus one entry per band holding
-//! dirty blocks.
+//! Per request O(1): a block's coldness is tracked incrementally (blocks only become cold when
+//! the clock passes them, and a hit makes them hot), so every band's ARS and the clean side's
+//! cold count are counters, never walks. The clock's passing is followed on a ring of the slots
+//! accessed at each of the last `hot_window` ticks: the slot accessed at tick `u` turns cold when
+//! the clock reaches `u + hot_window` if `u` is still its latest access. That is a sequential
+//! walk whose per-slot lookups are independent, so they overlap (a global recency list walked
+//! from a cold boundary gives the same set, but as a chain of dependent cache misses, the
+//! bottleneck of large caches). A cycle start ranks the candidate bands (O(n log k) for n bands
+//! holding dirty blocks, plus one walk over the candidates' dirty blocks for [`Tbs::Pd`]); the
+//! oldest target tail comes from a lazily updated heap. Memory: 13 bytes per cache slot, plus 4
+//! bytes per tick of the window (3.2 per slot at the default 0.8), plus one entry per band
+//! holding dirty blocks.
 
 use crate::{
     BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot, SmrCosts, NIL,
@@ -202,7 +207,8 @@ pub struct SacConfig {
     pub batch: u32,
     /// The popularity window of Eq. 1 as a fraction of the cache capacity: a block accessed
     /// within the last `hot_window × capacity` accesses is hot (P = 1). Default 0.8 (the
-    /// artifact's out-of-date threshold); (0, 1000].
+    /// artifact's out-of-date threshold); (0, 4] (the policy keeps 4 bytes per tick of the
+    /// window).
     pub hot_window: f64,
     /// Target band selection strategy (§4.3, §6.4): `ars` (default), `pd` or `ad`.
     pub tbs: Tbs,
@@ -262,12 +268,12 @@ pub(crate) fn check_common(
     if !(1..=4096).contains(&batch) {
         return Err(field_error(policy, "batch", batch, "must be between 1 and 4096"));
     }
-    if !(hot_window.is_finite() && hot_window > 0.0 && hot_window <= 1000.0) {
+    if !(hot_window.is_finite() && hot_window > 0.0 && hot_window <= 4.0) {
         return Err(field_error(
             policy,
             "hot_window",
             hot_window,
-            "must be a fraction of the capacity in (0, 1000]",
+            "must be a fraction of the capacity in (0, 4]",
         ));
     }
     if clean_scan == 0 {
@@ -423,15 +429,19 @@ pub struct Sac {
     /// Clean LRU and per-band dirty lists (a slot is in exactly one).
     links: Links,
     clean: List,
-    /// Global recency list of every cached block, for the cold boundary.
-    glinks: Links,
-    global: List,
     /// Band index of a dirty slot, or [`CLEAN`].
     owner: Vec<u32>,
     /// Slot counted as cold (accessed before the popularity window).
     cold: Vec<bool>,
-    /// The most recent cold slot in `global`, NIL when none is cold.
-    boundary: Slot,
+    /// The slot accessed at tick `u` of the table's clock is at `ticks[u % ticks.len()]`, for
+    /// the last `hot_window + 1` ticks; NIL once the slot has left the cache unjudged.
+    ticks: Vec<Slot>,
+    /// Ticks up to this one have been judged: their slots are cold unless accessed since.
+    cold_until: u64,
+    /// `(cold_until + 1) % ticks.len()`.
+    judge_pos: usize,
+    /// Cached blocks (one per slot in use).
+    cached: u64,
     cold_clean: u64,
     dirty_total: u64,
     bands: Vec<Band>,
@@ -464,14 +474,14 @@ impl Sac {
     pub(crate) fn with_params(capacity: u32, p: Params) -> Self {
         let cap = capacity as usize;
         Sac {
-            p,
             links: Links::with_capacity(cap),
             clean: List::default(),
-            glinks: Links::with_capacity(cap),
-            global: List::default(),
             owner: vec![CLEAN; cap],
             cold: vec![false; cap],
-            boundary: NIL,
+            ticks: vec![NIL; p.hot_window as usize + 1],
+            cold_until: 0,
+            judge_pos: 1 % (p.hot_window as usize + 1),
+            cached: 0,
             cold_clean: 0,
             dirty_total: 0,
             bands: Vec::new(),
@@ -494,6 +504,7 @@ impl Sac {
             evaluations: 0,
             scratch: Vec::new(),
             history: None,
+            p,
         }
     }
 
@@ -594,37 +605,31 @@ impl Sac {
                 }
             }
         }
-        if clean != self.clean.len() as u64
-            || dirty != self.dirty_total
-            || clean + dirty != self.global.len() as u64
-        {
+        if clean != self.clean.len() as u64 || dirty != self.dirty_total || clean + dirty != self.cached {
             return Err(format!(
                 "counts: clean {clean}/{} dirty {dirty}/{}",
                 self.clean.len(),
                 self.dirty_total
             ));
         }
-        // cold flags form a suffix of the global list; the counters agree with them
-        let mut seen_hot = false;
+        // a block is cold iff its latest access is at or before the judged ticks; the counters
+        // agree with the flags
         let mut cc = 0u64;
         let mut per_band: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut prev_stamp = 0u64;
-        for s in self.glinks.iter_back(&self.global) {
-            let st = table.meta(s).last_access;
-            if st < prev_stamp {
-                return Err("global list out of recency order".into());
+        for s in table.used_slots() {
+            let old = table.meta(s).last_access <= self.cold_until;
+            if self.cold[s as usize] != old {
+                return Err(format!(
+                    "slot {s} cold {} but last access {}",
+                    self.cold[s as usize],
+                    table.meta(s).last_access
+                ));
             }
-            prev_stamp = st;
-            if self.cold[s as usize] {
-                if seen_hot {
-                    return Err(format!("cold slot {s} after a hot one"));
-                }
+            if old {
                 match self.owner[s as usize] {
                     CLEAN => cc += 1,
                     o => *per_band.entry(o).or_default() += 1,
                 }
-            } else {
-                seen_hot = true;
             }
         }
         if cc != self.cold_clean {
@@ -768,26 +773,52 @@ impl Sac {
     #[inline]
     fn uncold(&mut self, slot: Slot) {
         if self.cold[slot as usize] {
-            if self.boundary == slot {
-                self.boundary = self.glinks.next(slot).unwrap_or(NIL);
-            }
             self.set_cold(slot, false);
         }
     }
 
-    /// Marks every block accessed before the popularity window cold (amortised O(1): a block
-    /// crosses the boundary once per access).
-    fn refresh_cold(&mut self, table: &BlockTable) {
-        let t = table.clock().saturating_sub(self.p.hot_window);
-        let mut cur = if self.boundary == NIL { self.global.back() } else { self.glinks.prev(self.boundary) };
-        while let Some(s) = cur {
-            if table.meta(s).last_access > t {
-                break;
+    /// Judges the ticks up to `until`: the slot accessed at each turns cold if that was its
+    /// latest access (a slot that left the cache unjudged was taken off the ring, and a reused
+    /// one has a later access). Amortised O(1): one tick per access.
+    #[inline]
+    fn judge_ticks(&mut self, table: &BlockTable, until: u64) {
+        /// Ticks ahead whose slot's state is prefetched, so that the lookups overlap.
+        const AHEAD: usize = 16;
+        let n = self.ticks.len();
+        while self.cold_until < until {
+            let u = self.cold_until + 1;
+            self.cold_until = u;
+            let pos = self.judge_pos;
+            self.judge_pos = if pos + 1 == n { 0 } else { pos + 1 };
+            if AHEAD < n {
+                let a = if pos + AHEAD >= n { pos + AHEAD - n } else { pos + AHEAD };
+                let ahead = self.ticks[a];
+                if ahead != NIL {
+                    table.prefetch_meta(ahead);
+                    shingled_core::mem::prefetch(&self.owner, ahead as usize);
+                }
             }
-            self.set_cold(s, true);
-            self.boundary = s;
-            cur = self.glinks.prev(s);
+            let s = self.ticks[pos];
+            if s != NIL && table.meta(s).last_access == u {
+                debug_assert!(table.is_used(s) && !self.cold[s as usize], "slot {s} judged twice");
+                self.set_cold(s, true);
+            }
         }
+    }
+
+    /// Marks every block accessed before the popularity window cold.
+    fn refresh_cold(&mut self, table: &BlockTable) {
+        self.judge_ticks(table, table.clock().saturating_sub(self.p.hot_window));
+    }
+
+    /// Records the access at the table's current tick to `slot`, first judging the tick whose
+    /// place in the ring it takes.
+    #[inline]
+    fn record_tick(&mut self, table: &BlockTable, slot: Slot) {
+        let t = table.clock();
+        let n = self.ticks.len() as u64;
+        self.judge_ticks(table, t.saturating_sub(n));
+        self.ticks[(t % n) as usize] = slot;
     }
 
     // ---- cycles -----------------------------------------------------------------------------
@@ -1026,7 +1057,8 @@ impl Policy for Sac {
 
     #[inline]
     fn on_insert(&mut self, table: &BlockTable, slot: Slot) {
-        self.glinks.push_front(&mut self.global, slot);
+        self.record_tick(table, slot);
+        self.cached += 1;
         self.cold[slot as usize] = false;
         let m = table.meta(slot);
         if m.dirty {
@@ -1041,7 +1073,7 @@ impl Policy for Sac {
     #[inline]
     fn on_hit(&mut self, table: &BlockTable, slot: Slot, became_dirty: bool) {
         self.uncold(slot);
-        self.glinks.move_to_front(&mut self.global, slot);
+        self.record_tick(table, slot);
         match self.owner[slot as usize] {
             CLEAN if became_dirty => {
                 self.links.remove(&mut self.clean, slot);
@@ -1082,7 +1114,15 @@ impl Policy for Sac {
     #[inline]
     fn on_remove(&mut self, table: &BlockTable, slot: Slot) {
         self.uncold(slot);
-        self.glinks.remove(&mut self.global, slot);
+        self.cached -= 1;
+        let u = table.meta(slot).last_access;
+        if u > self.cold_until {
+            // Its latest access is still to be judged: the ring must not judge it after the
+            // slot has left (nor when a later block reuses it).
+            let at = (u % self.ticks.len() as u64) as usize;
+            debug_assert_eq!(self.ticks[at], slot);
+            self.ticks[at] = NIL;
+        }
         match self.owner[slot as usize] {
             CLEAN => self.links.remove(&mut self.clean, slot),
             i => {
@@ -1095,7 +1135,7 @@ impl Policy for Sac {
     fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         self.links.heap_bytes()
-            + self.glinks.heap_bytes()
+            + self.ticks.capacity() * size_of::<Slot>()
             + self.owner.capacity() * size_of::<u32>()
             + self.cold.capacity()
             + self.bands.capacity() * size_of::<Band>()
