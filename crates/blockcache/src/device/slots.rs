@@ -22,8 +22,8 @@ pub(super) enum SlotState {
     Pending,
 }
 
-/// The devices and the slot bookkeeping, apart from the controller (so that an [`Io`](shingled_sim::controller::Io) can
-/// borrow it while the controller runs).
+/// The devices and the slot bookkeeping, apart from the controller (so that an
+/// [`Io`](shingled_sim::controller::Io) can borrow it while the controller runs).
 pub(super) struct Core<C, B> {
     pub(super) cache: C,
     pub(super) backing: B,
