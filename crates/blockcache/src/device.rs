@@ -26,10 +26,10 @@ const RECORD_CHUNK: u64 = 64;
 /// [`BlockDevice`] of the backing device's capacity.
 ///
 /// Every block of a request goes through [`Controller::block`], the simulator's per-block
-/// decisions, with the policy named at format; an [`Io`] implementation moves the bytes. Flush
-/// is the durability barrier: after [`BlockDevice::flush`] returns, every write acknowledged
-/// before it survives a power cut of either device. Dropping the device without a flush is a
-/// power cut.
+/// decisions, with the policy named at format; an [`Io`](shingled_sim::controller::Io)
+/// implementation moves the bytes. Flush is the durability barrier: after
+/// [`BlockDevice::flush`] returns, every write acknowledged before it survives a power cut of
+/// either device. Dropping the device without a flush is a power cut.
 pub struct CachedDevice<C: BlockDevice, B: BlockDevice> {
     ctl: Controller,
     core: Core<C, B>,

@@ -91,7 +91,8 @@ impl<D: ZonedDevice> StoreFront<D> {
 
     /// Opens every device read-only ([`Store::open_read_only`]: recovery into memory, nothing
     /// written), then rebuilds the chunk → drive map. Reads, listings and fsck work; the calls
-    /// that change a drive fail with [`StoreError::ReadOnly`] (as [`FrontError::Drive`]).
+    /// that change a drive fail with [`StoreError::ReadOnly`](crate::StoreError::ReadOnly) (as
+    /// [`FrontError::Drive`]).
     pub fn open_read_only(devs: Vec<D>, cfg: StoreConfig) -> FrontResult<Self> {
         let stores = devs
             .into_iter()

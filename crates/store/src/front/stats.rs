@@ -16,8 +16,8 @@ pub struct FrontDriveStats {
     pub bytes_read: u64,
     /// Free datazones now.
     pub free_zones: u64,
-    /// The drive's [`Store::stats`] (chunks, live bytes, device bytes written, zone census,
-    /// GC bytes migrated and zones reclaimed, …).
+    /// The drive's [`Store::stats`](crate::Store::stats) (chunks, live bytes, device bytes
+    /// written, zone census, GC bytes migrated and zones reclaimed, …).
     #[serde(flatten, serialize_with = "front_store_fields")]
     pub store: StoreStats,
 }

@@ -138,7 +138,7 @@ pub(super) fn read_super<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64)
     Ok(sup)
 }
 
-/// What [`Store::format`] wrote into a device's superzone record (docs/store-format.md).
+/// What [`Store::format`](crate::Store::format) wrote into a device's superzone record (docs/store-format.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredFormat {
     /// Format version.
@@ -152,7 +152,7 @@ pub struct StoredFormat {
 }
 
 /// Reads the superzone record of a formatted device without opening the store, so a tool
-/// can reopen a store with the pools and placement it was formatted with ([`Store::open`]
+/// can reopen a store with the pools and placement it was formatted with ([`Store::open`](crate::Store::open)
 /// takes them from the caller). A device without a valid superzone header is
 /// [`StoreError::NotFormatted`]; a payload failing its CRC is [`StoreError::CorruptMeta`].
 pub fn read_format<D: ZonedDevice>(dev: &mut D) -> Result<StoredFormat> {
