@@ -3,7 +3,7 @@
 //! device that is a file, a block device, or a translation layer's file (`shingled stl format`,
 //! recognised by its magic and opened as a [`Stl`]).
 
-use crate::device::scan;
+use crate::device::open::scan;
 use crate::layout::MAGIC;
 use crate::{CacheOptions, CachedDevice, Inspection};
 use shingled_stl::invalid;

@@ -1,6 +1,6 @@
 //! A read-only look at a cache device's metadata: what `shingled cache check` and `stats` print.
 
-use crate::device::scan;
+use crate::device::open::scan;
 use crate::layout::State;
 use crate::CacheSetup;
 use serde::{Deserialize, Serialize};

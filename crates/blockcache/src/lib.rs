@@ -224,7 +224,7 @@ impl CacheSetup {
     /// A setup in `mode` with the policy named `policy` (a name, an alias such as `pore-bl`, or
     /// `name:field=value,…`).
     pub fn new(mode: Mode, policy: &str) -> std::result::Result<CacheSetup, PolicyError> {
-        Ok(CacheSetup { mode, policy: policy.parse().map_err(PolicyError::Spec)?, ..CacheSetup::default() })
+        Ok(CacheSetup { mode, policy: policy.parse()?, ..CacheSetup::default() })
     }
 }
 

@@ -1,6 +1,6 @@
 //! Loss of the cache device: which blocks the backing device alone does not hold.
 
-use crate::device::scan;
+use crate::device::open::scan;
 use crate::layout::State;
 use shingled_stl::invalid;
 use shingled_stl::{BlockDevice, Result};

@@ -34,7 +34,7 @@ pub type Slot = u32;
 
 pub use cache::{Cache, LOOK_AHEAD_MIN_SLOTS};
 pub use list::{Links, List, NIL};
-pub use pb_length::PbLength;
+pub use pb_length::{PbLength, PbLengthError};
 pub use policy::interface::{Policy, PolicyContext, PolicyError, SmrCosts};
 pub use registry::{PolicyBuilder, PolicyConfig, ALIASES};
 pub use table::{BlockMeta, BlockTable};

@@ -81,13 +81,23 @@ impl fmt::Display for PbLength {
     }
 }
 
+/// A [`PbLength`] given as text that is none of its forms.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid length {text:?}: {reason}; use blocks (6731), a size (20GiB), or a PB multiple (1pb, 50%, 1/2)"
+)]
+pub struct PbLengthError {
+    /// The text given.
+    pub text: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
 impl FromStr for PbLength {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = PbLengthError;
+    fn from_str(s: &str) -> Result<Self, PbLengthError> {
         let t = s.trim().to_ascii_lowercase();
-        let bad = |why: &str| {
-            format!("invalid length {s:?}: {why}; use blocks (6731), a size (20GiB), or a PB multiple (1pb, 50%, 1/2)")
-        };
+        let bad = |why: &str| PbLengthError { text: s.into(), reason: why.into() };
         if let Some(m) =
             t.strip_suffix("xpb").or_else(|| t.strip_suffix("pb")).or_else(|| t.strip_suffix('x'))
         {
@@ -148,6 +158,11 @@ mod tests {
             let json = serde_json::to_string(&want).unwrap();
             assert_eq!(serde_json::from_str::<PbLength>(&json).unwrap(), want, "{json}");
         }
+        assert_eq!(
+            "zpb".parse::<PbLength>().unwrap_err().to_string(),
+            "invalid length \"zpb\": not a number before pb/x; use blocks (6731), a size (20GiB), or a PB \
+             multiple (1pb, 50%, 1/2)"
+        );
         for bad in ["", "abc", "1000B", "xpb"] {
             assert!(bad.parse::<PbLength>().is_err(), "{bad}");
         }

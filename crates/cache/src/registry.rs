@@ -126,11 +126,11 @@ fn param_value(v: &str) -> serde_json::Value {
 }
 
 impl std::str::FromStr for PolicyConfig {
-    type Err = String;
+    type Err = PolicyError;
     /// `name` (default configuration), an alias such as `pore-cf`, or
     /// `name:field=value,field=value` setting fields of the policy's configuration
     /// (e.g. `pore:scheme=pf,zone_size=10MiB`).
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, PolicyError> {
         let s = s.trim();
         let expanded = ALIASES.iter().find(|(a, _)| *a == s).map(|(_, e)| *e).unwrap_or(s);
         let (name, params) = match expanded.split_once(':') {
@@ -138,20 +138,21 @@ impl std::str::FromStr for PolicyConfig {
             None => (expanded, ""),
         };
         if PolicyConfig::default_for(name).is_none() {
-            return Err(format!(
+            return Err(PolicyError::Spec(format!(
                 "unknown policy {s:?}; known policies: {}",
                 PolicyConfig::all_names().join(", ")
-            ));
+            )));
         }
         let mut map = serde_json::Map::new();
         map.insert("policy".into(), name.into());
         for kv in params.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| format!("policy {s:?}: parameter {kv:?} is not field=value"))?;
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                PolicyError::Spec(format!("policy {s:?}: parameter {kv:?} is not field=value"))
+            })?;
             map.insert(k.trim().to_string(), param_value(v.trim()));
         }
-        serde_json::from_value(serde_json::Value::Object(map)).map_err(|e| format!("policy {s:?}: {e}"))
+        serde_json::from_value(serde_json::Value::Object(map))
+            .map_err(|e| PolicyError::Spec(format!("policy {s:?}: {e}")))
     }
 }
 
@@ -164,12 +165,15 @@ mod tests {
         assert_eq!("lru".parse::<PolicyConfig>().unwrap(), PolicyConfig::default());
         let p: PolicyConfig = "lru:batch=64".parse().unwrap();
         assert_eq!(p, PolicyConfig::Lru(LruConfig { batch: 64 }));
-        let e = "lru:bogus=1".parse::<PolicyConfig>().unwrap_err();
+        let e = "lru:bogus=1".parse::<PolicyConfig>().unwrap_err().to_string();
         assert!(e.contains("bogus"), "{e}");
-        let e = "lru:batch".parse::<PolicyConfig>().unwrap_err();
+        let e = "lru:batch".parse::<PolicyConfig>().unwrap_err().to_string();
         assert!(e.contains("field=value"), "{e}");
-        let e = "nope".parse::<PolicyConfig>().unwrap_err();
+        let e = "nope".parse::<PolicyConfig>().unwrap_err().to_string();
         assert!(e.contains("lru"), "{e}");
+        let e = "lru:batch".parse::<PolicyConfig>().unwrap_err();
+        assert!(matches!(e, PolicyError::Spec(_)), "{e:?}");
+        assert_eq!(e.to_string(), r#"policy "lru:batch": parameter "batch" is not field=value"#);
     }
 
     /// Every registered name parses to its policy (by name, by config-file tag and by

@@ -645,7 +645,7 @@ fn registered_with_names_and_parameters() {
     let json = serde_json::to_string(&p).unwrap();
     assert!(json.contains("\"small_ratio\":0.25") && json.contains("\"move_threshold\":2"), "{json}");
     for bad in ["fifo:batch=2", "arc:p=1", "s3-fifo:bogus=1"] {
-        let e = bad.parse::<PolicyConfig>().unwrap_err();
+        let e = bad.parse::<PolicyConfig>().unwrap_err().to_string();
         assert!(e.contains("unknown field"), "{bad}: {e}");
     }
     let e = "s3-fifo:small_ratio=1.5".parse::<PolicyConfig>().unwrap().build(&ctx(4)).err().unwrap();

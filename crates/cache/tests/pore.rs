@@ -561,7 +561,7 @@ fn configuration_parses_validates_and_round_trips() {
     let period = |s: &str| match s.parse::<PolicyConfig>() {
         Ok(PolicyConfig::Pore(c)) => Ok(c.period),
         Ok(_) => panic!(),
-        Err(e) => Err(e),
+        Err(e) => Err(e.to_string()),
     };
     assert_eq!(period("pore:period=6731"), Ok(PorePeriod::Blocks(6731)));
     assert_eq!(period("pore:period=8blocks"), Ok(PorePeriod::Blocks(8)));

@@ -642,9 +642,9 @@ fn configuration_parsing_and_errors() {
     assert!(
         matches!(p, PolicyConfig::MostCdc(ref m) if m.comparator == Comparator::Recency && m.cycle_length == Some(CycleLength::OfPb(1.0)))
     );
-    let e = "sac:cycle_length=0.5".parse::<PolicyConfig>().unwrap_err();
+    let e = "sac:cycle_length=0.5".parse::<PolicyConfig>().unwrap_err().to_string();
     assert!(e.contains("0.5pb"), "{e}");
-    let e = "sac:bogus=1".parse::<PolicyConfig>().unwrap_err();
+    let e = "sac:bogus=1".parse::<PolicyConfig>().unwrap_err().to_string();
     assert!(e.contains("bogus"), "{e}");
 
     // validation

@@ -7,14 +7,12 @@ use crate::plot;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::Serialize;
 use shingled_bench::Series;
 use shingled_core::{BandConfig, ByteSize, SizeSpec};
 use shingled_device::{BuildContext, DmSmrConfig, DriveConfig};
 use shingled_probe::{
-    detect_bands, detect_pb, detected_drive_config, fit_band_layout, BandProbeConfig, BandReport,
-    DeviceOptions, DeviceTarget, HiddenDrive, HiddenSpec, ModelTarget, NoiseConfig, Noisy, PbProbeConfig,
-    PbReport, ProbeTarget, Progress,
+    detect_bands, detect_pb, BandProbeConfig, BandReport, DeviceOptions, DeviceTarget, Found, HiddenDrive,
+    HiddenSpec, ModelTarget, NoiseConfig, Noisy, PbProbeConfig, PbReport, ProbeTarget, Progress,
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -272,17 +270,6 @@ impl Bars {
     }
 }
 
-/// Everything a run found, for `--output json`.
-#[derive(Serialize)]
-struct Found<'a> {
-    target: String,
-    pb: Option<&'a PbReport>,
-    bands: Option<&'a BandReport>,
-    layout: Option<&'a BandConfig>,
-    drive: &'a DriveConfig,
-    hidden: Option<&'a HiddenDrive>,
-}
-
 /// Parses `--targets`: byte sizes or percentages of `capacity`.
 fn parse_targets(items: &[String], count: u32, capacity: u64) -> Result<Vec<u64>> {
     if items.is_empty() {
@@ -330,7 +317,7 @@ pub fn run(a: ProbeCmd) -> Result<()> {
     let capacity = o.target.capacity();
     let read_size = match &a.read_size {
         Some(r) => size("read-size", r)?,
-        None if o.scaled_defaults => 32 << 10,
+        None if o.scaled_defaults => HiddenDrive::READ_SIZE,
         None => 1 << 20,
     };
     let mut bars = Bars::new();
@@ -380,46 +367,37 @@ pub fn run(a: ProbeCmd) -> Result<()> {
     };
     bars.bar.finish_and_clear();
 
-    let layout = bands.as_ref().and_then(|b| fit_band_layout(b, capacity));
-    let drive = detected_drive_config(&o.base, capacity, pb.as_ref().map(|r| r.pb_bytes), layout.clone());
+    let found = Found::new(o.target.as_ref(), &o.base, pb, bands, o.hidden.take());
+    let (pb, bands, layout, drive) =
+        (found.pb.as_ref(), found.bands.as_ref(), found.layout.as_ref(), &found.drive);
 
     if let Some(dir) = &a.csv_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        if let Some(r) = &pb {
+        if let Some(r) = pb {
             write_file(&dir.join("pb_iops.csv"), &r.iops_csv())?;
         }
-        if let Some(b) = &bands {
+        if let Some(b) = bands {
             write_file(&dir.join("bands_reads.csv"), &b.reads_csv())?;
             write_file(&dir.join("bands_found.csv"), &b.bands_csv())?;
         }
     }
     if let Some(dir) = &a.png_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        plots(dir, pb.as_ref(), bands.as_ref())?;
+        plots(dir, pb, bands)?;
     }
     if let Some(f) = &a.drive_file {
         let text = format!(
             "# Detected by `shingled probe` on {}.\n# Load with `shingled sim --drive-file {}`.\n{}",
             o.target.describe(),
             f.display(),
-            toml::to_string_pretty(&drive).context("serializing the detected drive")?
+            toml::to_string_pretty(drive).context("serializing the detected drive")?
         );
         write_file(f, &text)?;
     }
 
     let text = match a.output {
-        ProbeOutput::Json => {
-            let found = Found {
-                target: o.target.describe(),
-                pb: pb.as_ref(),
-                bands: bands.as_ref(),
-                layout: layout.as_ref(),
-                drive: &drive,
-                hidden: o.hidden.as_ref(),
-            };
-            serde_json::to_string_pretty(&found)? + "\n"
-        }
-        ProbeOutput::Table => table(&o, pb.as_ref(), bands.as_ref(), layout.as_ref(), block_size),
+        ProbeOutput::Json => serde_json::to_string_pretty(&found)? + "\n",
+        ProbeOutput::Table => table(&o, found.hidden.as_ref(), pb, bands, layout, block_size),
     };
     print!("{text}");
     Ok(())
@@ -427,6 +405,7 @@ pub fn run(a: ProbeCmd) -> Result<()> {
 
 fn table(
     o: &Opened,
+    hidden: Option<&HiddenDrive>,
     pb: Option<&PbReport>,
     bands: Option<&BandReport>,
     layout: Option<&BandConfig>,
@@ -481,7 +460,7 @@ fn table(
     if let Some(l) = layout {
         s += &format!("band layout: {}\n", describe_layout(l));
     }
-    if let Some(h) = &o.hidden {
+    if let Some(h) = hidden {
         s += &format!("hidden drive: {}\n", h.describe());
         if let Some(r) = pb {
             let e = h.expected_pb(block_size);

@@ -7,7 +7,8 @@
 //! or torn at a 512-byte boundary (`Survivors::None` / `All` / `Random`). A kill alone would not
 //! do: the page cache of a real file system keeps a killed process's writes.
 //!
-//! What counts as acknowledged (crates/cli/src/store_cmd.rs, crates/store/src/store.rs):
+//! What counts as acknowledged (crates/cli/src/store_cmd/put.rs and chunks.rs,
+//! crates/store/src/store.rs):
 //!
 //! - `store put` prints a chunk's id after `Store::seal`, which is durable when it returns
 //!   (data included), or with `--no-seal` (a fifth of the puts) after a sync: every id printed

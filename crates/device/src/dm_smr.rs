@@ -160,14 +160,15 @@ pub enum PbMedium {
 macro_rules! text_names {
     ($ty:ident, $what:literal, $($variant:ident = $name:literal),+) => {
         impl std::str::FromStr for $ty {
-            type Err = String;
-            fn from_str(s: &str) -> std::result::Result<Self, String> {
+            type Err = DeviceError;
+            fn from_str(s: &str) -> std::result::Result<Self, DeviceError> {
                 match s.trim() {
                     $($name => Ok($ty::$variant),)+
-                    other => Err(format!(
-                        concat!("unknown ", $what, " {:?} (", text_names!(@list $($name),+), ")"),
-                        other
-                    )),
+                    other => Err(DeviceError::UnknownName {
+                        what: $what,
+                        name: other.into(),
+                        expected: text_names!(@list $($name),+),
+                    }),
                 }
             }
         }
@@ -1297,6 +1298,25 @@ impl Drive for DmSmr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn setting_names_round_trip_and_an_unknown_one_is_named() {
+        for f in [PbFlavour::AppendOnly, PbFlavour::InPlace] {
+            assert_eq!(f.to_string().parse::<PbFlavour>().unwrap(), f);
+        }
+        assert_eq!(
+            "log".parse::<PbFlavour>().unwrap_err().to_string(),
+            r#"unknown PB flavour "log" (append-only or in-place)"#
+        );
+        assert_eq!(
+            "later".parse::<PbFree>().unwrap_err().to_string(),
+            r#"unknown PB free mode "later" (immediate or at-head)"#
+        );
+        assert_eq!(
+            "tape".parse::<PbMedium>().unwrap_err().to_string(),
+            r#"unknown PB medium "tape" (disk or flash)"#
+        );
+    }
 
     fn tiny(flavour: PbFlavour, free: PbFree) -> DmSmr {
         let cfg = DmSmrConfig {

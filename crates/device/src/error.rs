@@ -56,6 +56,17 @@ pub enum DeviceError {
         /// Capacity of the drive in 4 KiB blocks.
         capacity_blocks: u64,
     },
+    /// A name given as text that is none of a setting's names (`FromStr` of [`crate::PbFlavour`],
+    /// [`crate::PbFree`] and [`crate::PbMedium`]).
+    #[error("unknown {what} {name:?} ({expected})")]
+    UnknownName {
+        /// What the name was for, e.g. `PB flavour`.
+        what: &'static str,
+        /// The name given.
+        name: String,
+        /// The known names, e.g. `append-only or in-place`.
+        expected: &'static str,
+    },
     /// No drive profile has this name.
     #[error("unknown drive profile {name:?} (known: {known})")]
     UnknownProfile {

@@ -183,6 +183,10 @@ fn pick<T>(rng: &mut impl Rng, p: Option<f64>, yes: T, no: T, base: T) -> T {
 }
 
 impl HiddenDrive {
+    /// The band probe's read size on a drawn drive: SAC reads 1 MiB, the drawn bands are
+    /// scaled down like everything else.
+    pub const READ_SIZE: u64 = 32 << 10;
+
     /// Draws a drive from `spec` with `seed`.
     pub fn draw(spec: &HiddenSpec, seed: u64) -> Result<HiddenDrive> {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0x41dd_e4d5);

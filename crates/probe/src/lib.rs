@@ -13,7 +13,8 @@
 //!   cleaned bands read with constantly low latency, and the lengths of those runs are band
 //!   sizes. Several targets give a profile over the LBA range.
 //! - [`fit_band_layout`] and [`detected_drive_config`] turn the results into a
-//!   [`shingled_device::DriveConfig`] the simulator loads.
+//!   [`shingled_device::DriveConfig`] the simulator loads; [`Found`] holds a run's reports with
+//!   both (the JSON `shingled probe` prints).
 //!
 //! The analysis is pure functions over series, tested on hand-made ones ([`find_knee`],
 //! [`split_threshold`], [`low_runs`], [`rolling_median`]); the procedures drive any
@@ -50,6 +51,7 @@ mod bands;
 mod detect;
 mod device;
 mod error;
+mod found;
 mod hidden;
 mod noisy;
 mod pb;
@@ -61,6 +63,7 @@ pub use bands::{detect_bands, BandProbeConfig, BandReport, BandSample, DetectedB
 pub use detect::{find_knee, low_runs, rolling_median, split_threshold, Cliff, CliffParams, Knee, Run};
 pub use device::{DeviceOptions, DeviceTarget};
 pub use error::{ProbeError, Result};
+pub use found::Found;
 pub use hidden::{HiddenBands, HiddenDrive, HiddenSpec};
 pub use noisy::{NoiseConfig, Noisy};
 pub use pb::{detect_pb, IopsWindow, PbProbeConfig, PbReport};

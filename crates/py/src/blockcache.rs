@@ -74,8 +74,8 @@ impl BlockCache {
         band_size: Option<u64>,
         force: bool,
     ) -> PyResult<BlockCache> {
-        let mode: Mode = mode.parse().map_err(BlockCacheError::new_err)?;
-        let policy: PolicyConfig = policy.parse().map_err(BlockCacheError::new_err)?;
+        let mode = mode.parse::<Mode>().map_err(|e| BlockCacheError::new_err(e.to_string()))?;
+        let policy = policy.parse::<PolicyConfig>().map_err(|e| BlockCacheError::new_err(e.to_string()))?;
         let opts = CacheOptions {
             setup: CacheSetup {
                 mode,

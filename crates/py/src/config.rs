@@ -107,7 +107,7 @@ pub(crate) fn policies() -> Vec<&'static str> {
 /// A policy given as `name` or `name:field=value,…`, as its JSON table.
 #[pyfunction]
 pub(crate) fn parse_policy(spec: &str) -> PyResult<String> {
-    spec.parse::<PolicyConfig>().map(|p| to_json(&p)).map_err(PolicyError::new_err)
+    spec.parse::<PolicyConfig>().map(|p| to_json(&p)).map_err(|e| PolicyError::new_err(e.to_string()))
 }
 
 /// Drive profile names.

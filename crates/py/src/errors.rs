@@ -44,6 +44,13 @@ create_exception!(
 );
 create_exception!(
     shingled,
+    ProbeError,
+    ShingledError,
+    "A PB-capacity or band probe failed (shingled_probe::ProbeError): an unknown drive profile or one \
+     without a persistent buffer, a parameter out of bounds, no cliff or no band found."
+);
+create_exception!(
+    shingled,
     ZonedError,
     StoreError,
     "The zoned device under a chunk store failed (shingled_zoned::ZonedError): a file that is not \
@@ -97,4 +104,8 @@ pub(crate) fn front_err(e: FrontError) -> PyErr {
         FrontError::NoSuchChunk(_) => NoSuchChunk::new_err(msg),
         _ => StoreError::new_err(msg),
     }
+}
+
+pub(crate) fn probe_err(e: shingled_probe::ProbeError) -> PyErr {
+    ProbeError::new_err(e.to_string())
 }

@@ -6,8 +6,9 @@
 //! the GIL and stay interruptible (see [`sim`]).
 //!
 //! One module per topic: [`errors`] (the exceptions), [`config`], [`sim`], [`trace`], the chunk
-//! store ([`store`] over [`chunks`]), its benches ([`bench`]), the translation layers ([`stl`])
-//! and the block cache ([`blockcache`], both over [`device`]). This file registers them.
+//! store ([`store`] over [`chunks`]), its benches ([`bench`]), the translation layers ([`stl`]),
+//! the block cache ([`blockcache`], both over [`device`]) and the drive probes ([`probe`]). This
+//! file registers them.
 
 use pyo3::prelude::*;
 
@@ -17,6 +18,7 @@ mod chunks;
 mod config;
 mod device;
 mod errors;
+mod probe;
 mod sim;
 mod stl;
 mod store;
@@ -42,6 +44,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
     m.add("CorruptionError", py.get_type::<CorruptionError>())?;
     m.add("ZonedError", py.get_type::<ZonedError>())?;
+    m.add("ProbeError", py.get_type::<ProbeError>())?;
     m.add("PROGRESS_EVERY", shingled_sim::PROGRESS_EVERY)?;
     m.add("RECORD_BYTES", trace::RECORD)?;
     m.add_class::<trace::Reader>()?;
@@ -78,5 +81,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace::mix, m)?)?;
     m.add_function(wrap_pyfunction!(bench::store_benches, m)?)?;
     m.add_function(wrap_pyfunction!(bench::store_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(probe::probe, m)?)?;
     Ok(())
 }

@@ -331,7 +331,7 @@ def test_store_front_three_drives_in_memory():
         for k in range(1, 11):  # each chunk gets its bytes before the next is placed
             ids.append(f.create(bytes(23) + bytes([k])))
             f.append(ids[-1], pattern(k, k * 1000))
-        # placement worked out by hand in crates/store/src/front.rs (three_drives_ten_chunks_…)
+        # placement worked out by hand in crates/store/src/front/tests.rs (three_drives_ten_chunks_…)
         assert [f.drive_of(c) for c in ids] == [2, 1, 0, 2, 1, 0, 2, 1, 0, 2]
         s = f.stats()
         assert [d["live_bytes"] for d in s["drives"]] == [18_000, 15_000, 22_000]

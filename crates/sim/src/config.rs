@@ -2,6 +2,7 @@
 //! flags alike.
 
 use crate::engine::{IoUnit, Mode, Replay};
+use crate::error::ParseError;
 use serde::{Deserialize, Deserializer, Serialize};
 use shingled_cache::PolicyConfig;
 use shingled_core::{ByteSize, SizeSpec};
@@ -75,23 +76,21 @@ pub enum Warmup {
 }
 
 impl std::str::FromStr for Warmup {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         let t = s.trim();
         match t {
             "none" => Ok(Warmup::None),
             "cache-full" => Ok(Warmup::CacheFull),
             _ => {
                 if let Some(p) = t.strip_suffix('%') {
-                    let f: f64 = p.parse().map_err(|_| format!("invalid warm-up {s:?}"))?;
+                    let f: f64 = p.parse().map_err(|_| ParseError::WarmupPercent(s.into()))?;
                     if !(0.0..100.0).contains(&f) {
-                        return Err(format!("warm-up {s:?} must be in [0%, 100%)"));
+                        return Err(ParseError::WarmupRange(s.into()));
                     }
                     return Ok(Warmup::Fraction(f / 100.0));
                 }
-                t.parse::<u64>().map(Warmup::Requests).map_err(|_| {
-                    format!("invalid warm-up {s:?}: use none, cache-full, a request count or a percentage")
-                })
+                t.parse::<u64>().map(Warmup::Requests).map_err(|_| ParseError::Warmup(s.into()))
             }
         }
     }
@@ -365,6 +364,27 @@ pub fn toml_error(text: &str, e: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// clap and Python print these messages; they are the ones the parsers gave as strings.
+    #[test]
+    fn text_errors_say_what_was_given_and_what_is_allowed() {
+        let e = |r: Result<(), ParseError>| r.unwrap_err().to_string();
+        assert_eq!(
+            e("rw".parse::<Mode>().map(drop)),
+            r#"unknown mode "rw"; use read-write, write-only, read-only or write-cache"#
+        );
+        assert_eq!(e("page".parse::<IoUnit>().map(drop)), r#"unknown I/O unit "page"; use request or block"#);
+        assert_eq!(
+            e("sideways".parse::<Replay>().map(drop)),
+            r#"unknown replay "sideways"; use closed or open"#
+        );
+        assert_eq!(e("x%".parse::<Warmup>().map(drop)), r#"invalid warm-up "x%""#);
+        assert_eq!(e("100%".parse::<Warmup>().map(drop)), r#"warm-up "100%" must be in [0%, 100%)"#);
+        assert_eq!(
+            e("soon".parse::<Warmup>().map(drop)),
+            r#"invalid warm-up "soon": use none, cache-full, a request count or a percentage"#
+        );
+    }
 
     #[test]
     fn warmup_is_a_count_a_word_or_a_percentage_and_a_bad_one_is_named() {

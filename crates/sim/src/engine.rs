@@ -4,6 +4,7 @@
 //! SMaRT §5.5.1 measures them).
 
 use crate::controller::{Controller, Io};
+use crate::error::ParseError;
 use crate::histogram::Histogram;
 use crate::metrics::Counters;
 use serde::{Deserialize, Serialize};
@@ -59,11 +60,9 @@ impl Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Mode::ALL.iter().find(|(_, n)| *n == s).map(|(m, _)| *m).ok_or_else(|| {
-            format!("unknown mode {s:?}; use read-write, write-only, read-only or write-cache")
-        })
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        Mode::ALL.iter().find(|(_, n)| *n == s).map(|(m, _)| *m).ok_or_else(|| ParseError::Mode(s.into()))
     }
 }
 
@@ -81,12 +80,12 @@ pub enum IoUnit {
 }
 
 impl std::str::FromStr for IoUnit {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s {
             "request" => Ok(IoUnit::Request),
             "block" => Ok(IoUnit::Block),
-            _ => Err(format!("unknown I/O unit {s:?}; use request or block")),
+            _ => Err(ParseError::IoUnit(s.into())),
         }
     }
 }
@@ -133,13 +132,9 @@ impl Replay {
 }
 
 impl std::str::FromStr for Replay {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Replay::ALL
-            .iter()
-            .find(|(_, n)| *n == s)
-            .map(|(m, _)| *m)
-            .ok_or_else(|| format!("unknown replay {s:?}; use closed or open"))
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        Replay::ALL.iter().find(|(_, n)| *n == s).map(|(m, _)| *m).ok_or_else(|| ParseError::Replay(s.into()))
     }
 }
 

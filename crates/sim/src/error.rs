@@ -28,3 +28,28 @@ pub enum SimError {
         reason: String,
     },
 }
+
+/// A mode, I/O unit, replay or warm-up given as text that says none (`FromStr` of [`crate::Mode`],
+/// [`crate::IoUnit`], [`crate::Replay`] and [`crate::Warmup`]; clap and Python print the message).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// Not a mode's name.
+    #[error("unknown mode {0:?}; use read-write, write-only, read-only or write-cache")]
+    Mode(String),
+    /// Not an I/O unit's name.
+    #[error("unknown I/O unit {0:?}; use request or block")]
+    IoUnit(String),
+    /// Not a replay's name.
+    #[error("unknown replay {0:?}; use closed or open")]
+    Replay(String),
+    /// A percentage whose number does not parse.
+    #[error("invalid warm-up {0:?}")]
+    WarmupPercent(String),
+    /// A percentage outside [0%, 100%).
+    #[error("warm-up {0:?} must be in [0%, 100%)")]
+    WarmupRange(String),
+    /// Neither a keyword, a request count nor a percentage.
+    #[error("invalid warm-up {0:?}: use none, cache-full, a request count or a percentage")]
+    Warmup(String),
+}

@@ -26,7 +26,7 @@ pub use config::{
 };
 pub use costs::{fit_costs, CostModel};
 pub use engine::{Engine, IoUnit, Mode, Replay, WARM_MIN_BLOCKS};
-pub use error::SimError;
+pub use error::{ParseError, SimError};
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
 pub use run::{

@@ -7,7 +7,7 @@ use crate::histogram::Histogram;
 use crate::metrics::{Counters, Metrics};
 use crate::SimError;
 use serde::{Deserialize, Serialize};
-use shingled_cache::{Cache, PolicyContext};
+use shingled_cache::{Cache, PolicyContext, PolicyError};
 use shingled_core::{BandConfig, ByteSize, SizeSpec, BLOCK_SIZE};
 use shingled_device::{BuildContext, DriveConfig};
 use shingled_trace::{TraceReader, TraceStats};
@@ -471,7 +471,10 @@ pub fn scheme_config(base: &SimConfig, name: &str) -> Result<SimConfig, SimError
             cfg.drive = base.compare.cmr_drive.clone();
         }
         policy => {
-            let p = policy.parse().map_err(|reason| SimError::Config { field: "compare.schemes", reason })?;
+            let p = policy.parse().map_err(|e: PolicyError| SimError::Config {
+                field: "compare.schemes",
+                reason: e.to_string(),
+            })?;
             let mut cache = base.cache.clone().unwrap_or_default();
             // A scheme named like the base policy keeps the base's policy settings.
             if cache.policy.name() != policy {

@@ -42,12 +42,10 @@ mod store;
 
 pub use error::{Result, StoreError};
 pub use format::PreparedRecords;
-pub use front::{
-    read_format, FrontDriveStats, FrontError, FrontResult, FrontStats, StoreFront, StoredFormat,
-};
+pub use front::{FrontDriveStats, FrontError, FrontResult, FrontStats, StoreFront};
 pub use store::{
-    ChunkInfo, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store, StoreStats, ZoneState,
-    FORMAT_VERSION, GC_HARD_MIN_FREE, GC_RESERVE_ZONES, WRITE_BATCH,
+    read_format, ChunkInfo, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store, StoreStats,
+    StoredFormat, ZoneState, FORMAT_VERSION, GC_HARD_MIN_FREE, GC_RESERVE_ZONES, WRITE_BATCH,
 };
 
 use std::fmt;

@@ -25,8 +25,8 @@ mod superzone;
 mod write;
 pub use fsck::{FsckProblem, FsckReport};
 use scan::ZoneScan;
-pub(crate) use superzone::read_super_record;
 use superzone::{layout, placement_code, read_super, super_copy};
+pub use superzone::{read_format, StoredFormat};
 
 /// On-disk format version written in the superzone.
 pub const FORMAT_VERSION: u32 = 2;

@@ -121,6 +121,9 @@ pub enum ZonedError {
     /// A bad address, length or alignment (`EINVAL` from `blkdev_zone_mgmt` and the I/O path).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A dialect given as text that names none ([`crate::Dialect`]'s `FromStr`).
+    #[error("unknown dialect {0:?}: expected zbc or zns")]
+    UnknownDialect(String),
     /// A configuration value out of its bounds.
     #[error("invalid configuration: {field} = {value}: {reason}")]
     Config {
@@ -237,7 +240,9 @@ impl ZonedError {
         match self {
             ZonedError::TooManyOpen { .. } => libc::ETOOMANYREFS,
             ZonedError::TooManyActive { .. } => libc::EOVERFLOW,
-            ZonedError::InvalidArgument(_) | ZonedError::Config { .. } => libc::EINVAL,
+            ZonedError::InvalidArgument(_) | ZonedError::UnknownDialect(_) | ZonedError::Config { .. } => {
+                libc::EINVAL
+            }
             ZonedError::Unsupported(_) => libc::EOPNOTSUPP,
             ZonedError::Io { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
             ZonedError::UnalignedWrite { .. }

@@ -1,5 +1,8 @@
 //! `cpu`: CPU seconds per GB written, engine vs raw device (SMRSTORE §6.5).
 
+use super::error::*;
+use super::helpers::*;
+use super::io::*;
 use super::*;
 
 /// CPU cost of writing through the engine or straight to the device.

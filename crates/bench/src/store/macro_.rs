@@ -1,5 +1,8 @@
 //! `macro`: mixed streams with deletions and GC, placement ablation (SMRSTORE Table 3, Figs. 19, 20).
 
+use super::error::*;
+use super::helpers::*;
+use super::tap::*;
 use super::*;
 
 /// One stream of the macro workload (a row of SMRSTORE Table 3, scaled).

@@ -1,5 +1,7 @@
 //! `memory`: index bytes per chunk and per record index (SMRSTORE §6.5).
 
+use super::error::*;
+use super::helpers::*;
 use super::*;
 
 /// Index memory at one chunk count and record count.

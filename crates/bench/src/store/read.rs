@@ -1,5 +1,8 @@
 //! `read`: random-read throughput by I/O size (SMRSTORE Fig. 16).
 
+use super::error::*;
+use super::helpers::*;
+use super::io::*;
 use super::*;
 
 /// Random reads of `s.io_size` at 4 KiB-aligned random offsets of random chunks.

@@ -1,5 +1,8 @@
 //! `recovery`: `Store::open` time vs data written and chunk count (SMRSTORE Fig. 21).
 
+use super::error::*;
+use super::helpers::*;
+use super::io::*;
 use super::*;
 
 /// One recovery measurement.

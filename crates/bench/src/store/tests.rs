@@ -1,5 +1,7 @@
 //! Unit tests of the store benches.
 
+use super::error::*;
+use super::io::*;
 use super::*;
 
 fn tiny() -> StoreBenchOptions {

@@ -1,5 +1,8 @@
 //! `write`: append throughput by I/O size (SMRSTORE Fig. 14).
 
+use super::error::*;
+use super::helpers::*;
+use super::io::*;
 use super::*;
 
 /// The write bench's sizes at `scale`: ops per I/O size and the chunk length.

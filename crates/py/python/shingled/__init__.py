@@ -26,6 +26,7 @@ from ._core import (
     DeviceError,
     NoSuchChunk,
     PolicyError,
+    ProbeError,
     ReadOnlyError,
     ShingledError,
     StoreError,
@@ -33,6 +34,7 @@ from ._core import (
     TranslationLayerError,
     ZonedError,
 )
+from ._probe import probe
 from ._result import Result, flatten_metrics
 from ._store_bench import StoreBenchResult, store_bench, store_benches
 from .blockcache import BlockCache, cache_inspect, cache_lost_blocks, cache_replay
@@ -80,6 +82,8 @@ __all__ = [
     "cache_inspect",
     "cache_lost_blocks",
     "cache_replay",
+    "probe",
+    "ProbeError",
     "PROGRESS_EVERY",
 ]
 

@@ -2,7 +2,7 @@
 
 use super::FORMAT_VERSION;
 use crate::format::{self, check_payload, decode_header, Reader, RecordType, BLOCK, HEADER_LEN};
-use crate::{Placement, Result, StoreError};
+use crate::{Placement, Result, StoreConfig, StoreError};
 use shingled_zoned::{DeviceInfo, ZonedDevice, SECTOR_SIZE};
 
 /// Configuration stored in the superzone.
@@ -136,4 +136,77 @@ pub(super) fn read_super<D: ZonedDevice>(dev: &mut D, info: &DeviceInfo, z: u64)
         });
     }
     Ok(sup)
+}
+
+/// What [`Store::format`](crate::Store::format) wrote into a device's superzone record (docs/store-format.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredFormat {
+    /// Format version.
+    pub version: u32,
+    /// Format time, seconds since the Unix epoch.
+    pub time: u64,
+    /// The configuration given to `format`: metazones, pools, placement, metadata chunk limit
+    /// and record size as stored; the run-time-only fields (durability, GC settings) at their
+    /// defaults.
+    pub config: StoreConfig,
+}
+
+/// Reads the superzone record of a formatted device without opening the store, so a tool
+/// can reopen a store with the pools and placement it was formatted with ([`Store::open`](crate::Store::open)
+/// takes them from the caller). A device without a valid superzone header is
+/// [`StoreError::NotFormatted`]; a payload failing its CRC is [`StoreError::CorruptMeta`].
+pub fn read_format<D: ZonedDevice>(dev: &mut D) -> Result<StoredFormat> {
+    let info = dev.info();
+    if info.nr_zones <= info.nr_conv {
+        return Err(StoreError::NotFormatted("the device has no sequential zones".into()));
+    }
+    let sup = read_super_record(dev, &info, info.nr_conv)?;
+    let config = StoreConfig {
+        nr_metazones: sup.nr_metazones,
+        pool_gc: sup.pools[0],
+        pool_data: sup.pools[1],
+        pool_metadata: sup.pools[2],
+        placement: sup.placement,
+        metadata_chunk_limit: sup.metadata_chunk_limit,
+        max_record: sup.max_record as usize,
+        ..StoreConfig::default()
+    };
+    Ok(StoredFormat { version: sup.version, time: sup.time, config })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Store;
+    use shingled_zoned::{Dialect, MemZoned, ZonedConfig};
+
+    fn mem() -> MemZoned {
+        MemZoned::new(&ZonedConfig::small(16, 256, Dialect::Zbc)).unwrap()
+    }
+
+    #[test]
+    fn read_format_returns_what_format_stored() {
+        let cfg = StoreConfig {
+            nr_metazones: 3,
+            pool_gc: 1,
+            pool_data: 3,
+            pool_metadata: 2,
+            placement: crate::Placement::Guided {
+                separate_streams: false,
+                chunk_limit: true,
+                round_robin: false,
+            },
+            metadata_chunk_limit: 1 << 20,
+            max_record: 8192,
+            durability: crate::Durability::Batched,
+            ..StoreConfig::default()
+        };
+        let st = Store::format(mem(), cfg.clone()).unwrap();
+        let mut dev = st.into_device();
+        let f = read_format(&mut dev).unwrap();
+        assert_eq!(f.version, crate::store::FORMAT_VERSION);
+        assert!(f.time > 1_600_000_000);
+        assert_eq!(f.config, StoreConfig { durability: crate::Durability::EveryAppend, ..cfg });
+        assert!(matches!(read_format(&mut mem()), Err(StoreError::NotFormatted(_))));
+    }
 }
