@@ -71,7 +71,7 @@
 //! from a cold boundary gives the same set, but as a chain of dependent cache misses, the
 //! bottleneck of large caches). A cycle start ranks the candidate bands (O(n log k) for n bands
 //! holding dirty blocks, plus one walk over the candidates' dirty blocks for [`Tbs::Pd`]); the
-//! oldest target tail comes from a lazily updated heap. Memory: 13 bytes per cache slot, plus 4
+//! oldest target tail comes from a lazily updated heap. Memory: 12 bytes per cache slot, plus 4
 //! bytes per tick of the window (3.2 per slot at the default 0.8), plus one entry per band
 //! holding dirty blocks.
 
@@ -362,7 +362,9 @@ pub(crate) struct Params {
 }
 
 /// Owner marker of a slot in the clean list.
-const CLEAN: u32 = u32::MAX;
+const CLEAN: u32 = u32::MAX >> 1;
+/// The bit of an `owner` entry that marks its slot cold (one array read tells both).
+const COLD: u32 = 1 << 31;
 
 /// One band holding dirty blocks, a target, or cooling down.
 #[derive(Clone, Debug)]
@@ -429,10 +431,9 @@ pub struct Sac {
     /// Clean LRU and per-band dirty lists (a slot is in exactly one).
     links: Links,
     clean: List,
-    /// Band index of a dirty slot, or [`CLEAN`].
+    /// Band index of a dirty slot, or [`CLEAN`]; with [`COLD`] set when the slot is counted as
+    /// cold (accessed before the popularity window).
     owner: Vec<u32>,
-    /// Slot counted as cold (accessed before the popularity window).
-    cold: Vec<bool>,
     /// The slot accessed at tick `u` of the table's clock is at `ticks[u % ticks.len()]`, for
     /// the last `hot_window + 1` ticks; NIL once the slot has left the cache unjudged.
     ticks: Vec<Slot>,
@@ -477,7 +478,6 @@ impl Sac {
             links: Links::with_capacity(cap),
             clean: List::default(),
             owner: vec![CLEAN; cap],
-            cold: vec![false; cap],
             ticks: vec![NIL; p.hot_window as usize + 1],
             cold_until: 0,
             judge_pos: 1 % (p.hot_window as usize + 1),
@@ -591,7 +591,7 @@ impl Sac {
         let mut dirty = 0u64;
         for s in table.used_slots() {
             let m = table.meta(s);
-            let o = self.owner[s as usize];
+            let o = self.owner_of(s);
             if m.dirty != (o != CLEAN) {
                 return Err(format!("slot {s} block {} dirty {} but owner {o}", m.block, m.dirty));
             }
@@ -618,15 +618,15 @@ impl Sac {
         let mut per_band: FxHashMap<u32, u32> = FxHashMap::default();
         for s in table.used_slots() {
             let old = table.meta(s).last_access <= self.cold_until;
-            if self.cold[s as usize] != old {
+            if self.is_cold(s) != old {
                 return Err(format!(
                     "slot {s} cold {} but last access {}",
-                    self.cold[s as usize],
+                    self.is_cold(s),
                     table.meta(s).last_access
                 ));
             }
             if old {
-                match self.owner[s as usize] {
+                match self.owner_of(s) {
                     CLEAN => cc += 1,
                     o => *per_band.entry(o).or_default() += 1,
                 }
@@ -680,6 +680,7 @@ impl Sac {
                 i
             }
             None => {
+                assert!(self.bands.len() < CLEAN as usize, "{}: too many bands", self.p.name);
                 self.bands.push(Band::new(number));
                 (self.bands.len() - 1) as u32
             }
@@ -696,7 +697,7 @@ impl Sac {
     }
 
     fn add_dirty(&mut self, table: &BlockTable, i: u32, slot: Slot) {
-        self.owner[slot as usize] = i;
+        self.set_owner(slot, i);
         self.dirty_total += 1;
         let b = &mut self.bands[i as usize];
         let was_empty = b.dirty.is_empty();
@@ -748,8 +749,9 @@ impl Sac {
 
     #[inline]
     fn set_cold(&mut self, slot: Slot, on: bool) {
-        self.cold[slot as usize] = on;
-        match self.owner[slot as usize] {
+        let o = &mut self.owner[slot as usize];
+        *o = if on { *o | COLD } else { *o & !COLD };
+        match *o & !COLD {
             CLEAN => {
                 if on {
                     self.cold_clean += 1
@@ -770,9 +772,27 @@ impl Sac {
         }
     }
 
+    /// The band index owning `slot`, or [`CLEAN`].
+    #[inline]
+    fn owner_of(&self, slot: Slot) -> u32 {
+        self.owner[slot as usize] & !COLD
+    }
+
+    /// Sets `slot`'s owner, keeping its cold mark.
+    #[inline]
+    fn set_owner(&mut self, slot: Slot, owner: u32) {
+        let o = &mut self.owner[slot as usize];
+        *o = (*o & COLD) | owner;
+    }
+
+    #[inline]
+    fn is_cold(&self, slot: Slot) -> bool {
+        self.owner[slot as usize] & COLD != 0
+    }
+
     #[inline]
     fn uncold(&mut self, slot: Slot) {
-        if self.cold[slot as usize] {
+        if self.is_cold(slot) {
             self.set_cold(slot, false);
         }
     }
@@ -800,7 +820,7 @@ impl Sac {
             }
             let s = self.ticks[pos];
             if s != NIL && table.meta(s).last_access == u {
-                debug_assert!(table.is_used(s) && !self.cold[s as usize], "slot {s} judged twice");
+                debug_assert!(table.is_used(s) && !self.is_cold(s), "slot {s} judged twice");
                 self.set_cold(s, true);
             }
         }
@@ -1059,13 +1079,12 @@ impl Policy for Sac {
     fn on_insert(&mut self, table: &BlockTable, slot: Slot) {
         self.record_tick(table, slot);
         self.cached += 1;
-        self.cold[slot as usize] = false;
+        self.owner[slot as usize] = CLEAN; // hot, clean until it joins a band
         let m = table.meta(slot);
         if m.dirty {
             let i = self.band_idx(m.block / self.p.band_blocks);
             self.add_dirty(table, i, slot);
         } else {
-            self.owner[slot as usize] = CLEAN;
             self.links.push_front(&mut self.clean, slot);
         }
     }
@@ -1074,7 +1093,7 @@ impl Policy for Sac {
     fn on_hit(&mut self, table: &BlockTable, slot: Slot, became_dirty: bool) {
         self.uncold(slot);
         self.record_tick(table, slot);
-        match self.owner[slot as usize] {
+        match self.owner_of(slot) {
             CLEAN if became_dirty => {
                 self.links.remove(&mut self.clean, slot);
                 let i = self.band_idx(table.meta(slot).block / self.p.band_blocks);
@@ -1123,10 +1142,10 @@ impl Policy for Sac {
             debug_assert_eq!(self.ticks[at], slot);
             self.ticks[at] = NIL;
         }
-        match self.owner[slot as usize] {
+        match self.owner_of(slot) {
             CLEAN => self.links.remove(&mut self.clean, slot),
             i => {
-                self.owner[slot as usize] = CLEAN;
+                self.set_owner(slot, CLEAN);
                 self.remove_dirty(i, slot, table.meta(slot).hits);
             }
         }
@@ -1137,7 +1156,6 @@ impl Policy for Sac {
         self.links.heap_bytes()
             + self.ticks.capacity() * size_of::<Slot>()
             + self.owner.capacity() * size_of::<u32>()
-            + self.cold.capacity()
             + self.bands.capacity() * size_of::<Band>()
             + self.band_index.capacity() * (size_of::<(u64, u32)>() + 1)
             + (self.free_bands.capacity()
