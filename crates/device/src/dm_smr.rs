@@ -98,10 +98,15 @@
 //! sets the mark; the merged entries are recognised as stale lazily, when they reach the head or
 //! are looked up. With [`PbFree::Immediate`] superseded and merged entries stay in the ring
 //! until the head reaches them, so the ring is compacted when it reaches twice the capacity
-//! (at most `cap` entries survive, so this costs at most two map lookups per append). No
-//! allocation per operation once the tables have grown (they are reserved up front for PBs of
-//! up to 4 Mi slots). Memory per PB slot: 16 B of ring (32 B in immediate mode) plus 17–34 B
-//! of map, about 40–70 B (200–350 MB for a 20 GB PB of 4.9 M slots), plus 12 B per band.
+//! (at most `cap` entries survive, so this costs at most two map lookups per append). With
+//! [`PbFree::AtHead`] the ring holds consecutive sequence numbers, so an append marks its block's
+//! previous entry superseded in place and the head is judged from the entry and its band's mark
+//! alone, with no map lookup; the map entries of merged copies that have left the ring are
+//! dropped in one sweep whenever the map reaches twice the capacity (at most `cap` entries
+//! survive, so a sweep comes at most once per `cap` appends). No allocation per operation once
+//! the tables have grown (they are reserved up front for PBs of up to 4 Mi slots). Memory per
+//! PB slot: 16 B of ring (32 B in immediate mode) plus 17–68 B of map, about 40–90 B (200–440
+//! MB for a 20 GB PB of 4.9 M slots), plus 12 B per band.
 //!
 //! # Capacity
 //!
