@@ -20,6 +20,7 @@ static ALLOC: shingled_core::mem::HugePageAlloc = shingled_core::mem::HugePageAl
 mod args;
 mod cache_cmd;
 mod drive_cmd;
+mod json;
 mod plot;
 mod probe_cmd;
 mod progress;

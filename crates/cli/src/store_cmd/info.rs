@@ -1,9 +1,100 @@
 //! `store info`.
 
 use super::{open_front, placement_name, InfoArgs, OutputArg};
+use crate::json::sorted;
 use anyhow::{Context, Result};
+use serde::Serialize;
 use shingled_core::ByteSize;
+use shingled_store::{MemoryUse, RecoveryReport};
 use shingled_zoned::{ZonedDevice, SECTOR_SIZE};
+use std::path::PathBuf;
+
+// The report's JSON keys come out in alphabetical order (as they did when it was built with
+// `serde_json::json!`), so every struct below declares its fields alphabetically by JSON name
+// and the library types nested in it go through `sorted`.
+
+/// `store info -O json`.
+#[derive(Serialize)]
+struct StoreInfo {
+    drives: Vec<DriveInfo>,
+    total: TotalInfo,
+}
+
+/// One drive.
+#[derive(Serialize)]
+struct DriveInfo {
+    chunk_limit: u64,
+    chunks: u64,
+    datazones: u64,
+    device: PathBuf,
+    gc_reserve_zones: u64,
+    geometry: Geometry,
+    live_bytes: u64,
+    #[serde(serialize_with = "sorted")]
+    memory: MemoryUse,
+    not_live_bytes: u64,
+    records: u64,
+    #[serde(serialize_with = "sorted")]
+    recovery: Option<RecoveryReport>,
+    sealed_chunks: u64,
+    superzone: SuperzoneInfo,
+    usable_bytes: u64,
+    written_datazone_bytes: u64,
+    zones_by_state: ZonesByState,
+}
+
+/// The device's geometry and limits, in bytes.
+#[derive(Serialize)]
+struct Geometry {
+    conventional: u64,
+    max_active: u32,
+    max_open: u32,
+    zone_bytes: u64,
+    zone_capacity_bytes: u64,
+    zones: u64,
+}
+
+/// What the superzone records.
+#[derive(Serialize)]
+struct SuperzoneInfo {
+    format_time: u64,
+    format_version: u32,
+    max_record: usize,
+    metadata_chunk_limit: u64,
+    metazones: u32,
+    placement: String,
+    pools: Pools,
+}
+
+/// Open zones per pool.
+#[derive(Serialize)]
+struct Pools {
+    data: u32,
+    gc: u32,
+    metadata: u32,
+}
+
+/// The datazone census.
+#[derive(Serialize)]
+struct ZonesByState {
+    activated: u64,
+    free: u64,
+    full: u64,
+    garbage: u64,
+    opened: u64,
+}
+
+/// Sums over the drives.
+#[derive(Serialize)]
+struct TotalInfo {
+    chunks: u64,
+    datazones: u64,
+    drives: usize,
+    free_zones: u64,
+    live_bytes: u64,
+    records: u64,
+    sealed_chunks: u64,
+}
 
 pub(super) fn info(a: InfoArgs) -> Result<()> {
     let paths = a.devices.all()?;
@@ -14,7 +105,6 @@ pub(super) fn info(a: InfoArgs) -> Result<()> {
         let st = front.drive(d).expect("in range");
         let i = st.device().info();
         let ds = &stats.drives[d].store;
-        let mem = st.memory();
         let written: u64 = st
             .zone_states()
             .iter()
@@ -27,116 +117,118 @@ pub(super) fn info(a: InfoArgs) -> Result<()> {
             .sum::<u64>()
             * SECTOR_SIZE;
         // The census order is ZoneState's.
-        let states = ["free", "opened", "activated", "full", "garbage"];
-        let by_state: serde_json::Map<String, serde_json::Value> =
-            states.iter().zip(ds.zones_by_state).map(|(k, v)| (k.to_string(), v.into())).collect();
-        drives.push(serde_json::json!({
-            "device": p,
-            "geometry": {
-                "zones": i.nr_zones, "conventional": i.nr_conv, "zone_bytes": i.zone_bytes(),
-                "zone_capacity_bytes": i.zone_capacity_sectors * SECTOR_SIZE,
-                "max_open": i.max_open, "max_active": i.max_active,
+        let [free, opened, activated, full, garbage] = ds.zones_by_state;
+        drives.push(DriveInfo {
+            chunk_limit: st.chunk_limit(shingled_store::StreamType::DATA),
+            chunks: ds.chunks,
+            datazones: ds.datazones,
+            device: p.clone(),
+            gc_reserve_zones: ds.gc_reserve_zones,
+            geometry: Geometry {
+                conventional: i.nr_conv,
+                max_active: i.max_active,
+                max_open: i.max_open,
+                zone_bytes: i.zone_bytes(),
+                zone_capacity_bytes: i.zone_capacity_sectors * SECTOR_SIZE,
+                zones: i.nr_zones,
             },
-            "superzone": {
-                "format_version": s.version, "format_time": s.time,
-                "metazones": s.config.nr_metazones,
-                "pools": { "gc": s.config.pool_gc, "data": s.config.pool_data, "metadata": s.config.pool_metadata },
-                "placement": placement_name(s.config.placement),
-                "metadata_chunk_limit": s.config.metadata_chunk_limit,
-                "max_record": s.config.max_record,
+            live_bytes: ds.live_bytes,
+            memory: st.memory(),
+            not_live_bytes: written.saturating_sub(ds.live_bytes),
+            records: ds.records,
+            recovery: st.recovery_report(),
+            sealed_chunks: ds.sealed_chunks,
+            superzone: SuperzoneInfo {
+                format_time: s.time,
+                format_version: s.version,
+                max_record: s.config.max_record,
+                metadata_chunk_limit: s.config.metadata_chunk_limit,
+                metazones: s.config.nr_metazones,
+                placement: placement_name(s.config.placement),
+                pools: Pools {
+                    data: s.config.pool_data,
+                    gc: s.config.pool_gc,
+                    metadata: s.config.pool_metadata,
+                },
             },
-            "datazones": ds.datazones,
-            "gc_reserve_zones": ds.gc_reserve_zones,
-            "usable_bytes": ds.usable_bytes,
-            "chunk_limit": st.chunk_limit(shingled_store::StreamType::DATA),
-            "zones_by_state": by_state,
-            "chunks": ds.chunks, "sealed_chunks": ds.sealed_chunks, "records": ds.records,
-            "live_bytes": ds.live_bytes,
-            "written_datazone_bytes": written,
-            "not_live_bytes": written.saturating_sub(ds.live_bytes),
-            "memory": mem,
-            "recovery": st.recovery_report(),
-        }));
+            usable_bytes: ds.usable_bytes,
+            written_datazone_bytes: written,
+            zones_by_state: ZonesByState { activated, free, full, garbage, opened },
+        });
     }
     let t = &stats.total;
-    let total = serde_json::json!({
-        "drives": paths.len(), "datazones": t.store.datazones, "free_zones": t.free_zones,
-        "chunks": t.store.chunks, "sealed_chunks": t.store.sealed_chunks, "records": t.store.records,
-        "live_bytes": t.store.live_bytes,
-    });
+    let total = TotalInfo {
+        chunks: t.store.chunks,
+        datazones: t.store.datazones,
+        drives: paths.len(),
+        free_zones: t.free_zones,
+        live_bytes: t.store.live_bytes,
+        records: t.store.records,
+        sealed_chunks: t.store.sealed_chunks,
+    };
+    let report = StoreInfo { drives, total };
     if a.output == OutputArg::Json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "drives": drives, "total": total }))?
-        );
+        println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    for v in &drives {
-        let g = &v["geometry"];
-        let s = &v["superzone"];
-        let z = &v["zones_by_state"];
-        println!("{}", v["device"].as_str().unwrap_or_default());
+    for v in &report.drives {
+        let (g, s, z) = (&v.geometry, &v.superzone, &v.zones_by_state);
+        println!("{}", v.device.display());
         println!(
             "  device      {} zones of {} ({} conventional), zone capacity {}",
-            g["zones"],
-            ByteSize(g["zone_bytes"].as_u64().unwrap_or(0)),
-            g["conventional"],
-            ByteSize(g["zone_capacity_bytes"].as_u64().unwrap_or(0))
+            g.zones,
+            ByteSize(g.zone_bytes),
+            g.conventional,
+            ByteSize(g.zone_capacity_bytes)
         );
         println!(
             "  superzone   format v{}, {} metazones, pools gc/data/metadata {}/{}/{}, placement {}, \
              metadata chunk limit {}, max record {}",
-            s["format_version"],
-            s["metazones"],
-            s["pools"]["gc"],
-            s["pools"]["data"],
-            s["pools"]["metadata"],
-            s["placement"].as_str().unwrap_or_default(),
-            ByteSize(s["metadata_chunk_limit"].as_u64().unwrap_or(0)),
-            ByteSize(s["max_record"].as_u64().unwrap_or(0))
+            s.format_version,
+            s.metazones,
+            s.pools.gc,
+            s.pools.data,
+            s.pools.metadata,
+            s.placement,
+            ByteSize(s.metadata_chunk_limit),
+            ByteSize(s.max_record as u64)
         );
         println!(
             "  datazones   {} (free {}, opened {}, activated {}, full {}, garbage {})",
-            v["datazones"], z["free"], z["opened"], z["activated"], z["full"], z["garbage"]
+            v.datazones, z.free, z.opened, z.activated, z.full, z.garbage
         );
         println!(
             "  capacity    usable {} user bytes ({} datazone(s) kept for GC), chunk limit {} bytes",
-            v["usable_bytes"], v["gc_reserve_zones"], v["chunk_limit"]
+            v.usable_bytes, v.gc_reserve_zones, v.chunk_limit
         );
-        println!("  chunks      {} ({} sealed), {} records", v["chunks"], v["sealed_chunks"], v["records"]);
+        println!("  chunks      {} ({} sealed), {} records", v.chunks, v.sealed_chunks, v.records);
         println!(
             "  bytes       live {}, written in datazones {}, not live (garbage, headers, padding) {}",
-            v["live_bytes"], v["written_datazone_bytes"], v["not_live_bytes"]
+            v.live_bytes, v.written_datazone_bytes, v.not_live_bytes
         );
         println!(
             "  memory      {} B per chunk, {} B per record index, {} B in total",
-            v["memory"]["per_chunk"], v["memory"]["per_record"], v["memory"]["total"]
+            v.memory.per_chunk, v.memory.per_record, v.memory.total
         );
-        let r = &v["recovery"];
-        if !r.is_null() {
+        if let Some(r) = &v.recovery {
             println!(
                 "  recovery    {:.1} ms: checkpoint {} ({} B), {} journal records, {} zones scanned, \
                  {} records found, {} damaged",
-                r["total_s"].as_f64().unwrap_or(0.0) * 1e3,
-                r["checkpoint_generation"],
-                r["checkpoint_bytes"],
-                r["journal_records"],
-                r["zones_scanned"],
-                r["records_scanned"],
-                r["damaged_records"]
+                r.total.as_secs_f64() * 1e3,
+                r.checkpoint_generation,
+                r.checkpoint_bytes,
+                r.journal_records,
+                r.zones_scanned,
+                r.records_scanned,
+                r.damaged_records
             );
         }
     }
+    let t = &report.total;
     if paths.len() > 1 {
         println!(
             "total: {} drives, {} datazones ({} free), {} chunks ({} sealed), {} records, {} live bytes",
-            total["drives"],
-            total["datazones"],
-            total["free_zones"],
-            total["chunks"],
-            total["sealed_chunks"],
-            total["records"],
-            total["live_bytes"]
+            t.drives, t.datazones, t.free_zones, t.chunks, t.sealed_chunks, t.records, t.live_bytes
         );
     }
     Ok(())
