@@ -1,14 +1,45 @@
 //! `shingled zone`: a `blkzone`-like tool for emulated zoned device files
 //! (`shingled_zoned::FileZoned`, format in docs/zoned-file-format.md).
 
+use crate::json::sorted;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
 use shingled_core::ByteSize;
 use shingled_zoned::{
     DeviceInfo, Dialect, FileOptions, FileZoned, IoMode, ReadAboveWp, ReportOption, Zone, ZoneOp,
     ZonedConfig, ZonedDevice, ZonedModel, SECTOR_SIZE,
 };
 use std::path::{Path, PathBuf};
+
+// The JSON reports below keep the keys in alphabetical order, as when they were built with
+// `serde_json::json!`: fields declared alphabetically, library types through `sorted`.
+
+/// `zone create --json`.
+#[derive(Serialize)]
+struct CreateReport<'a> {
+    #[serde(serialize_with = "sorted")]
+    device: DeviceInfo,
+    file: &'a Path,
+}
+
+/// `zone report --json`.
+#[derive(Serialize)]
+struct ZoneReport<'a> {
+    #[serde(serialize_with = "sorted")]
+    device: DeviceInfo,
+    file: &'a Path,
+    #[serde(serialize_with = "sorted")]
+    zones: Vec<Zone>,
+}
+
+/// `zone open|close|finish|reset --json`: the zones of the range after the operation.
+#[derive(Serialize)]
+struct ManageReport {
+    op: ZoneOp,
+    #[serde(serialize_with = "sorted")]
+    zones: Vec<Zone>,
+}
 
 /// Zoned device files: create, report, reset, open, close, finish (like `blkzone`).
 #[derive(Subcommand, Debug)]
@@ -195,7 +226,7 @@ fn create(a: CreateArgs) -> Result<()> {
     }
     let info = dev.info();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "file": a.file, "device": info }))?);
+        println!("{}", serde_json::to_string_pretty(&CreateReport { device: info, file: &a.file })?);
     } else {
         println!("{}: {}", a.file.display(), describe(&info));
     }
@@ -270,7 +301,7 @@ fn report(a: ReportArgs) -> Result<()> {
         zones.truncate(c);
     }
     if a.json {
-        let v = serde_json::json!({ "file": a.file, "device": dev.info(), "zones": zones });
+        let v = ZoneReport { device: dev.info(), file: &a.file, zones };
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         for z in &zones {
@@ -308,7 +339,7 @@ fn manage(op: ZoneOp, a: RangeArgs) -> Result<()> {
         } else {
             vec![]
         };
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "op": op, "zones": zones }))?);
+        println!("{}", serde_json::to_string_pretty(&ManageReport { op, zones })?);
     }
     Ok(())
 }
