@@ -6,10 +6,29 @@
 use crate::args::InfoOutput;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
 use shingled_core::ByteSize;
-use shingled_stl::{BlockDevice, DmZonedFileSpec, SmartFileSpec, SmartStlConfig, Stl, BLOCK};
+use shingled_stl::{BlockDevice, DmZonedFileSpec, LayerKind, SmartFileSpec, SmartStlConfig, Stl, BLOCK};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+// Fields in alphabetical order: the keys come out as they did when these were built with
+// `serde_json::json!`.
+
+/// `stl check -O json`.
+#[derive(Serialize)]
+struct CheckReport<'a> {
+    layer: LayerKind,
+    problems: &'a [String],
+}
+
+/// `stl stats -O json`: the layer's own statistics object as it gives it.
+#[derive(Serialize)]
+struct StatsReport<'a> {
+    layer: LayerKind,
+    problems: &'a [String],
+    stats: &'a serde_json::Value,
+}
 
 /// Translation layers in a file: format, check, stats, serve.
 #[derive(Subcommand, Debug)]
@@ -164,7 +183,9 @@ fn check(a: InfoArgs) -> Result<()> {
     let (kind, problems, _) =
         shingled_stl::inspect(&a.file).with_context(|| format!("checking {}", a.file.display()))?;
     match a.output {
-        InfoOutput::Json => println!("{}", serde_json::json!({ "layer": kind, "problems": problems })),
+        InfoOutput::Json => {
+            println!("{}", serde_json::to_string(&CheckReport { layer: kind, problems: &problems })?)
+        }
         InfoOutput::Table => {
             if problems.is_empty() {
                 println!("{}: {kind}: clean", a.file.display());
@@ -183,9 +204,13 @@ fn check(a: InfoArgs) -> Result<()> {
 fn stats(a: InfoArgs) -> Result<()> {
     let (kind, problems, stats) =
         shingled_stl::inspect(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
-    let v = serde_json::json!({ "layer": kind, "stats": stats, "problems": problems });
     match a.output {
-        InfoOutput::Json => println!("{v}"),
+        InfoOutput::Json => {
+            println!(
+                "{}",
+                serde_json::to_string(&StatsReport { layer: kind, problems: &problems, stats: &stats })?
+            )
+        }
         InfoOutput::Table => {
             println!("{}: {kind}", a.file.display());
             if let Some(obj) = stats.as_object() {
