@@ -5,16 +5,50 @@
 //! replay (a trace through the real data path on modelled devices, compared with `sim`).
 
 use crate::args::{InfoOutput, Output, SimArgs};
+use crate::json::sorted;
 use crate::{progress, report};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
 use shingled_blockcache::files::{self, FileCache};
 use shingled_blockcache::replay::{differences, Difference, ReplayOptions, ReplayReport};
-use shingled_blockcache::{CacheOptions, CacheSetup, Loss, Mode};
+use shingled_blockcache::{CacheOptions, CacheSetup, Inspection, Loss, Mode};
 use shingled_core::{BandConfig, ByteSize};
 use shingled_stl::{BlockDevice, BLOCK};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+// The JSON reports below keep the keys in alphabetical order, as when they were built with
+// `serde_json::json!`: fields declared alphabetically, library types through `sorted`.
+
+/// `cache check -O json`: the inspection of a sound cache, or the problem found.
+#[derive(Serialize)]
+struct CheckReport<'a> {
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "sorted")]
+    inspection: Option<&'a Inspection>,
+    problems: Vec<String>,
+}
+
+/// `cache lost -O json` when the metadata names the dirty blocks.
+#[derive(Serialize)]
+struct LossReport<'a> {
+    backing: &'a Path,
+    detached: bool,
+    lost_blocks: u64,
+    /// Block ranges as `[start, end)` pairs.
+    ranges: Vec<[u64; 2]>,
+}
+
+/// `cache replay -O json`.
+#[derive(Serialize)]
+struct ReplayJson<'a> {
+    #[serde(serialize_with = "sorted")]
+    differences: &'a [Difference],
+    #[serde(serialize_with = "sorted")]
+    replay: &'a ReplayReport,
+    #[serde(serialize_with = "sorted")]
+    sim: Option<&'a shingled_sim::RunReport>,
+}
 
 /// The block cache: create, serve, stats, check, flush, detach, lost, replay.
 #[derive(Subcommand, Debug)]
@@ -316,8 +350,10 @@ fn stats(a: InfoArgs) -> Result<()> {
 fn check(a: InfoArgs) -> Result<()> {
     let r = files::inspect_file(&a.cache);
     match (&r, a.output) {
-        (Ok(i), InfoOutput::Json) => println!("{}", serde_json::json!({ "problems": [], "inspection": i })),
-        (Err(e), InfoOutput::Json) => println!("{}", serde_json::json!({ "problems": [e.to_string()] })),
+        (_, InfoOutput::Json) => {
+            let problems = r.as_ref().err().map(|e| e.to_string()).into_iter().collect();
+            println!("{}", serde_json::to_string(&CheckReport { inspection: r.as_ref().ok(), problems })?)
+        }
         (Ok(i), InfoOutput::Table) => println!(
             "{}: clean ({}, {} cached blocks, {} dirty)",
             a.cache.display(),
@@ -370,25 +406,24 @@ fn lost(a: LostArgs) -> Result<()> {
         shingled_stl::FileBlock::open(&a.cache).with_context(|| format!("opening {}", a.cache.display()))?;
     let loss = shingled_blockcache::lost_blocks(backing.as_ref(), Some(&mut meta))
         .with_context(|| format!("reading the metadata of {}", a.cache.display()))?;
-    print_loss(&loss, &backing_path, a.output);
-    Ok(())
+    print_loss(&loss, &backing_path, a.output)
 }
 
-fn print_loss(loss: &Loss, backing: &Path, output: InfoOutput) {
+fn print_loss(loss: &Loss, backing: &Path, output: InfoOutput) -> Result<()> {
     let Loss::Known { detached, ranges, blocks } = loss else {
         println!("unknown: no cache metadata");
-        return;
+        return Ok(());
     };
     match output {
-        InfoOutput::Json => println!(
-            "{}",
-            serde_json::json!({
-                "backing": backing,
-                "detached": detached,
-                "lost_blocks": blocks,
-                "ranges": ranges.iter().map(|r| [r.start, r.end]).collect::<Vec<_>>(),
-            })
-        ),
+        InfoOutput::Json => {
+            let v = LossReport {
+                backing,
+                detached: *detached,
+                lost_blocks: *blocks,
+                ranges: ranges.iter().map(|r| [r.start, r.end]).collect(),
+            };
+            println!("{}", serde_json::to_string(&v)?)
+        }
         InfoOutput::Table => {
             if *blocks == 0 {
                 println!(
@@ -415,6 +450,7 @@ fn print_loss(loss: &Loss, backing: &Path, output: InfoOutput) {
             }
         }
     }
+    Ok(())
 }
 
 fn replay(a: ReplayArgs) -> Result<()> {
@@ -443,7 +479,7 @@ fn replay(a: ReplayArgs) -> Result<()> {
     let diffs = sim.as_ref().map(|s| differences(s, &r.run)).unwrap_or_default();
     match a.output {
         Output::Json => {
-            let v = serde_json::json!({ "replay": r, "sim": sim, "differences": diffs });
+            let v = ReplayJson { differences: &diffs, replay: &r, sim: sim.as_ref() };
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
         Output::Table | Output::Csv => print!("{}", replay_table(&r, sim.as_ref(), &diffs)),
