@@ -201,7 +201,32 @@ pub struct PointMetrics {
     pub requests: Option<f64>,
 }
 
+/// Reads one metric of a [`PointMetrics`].
+pub type Metric = fn(&PointMetrics) -> Option<f64>;
+
 impl PointMetrics {
+    /// Every metric by its field name, in declaration order (CSV columns, DataFrame columns).
+    pub const FIELDS: [(&'static str, Metric); 13] = [
+        ("hit_ratio", |m| m.hit_ratio),
+        ("read_hit_ratio", |m| m.read_hit_ratio),
+        ("write_hit_ratio", |m| m.write_hit_ratio),
+        ("write_amplification", |m| m.write_amplification),
+        ("rmws", |m| m.rmws),
+        ("pb_writes", |m| m.pb_writes),
+        ("band_bytes_written", |m| m.band_bytes_written),
+        ("dirty_evictions", |m| m.dirty_evictions),
+        ("clean_evictions", |m| m.clean_evictions),
+        ("drive_blocks_written", |m| m.drive_blocks_written),
+        ("total_time_s", |m| m.total_time_s),
+        ("drive_write_time_s", |m| m.drive_write_time_s),
+        ("requests", |m| m.requests),
+    ];
+
+    /// The metric called `name` (a [`PointMetrics::FIELDS`] name).
+    pub fn field(name: &str) -> Option<Metric> {
+        Self::FIELDS.iter().find(|(n, _)| *n == name).map(|(_, g)| *g)
+    }
+
     /// The metrics of `c`, counts and times multiplied by `scale`.
     fn from_counters(c: &Counters, scale: f64) -> PointMetrics {
         let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
@@ -726,21 +751,15 @@ fn add(sum: &mut Counters, c: &Counters) {
 /// Per-metric errors of the sampled figures against the full runs (and of LRU's exact hit ratio,
 /// which must be 0).
 fn errors(points: &[CurvePoint]) -> Vec<MetricError> {
-    type Get = fn(&PointMetrics) -> Option<f64>;
-    let metrics: [(&str, &str, Get); 4] = [
-        ("hit_ratio", "pp", |m| m.hit_ratio),
-        ("write_amplification", "%", |m| m.write_amplification),
-        ("rmws", "%", |m| m.rmws),
-        ("total_time_s", "%", |m| m.total_time_s),
-    ];
-    metrics
+    [("hit_ratio", "pp"), ("write_amplification", "%"), ("rmws", "%"), ("total_time_s", "%")]
         .iter()
-        .map(|(name, unit, get)| {
+        .map(|&(name, unit)| {
+            let get = PointMetrics::field(name).expect("a metric");
             let errs: Vec<f64> = points
                 .iter()
                 .filter_map(|p| {
                     let (s, f) = (get(&p.metrics)?, get(p.full.as_ref()?)?);
-                    if *unit == "pp" {
+                    if unit == "pp" {
                         Some((s - f).abs() * 100.0)
                     } else if f != 0.0 {
                         Some((s - f).abs() / f.abs() * 100.0)
