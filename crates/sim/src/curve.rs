@@ -48,9 +48,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Policy-configuration fields that are lengths in blocks when given as a number (PORE's
-/// `period`, SAC's and MOST+CDC's `cycle_length`, CDC's `clean_scan` and `clean_phase`): scaled
-/// with the sample like the cache and the PB. Eviction batches are not lengths of a period and
-/// keep their size.
+/// `period`, SAC's and MOST+CDC's `cycle_length`: scaled like the PB; CDC's `clean_scan` and
+/// `clean_phase`: like the cache). Eviction batches are not lengths of a period and keep their
+/// size.
 const SCALED_FIELDS: [&str; 4] = ["period", "cycle_length", "clean_scan", "clean_phase"];
 
 /// `--rate auto` keeps at least this many units in the sample (measured in docs/benchmarks.md:
@@ -318,13 +318,15 @@ pub struct CurveReport {
     pub rate_auto: bool,
     /// The sampling unit.
     pub unit: String,
-    /// Units touched by the full trace (estimated from its covered-band bytes) and kept by the
-    /// first sample.
+    /// Units touched by the full trace (bands counted; zones estimated from its covered-band
+    /// bytes).
     pub units_touched: u64,
     /// Units kept by the first sample.
     pub units_sampled: u64,
     /// Samples averaged per point.
     pub samples: u32,
+    /// The first sample's measured shares of the full trace, which scale its sizes and counts.
+    pub scale: Scale,
     /// Block requests of the full trace and of the first sample.
     pub blocks_full: u64,
     /// Block requests in the first sample.
@@ -432,27 +434,50 @@ fn scaled(x: u64, r: f64) -> u64 {
     ((x as f64 * r).round() as u64).max(1)
 }
 
-/// The configuration of `cell`'s mini-simulation at rate `r` (costs already fixed).
-fn scaled_config(cell: &Cell, r: f64) -> Result<SimConfig, SimError> {
+/// How a sample relates to the full trace: the factors sizes and counts are scaled by. Each is
+/// the nominal rate in expectation; measuring them on the sample (SHARDS' adjustment) removes
+/// the error of having kept more or fewer, larger or smaller, busier or quieter units than `r`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scale {
+    /// The sample's share of the distinct blocks the cache is sized by (accessed blocks; written
+    /// blocks in the write-caching modes): multiplies cache sizes and cache-relative lengths.
+    pub cache: f64,
+    /// The sample's share of the distinct written blocks: multiplies PB sizes and PB-like lengths.
+    pub pb: f64,
+    /// The sample's share of the block requests: divides counts and times, multiplies warm-up
+    /// request counts.
+    pub traffic: f64,
+}
+
+impl Scale {
+    /// The same factor for everything (no adjustment).
+    pub fn uniform(r: f64) -> Scale {
+        Scale { cache: r, pb: r, traffic: r }
+    }
+}
+
+/// The configuration of `cell`'s mini-simulation on a sample scaled by `k` (costs already
+/// fixed).
+fn scaled_config(cell: &Cell, k: Scale) -> Result<SimConfig, SimError> {
     let mut cfg = cell.full.clone();
     cfg.trace.limit = None; // the sample was cut at the limit already
     let cache = cfg.cache.as_mut().expect("every cell has a cache");
-    cache.size = SizeSpec::Absolute(ByteSize(scaled(cell.cache_blocks, r) * BLOCK_SIZE));
+    cache.size = SizeSpec::Absolute(ByteSize(scaled(cell.cache_blocks, k.cache) * BLOCK_SIZE));
     let mut policy = serde_json::to_value(&cache.policy).expect("policies serialize");
     if let Some(map) = policy.as_object_mut() {
-        for f in SCALED_FIELDS {
-            if let Some(n) = map.get(f).and_then(|v| v.as_u64()) {
-                map.insert(f.into(), scaled(n, r).into());
+        for (f, r) in SCALED_FIELDS.iter().zip([k.pb, k.pb, k.cache, k.cache]) {
+            if let Some(n) = map.get(*f).and_then(|v| v.as_u64()) {
+                map.insert(f.to_string(), scaled(n, r).into());
             }
         }
     }
     cache.policy = serde_json::from_value(policy).map_err(|e| bad("cache.policy", e.to_string()))?;
     if let (Some(pb), DriveConfig::DmSmr(d)) = (cell.pb_blocks, &mut cfg.drive) {
-        d.pb_size = SizeSpec::Absolute(ByteSize(scaled(pb, r) * BLOCK_SIZE));
-        d.pb_max_entries = d.pb_max_entries.map(|e| scaled(e, r));
+        d.pb_size = SizeSpec::Absolute(ByteSize(scaled(pb, k.pb) * BLOCK_SIZE));
+        d.pb_max_entries = d.pb_max_entries.map(|e| scaled(e, k.pb));
     }
     if let Warmup::Requests(n) = cfg.warmup {
-        cfg.warmup = Warmup::Requests((n as f64 * r).round() as u64);
+        cfg.warmup = Warmup::Requests((n as f64 * k.traffic).round() as u64);
     }
     Ok(cfg)
 }
@@ -470,13 +495,15 @@ fn units_of(base: &SimConfig, unit: Unit) -> Result<Units, SimError> {
     })
 }
 
-/// Units the full trace touches, estimated from its covered-band bytes and the units' mean size.
+/// Units the full trace touches: its bands (counted when it was measured), or for zones an
+/// estimate from its covered-band bytes.
 fn units_touched(stats: &TraceStats, units: &Units) -> u64 {
-    let mean = match units {
-        Units::Zones(z) => (z * BLOCK_SIZE) as f64,
-        Units::Bands(m) => (m.capacity_blocks() * BLOCK_SIZE) as f64 / m.len().max(1) as f64,
-    };
-    (stats.accessed_band_bytes as f64 / mean).round().max(1.0) as u64
+    match units {
+        Units::Bands(_) => stats.accessed_bands.max(1),
+        Units::Zones(z) => {
+            ((stats.accessed_band_bytes as f64 / (z * BLOCK_SIZE) as f64).round() as u64).max(1)
+        }
+    }
 }
 
 /// The rate of `o` for a trace touching `touched` units whose smallest cache is `min_cache`
@@ -494,9 +521,45 @@ pub fn resolve_rate(rate: Rate, touched: u64, min_cache: u64) -> f64 {
 struct Sample {
     requests: Arc<Vec<Request>>,
     format: &'static str,
+    /// Units with at least one block accessed.
     units: u64,
+    /// Block requests, and those of writes.
     blocks: u64,
+    write_blocks: u64,
+    /// Distinct blocks accessed, and written.
+    accessed: u64,
+    written: u64,
     cost_s: f64,
+}
+
+impl Sample {
+    /// Its shares of the full trace (`stats`) in `mode`; an error when it holds nothing to
+    /// scale by.
+    fn scale(&self, stats: &TraceStats, mode: crate::Mode) -> Result<Scale, SimError> {
+        let share = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let accessed = share(self.accessed * BLOCK_SIZE, stats.accessed_distinct_bytes);
+        let written = share(self.written * BLOCK_SIZE, stats.written_distinct_bytes);
+        let k = Scale {
+            cache: if mode.sized_by_written_range() { written } else { accessed },
+            pb: written,
+            traffic: if mode == crate::Mode::WriteOnly {
+                share(self.write_blocks, stats.write_pages)
+            } else {
+                share(self.blocks, stats.pages)
+            },
+        };
+        if !(k.traffic > 0.0 && k.cache > 0.0) {
+            return Err(bad(
+                "curve.rate",
+                format!(
+                    "the sample holds {} of {} units and nothing the cache is sized by; raise the rate",
+                    self.units, stats.accessed_bands
+                ),
+            ));
+        }
+        // No written block (a read-only sample) leaves the PB as the cache scales.
+        Ok(Scale { pb: if k.pb > 0.0 { k.pb } else { k.cache }, ..k })
+    }
 }
 
 fn read_sample(
@@ -505,19 +568,34 @@ fn read_sample(
     sel: Selector,
     stop: &AtomicBool,
 ) -> Result<Sample, SimError> {
+    use shingled_trace::TraceReader;
     let started = Instant::now();
     let inner = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
     let format = inner.inner.format_name();
     let mut reader = Sampled::new(inner, units.clone(), sel);
     let mut requests = Vec::new();
     let mut kept = rustc_hash::FxHashSet::default();
-    let mut blocks = 0u64;
-    use shingled_trace::TraceReader;
+    let mut accessed = rustc_hash::FxHashSet::default();
+    let mut written = rustc_hash::FxHashSet::default();
+    let (mut blocks, mut write_blocks) = (0u64, 0u64);
     while let Some(r) = reader.next_request()? {
         let b = r.blocks();
         blocks += b.end - b.start;
-        if !b.is_empty() {
-            kept.insert(units.unit_of(b.start));
+        let write = r.op == shingled_core::Op::Write;
+        if write {
+            write_blocks += b.end - b.start;
+        }
+        let mut at = b.start;
+        while at < b.end {
+            let u = units.unit_of(at);
+            kept.insert(u);
+            at = units.end_of(u);
+        }
+        for x in b {
+            accessed.insert(x);
+            if write {
+                written.insert(x);
+            }
         }
         requests.push(r);
         if requests.len() % (1 << 16) == 0 && stop.load(Ordering::Relaxed) {
@@ -529,6 +607,9 @@ fn read_sample(
         format,
         units: kept.len() as u64,
         blocks,
+        write_blocks,
+        accessed: accessed.len() as u64,
+        written: written.len() as u64,
         cost_s: started.elapsed().as_secs_f64(),
     })
 }
@@ -613,13 +694,21 @@ pub fn curve(
     let read: Vec<Sample> = read.into_iter().collect::<Result<_, _>>()?;
     let sample_stats: Vec<TraceStats> =
         read.iter().map(|s| TraceStats { requests: s.requests.len() as u64, ..stats.clone() }).collect();
-    let configs: Vec<SimConfig> = cells.iter().map(|c| scaled_config(c, rate)).collect::<Result<_, _>>()?;
+    // At rate 1 the sample is the trace: scaling by 1 exactly keeps every size as it is.
+    let scales: Vec<Scale> = if sampled {
+        read.iter().map(|s| s.scale(&stats, base.mode)).collect::<Result<_, _>>()?
+    } else {
+        vec![Scale::uniform(1.0)]
+    };
     let n = cells.len();
+    let configs: Vec<SimConfig> = (0..n * samples as usize)
+        .map(|j| scaled_config(&cells[j % n], scales[j / n]))
+        .collect::<Result<_, _>>()?;
     let mini: Vec<Result<(Counters, f64), SimError>> = parallel(n * samples as usize, o.jobs, |j| {
-        let (cell, s) = (j % n, j / n);
+        let s = j / n;
         let sample = &read[s];
         let r = run_reader(
-            &configs[cell],
+            &configs[j],
             &sample_stats[s],
             Box::new(InMemory::new(sample.requests.clone(), sample.format)),
             Some(stop),
@@ -663,7 +752,7 @@ pub fn curve(
             add(&mut sum, k);
             wall += w;
         }
-        let scale = 1.0 / (rate * samples as f64);
+        let scale = 1.0 / scales.iter().map(|k| k.traffic).sum::<f64>();
         let exact_hit_ratio = match &exact {
             Some((s, _)) if is_plain_lru(&c.full) => s.hits(c.cache_blocks).hit_ratio(),
             _ => None,
@@ -693,6 +782,7 @@ pub fn curve(
         units_touched: touched,
         units_sampled: first.units,
         samples,
+        scale: scales[0],
         blocks_full: stats.pages,
         blocks_sampled: first.blocks,
         errors: errors(&points),
@@ -860,7 +950,7 @@ mod tests {
             cache_blocks: 12_345,
             pb_blocks: Some(2_001),
         };
-        let cfg = scaled_config(&cell, 0.1).unwrap();
+        let cfg = scaled_config(&cell, Scale::uniform(0.1)).unwrap();
         let c = cfg.cache.unwrap();
         // 12 345 × 0.1 = 1234.5 → 1235 blocks; PB 2001 × 0.1 = 200.1 → 200; period 1000 → 100.
         assert_eq!(c.size, SizeSpec::Absolute(ByteSize(1235 * 4096)));
@@ -876,7 +966,11 @@ mod tests {
             },
             ..cell
         };
-        let p = serde_json::to_value(&scaled_config(&sac, 0.1).unwrap().cache.unwrap().policy).unwrap();
+        // Measured shares: the cache by 0.1, the PB by 0.2 (2001 → 400).
+        let cfg = scaled_config(&sac, Scale { cache: 0.1, pb: 0.2, traffic: 0.3 }).unwrap();
+        let DriveConfig::DmSmr(d) = &cfg.drive else { panic!("a DM-SMR drive") };
+        assert_eq!(d.pb_size, SizeSpec::Absolute(ByteSize(400 * 4096)));
+        let p = serde_json::to_value(&cfg.cache.unwrap().policy).unwrap();
         assert_eq!(p["cycle_length"], "1pb");
         assert_eq!(p["clean_scan"], 10_000);
     }

@@ -47,7 +47,7 @@ impl Units {
 
     /// One past the last block of unit `u`.
     #[inline]
-    fn end_of(&self, u: u64) -> BlockNo {
+    pub fn end_of(&self, u: u64) -> BlockNo {
         match self {
             Units::Bands(m) if u < m.len() as u64 => {
                 let (start, len) = m.band_range(u as shingled_core::BandId);
