@@ -96,6 +96,7 @@ pub fn run(a: CurveCmd) -> Result<()> {
         seed: a.seed,
         unit: a.unit.parse().map_err(|e| anyhow::anyhow!("--unit: {e}"))?,
         validate: a.validate,
+        validate_points: Vec::new(),
         jobs: a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
     };
     if opts.samples == 0 {

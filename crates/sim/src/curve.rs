@@ -147,8 +147,14 @@ pub struct CurveOptions {
     pub seed: u64,
     /// The sampling unit.
     pub unit: Unit,
-    /// Full simulations run at this many points spread over the grid, to measure the error.
+    /// Full simulations run at this many points spread over the grid ([`spread`]), to measure
+    /// the error.
     pub validate: usize,
+    /// Points (indices into the grid, policy by policy, then cache size, then PB size) to
+    /// validate instead of `validate` spread ones: a grid split between workers validates the
+    /// points the whole grid would ([`CurveReport::merge`]).
+    #[serde(default)]
+    pub validate_points: Vec<usize>,
     /// Simulations run in parallel.
     pub jobs: usize,
 }
@@ -164,6 +170,7 @@ impl Default for CurveOptions {
             seed: 0,
             unit: Unit::Band,
             validate: 0,
+            validate_points: Vec::new(),
             jobs: 1,
         }
     }
@@ -345,6 +352,26 @@ pub struct CurveReport {
     pub full_cost_s: Option<f64>,
     /// The configuration every point derives from.
     pub base: SimConfig,
+}
+
+impl CurveReport {
+    /// One report of the curves of `parts`, computed separately on the same trace with the same
+    /// rate, unit and seeds (a grid split between workers): points in order of the parts, costs
+    /// added, errors over every validated point. `None` for no part.
+    pub fn merge(parts: Vec<CurveReport>) -> Option<CurveReport> {
+        let mut it = parts.into_iter();
+        let mut out = it.next()?;
+        for p in it {
+            out.points.extend(p.points);
+            out.sampled_cost_s += p.sampled_cost_s;
+            out.exact_cost_s += p.exact_cost_s;
+        }
+        out.errors = errors(&out.points);
+        let fulls: Vec<f64> = out.points.iter().filter_map(|p| p.full_wall_s).collect();
+        out.full_cost_s = (!fulls.is_empty())
+            .then(|| fulls.iter().sum::<f64>() / fulls.len() as f64 * out.points.len() as f64);
+        Some(out)
+    }
 }
 
 /// One cell of the grid before it runs.
@@ -674,7 +701,20 @@ pub fn curve(
         }
     }
     let exact_lru = cells.iter().any(|c| is_plain_lru(&c.full)) && StackDistances::new(base.mode).is_ok();
-    let validated = spread(cells.len(), o.validate);
+    let validated = if o.validate_points.is_empty() {
+        spread(cells.len(), o.validate)
+    } else {
+        let mut v = o.validate_points.clone();
+        v.sort_unstable();
+        v.dedup();
+        if let Some(&i) = v.iter().find(|&&i| i >= cells.len()) {
+            return Err(bad(
+                "curve.validate_points",
+                format!("point {i} is beyond the grid's {}", cells.len()),
+            ));
+        }
+        v
+    };
     let sampled = rate < 1.0;
     let samples = if sampled { o.samples } else { 1 };
     let runs = cells.len() * samples as usize + validated.len() + exact_lru as usize;
@@ -771,9 +811,8 @@ pub fn curve(
             full_wall_s: full[i].as_ref().map(|(_, w)| *w),
         });
     }
-    let fulls: Vec<f64> = points.iter().filter_map(|p| p.full_wall_s).collect();
     let first = &read[0];
-    Ok(CurveReport {
+    let report = CurveReport {
         trace: base.trace.path.clone(),
         mode: base.mode.name().to_string(),
         rate,
@@ -785,14 +824,16 @@ pub fn curve(
         scale: scales[0],
         blocks_full: stats.pages,
         blocks_sampled: first.blocks,
-        errors: errors(&points),
+        errors: Vec::new(),
         sampled_cost_s: read.iter().map(|s| s.cost_s).sum::<f64>() + mini.iter().map(|(_, w)| w).sum::<f64>(),
         exact_cost_s: exact.as_ref().map_or(0.0, |(_, w)| *w),
-        full_cost_s: (!fulls.is_empty()).then(|| fulls.iter().sum::<f64>() / fulls.len() as f64 * n as f64),
+        full_cost_s: None,
         points,
         stats,
         base: base.clone(),
-    })
+    };
+    // The errors and the full-run cost estimate, computed as for merged parts.
+    Ok(CurveReport::merge(vec![report]).expect("one part"))
 }
 
 /// Whether `cfg` caches with textbook LRU (one victim per eviction), the policy whose hit ratio
@@ -807,7 +848,7 @@ enum Extra {
 }
 
 /// `k` indices spread evenly over `0..n` (first and last included), at most `n`.
-fn spread(n: usize, k: usize) -> Vec<usize> {
+pub fn spread(n: usize, k: usize) -> Vec<usize> {
     let k = k.min(n);
     let mut v: Vec<usize> = match k {
         0 => Vec::new(),

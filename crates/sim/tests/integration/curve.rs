@@ -198,3 +198,39 @@ fn bad_options_are_errors_naming_the_option() {
     .to_string();
     assert!(e.contains("DM-SMR"), "{e}");
 }
+
+#[test]
+fn a_grid_split_by_policy_and_merged_is_the_whole_grid() {
+    let base = synth(Mode::ReadWrite);
+    let whole = CurveOptions {
+        policies: vec!["lru".into(), "sac".into()],
+        cache_sizes: vec![SizeSpec::Fraction(0.01), SizeSpec::Fraction(0.03), SizeSpec::Fraction(0.05)],
+        rate: Rate::Fixed(0.3),
+        validate: 3,
+        jobs: 2,
+        ..Default::default()
+    };
+    let c = curve(&base, &whole, &|_| {}, &never()).unwrap();
+    // Validated points 0, 3, 5 of 6 (lru 0; sac 3, 5 = its 0, 2): split per policy as the Python
+    // Ray backend splits a grid.
+    assert_eq!(shingled_sim::curve::spread(6, 3), vec![0, 3, 5]);
+    let part = |p: &str, points: Vec<usize>| {
+        let o =
+            CurveOptions { policies: vec![p.into()], validate: 0, validate_points: points, ..whole.clone() };
+        curve(&base, &o, &|_| {}, &never()).unwrap()
+    };
+    let merged =
+        shingled_sim::CurveReport::merge(vec![part("lru", vec![0]), part("sac", vec![0, 2])]).unwrap();
+    assert_eq!(merged.points.len(), c.points.len());
+    for (a, b) in merged.points.iter().zip(&c.points) {
+        assert_eq!((&a.policy, &a.cache_size), (&b.policy, &b.cache_size));
+        assert_eq!(a.metrics, b.metrics, "same samples, same mini-simulations");
+        assert_eq!(a.full, b.full);
+        assert_eq!(a.exact_hit_ratio, b.exact_hit_ratio);
+    }
+    for (a, b) in merged.errors.iter().zip(&c.errors) {
+        assert_eq!((a.points, a.mean_abs), (b.points, b.mean_abs), "{}", a.metric);
+    }
+    let e = curve(&base, &CurveOptions { validate_points: vec![9], ..whole }, &|_| {}, &never()).unwrap_err();
+    assert!(e.to_string().contains("beyond the grid"), "{e}");
+}
