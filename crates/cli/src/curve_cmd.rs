@@ -27,6 +27,10 @@ pub struct CurveCmd {
     /// Sampling unit: band (the drive's bands) or zone:SIZE (aligned zones, e.g. zone:20MiB).
     #[arg(long, default_value = "band")]
     pub unit: String,
+    /// How bands are chosen: stratified (every 1/rate-th band in order of traffic, from a seeded
+    /// offset; one more pass over the trace) or hash (SHARDS' seeded hash of the band).
+    #[arg(long, default_value = "stratified")]
+    pub sampling: String,
     /// Samples (seeds) averaged per point.
     #[arg(long, default_value_t = 1)]
     pub samples: u32,
@@ -95,6 +99,7 @@ pub fn run(a: CurveCmd) -> Result<()> {
         samples: a.samples,
         seed: a.seed,
         unit: a.unit.parse().map_err(|e| anyhow::anyhow!("--unit: {e}"))?,
+        sampling: a.sampling.parse().map_err(|e| anyhow::anyhow!("--sampling: {e}"))?,
         validate: a.validate,
         validate_points: Vec::new(),
         jobs: a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
@@ -176,13 +181,14 @@ pub fn table(r: &CurveReport) -> String {
         .collect();
     use shingled_core::table::{first_left_rest_right, render, Style};
     let mut out = format!(
-        "curve on {} ({} mode): {} points, rate {:.4}{} by {} ({} of ~{} units, {} of {} blocks), {} sample(s)\n",
+        "curve on {} ({} mode): {} points, rate {:.4}{} by {}, {} ({} of {} units, {} of {} blocks), {} sample(s)\n",
         r.trace,
         r.mode,
         r.points.len(),
         r.rate,
         if r.rate_auto { " (auto)" } else { "" },
         r.unit,
+        format!("{:?}", r.sampling).to_lowercase(),
         r.units_sampled,
         r.units_touched,
         r.blocks_sampled,

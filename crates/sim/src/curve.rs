@@ -130,6 +130,30 @@ impl std::fmt::Display for Unit {
     }
 }
 
+/// How the sampled units are chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sampling {
+    /// Every `1/rate`-th unit in order of traffic, from a seeded offset
+    /// ([`Selector::stratified`]): one more pass over the trace to count each unit's traffic,
+    /// and a sample that holds its share of busy units.
+    #[default]
+    Stratified,
+    /// SHARDS' seeded hash of the unit ([`Selector::new`]): no extra pass, more variance.
+    Hash,
+}
+
+impl std::str::FromStr for Sampling {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Sampling, String> {
+        match s.trim() {
+            "stratified" => Ok(Sampling::Stratified),
+            "hash" => Ok(Sampling::Hash),
+            _ => Err(format!("unknown sampling {s:?}: use stratified or hash")),
+        }
+    }
+}
+
 /// A curve's grid and how its points are computed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CurveOptions {
@@ -147,6 +171,9 @@ pub struct CurveOptions {
     pub seed: u64,
     /// The sampling unit.
     pub unit: Unit,
+    /// How units are chosen.
+    #[serde(default)]
+    pub sampling: Sampling,
     /// Full simulations run at this many points spread over the grid ([`spread`]), to measure
     /// the error.
     pub validate: usize,
@@ -169,6 +196,7 @@ impl Default for CurveOptions {
             samples: 1,
             seed: 0,
             unit: Unit::Band,
+            sampling: Sampling::default(),
             validate: 0,
             validate_points: Vec::new(),
             jobs: 1,
@@ -325,6 +353,9 @@ pub struct CurveReport {
     pub rate_auto: bool,
     /// The sampling unit.
     pub unit: String,
+    /// How units were chosen.
+    #[serde(default)]
+    pub sampling: Sampling,
     /// Units touched by the full trace (bands counted; zones estimated from its covered-band
     /// bytes).
     pub units_touched: u64,
@@ -342,8 +373,8 @@ pub struct CurveReport {
     pub points: Vec<CurvePoint>,
     /// Per-metric errors over the validated points (empty without validation).
     pub errors: Vec<MetricError>,
-    /// Host seconds spent reading the samples and running every mini-simulation (summed over
-    /// threads).
+    /// Host seconds spent counting each unit's traffic (stratified sampling), reading the
+    /// samples and running every mini-simulation (summed over threads).
     pub sampled_cost_s: f64,
     /// Host seconds of the one-pass exact LRU curve (0 when not computed).
     pub exact_cost_s: f64,
@@ -589,6 +620,38 @@ impl Sample {
     }
 }
 
+/// Every unit the trace touches with its block accesses and block writes, by unit (one pass).
+fn unit_traffic(
+    base: &SimConfig,
+    units: &Units,
+    stop: &AtomicBool,
+) -> Result<Vec<(u64, u64, u64)>, SimError> {
+    use shingled_trace::TraceReader;
+    let mut reader = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
+    let mut per: rustc_hash::FxHashMap<u64, (u64, u64)> = Default::default();
+    let mut n = 0u64;
+    while let Some(r) = reader.next_request()? {
+        let b = r.blocks();
+        let write = (r.op == shingled_core::Op::Write) as u64;
+        let mut at = b.start;
+        while at < b.end {
+            let u = units.unit_of(at);
+            let end = units.end_of(u).min(b.end);
+            let e = per.entry(u).or_default();
+            e.0 += end - at;
+            e.1 += write * (end - at);
+            at = end;
+        }
+        n += 1;
+        if n.is_multiple_of(1 << 16) && stop.load(Ordering::Relaxed) {
+            return Err(SimError::Cancelled { requests: n });
+        }
+    }
+    let mut v: Vec<(u64, u64, u64)> = per.into_iter().map(|(u, (a, w))| (u, a, w)).collect();
+    v.sort_unstable();
+    Ok(v)
+}
+
 fn read_sample(
     base: &SimConfig,
     units: &Units,
@@ -726,11 +789,24 @@ pub fn curve(
     progress(CurveProgress { runs, ..Default::default() });
 
     // The samples, each read once (in parallel when several), then every cell × sample.
+    let counting = Instant::now();
+    let traffic = match o.sampling {
+        Sampling::Stratified if sampled => unit_traffic(base, &units, stop)?,
+        _ => Vec::new(),
+    };
+    let traffic_cost_s = counting.elapsed().as_secs_f64();
     let selectors: Vec<Selector> = (0..samples)
-        .map(|i| Selector::new(rate, o.seed.wrapping_add(i as u64)).expect("rate checked"))
+        .map(|i| {
+            let seed = o.seed.wrapping_add(i as u64);
+            match o.sampling {
+                Sampling::Stratified if sampled => Selector::stratified(&traffic, rate, seed),
+                _ => Selector::new(rate, seed),
+            }
+            .expect("rate checked")
+        })
         .collect();
     let read: Vec<Result<Sample, SimError>> =
-        parallel(selectors.len(), o.jobs, |i| read_sample(base, &units, selectors[i], stop));
+        parallel(selectors.len(), o.jobs, |i| read_sample(base, &units, selectors[i].clone(), stop));
     let read: Vec<Sample> = read.into_iter().collect::<Result<_, _>>()?;
     let sample_stats: Vec<TraceStats> =
         read.iter().map(|s| TraceStats { requests: s.requests.len() as u64, ..stats.clone() }).collect();
@@ -818,6 +894,7 @@ pub fn curve(
         rate,
         rate_auto: o.rate == Rate::Auto,
         unit: o.unit.to_string(),
+        sampling: o.sampling,
         units_touched: touched,
         units_sampled: first.units,
         samples,
@@ -825,7 +902,9 @@ pub fn curve(
         blocks_full: stats.pages,
         blocks_sampled: first.blocks,
         errors: Vec::new(),
-        sampled_cost_s: read.iter().map(|s| s.cost_s).sum::<f64>() + mini.iter().map(|(_, w)| w).sum::<f64>(),
+        sampled_cost_s: traffic_cost_s
+            + read.iter().map(|s| s.cost_s).sum::<f64>()
+            + mini.iter().map(|(_, w)| w).sum::<f64>(),
         exact_cost_s: exact.as_ref().map_or(0.0, |(_, w)| *w),
         full_cost_s: None,
         points,

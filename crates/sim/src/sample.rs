@@ -59,31 +59,66 @@ impl Units {
     }
 }
 
-/// Which units a sample keeps: a rate in (0, 1] and a seed.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Selector {
-    /// `None` at rate 1 (every unit), else the hash threshold `rate · 2^64`.
-    threshold: Option<u64>,
-    seed: u64,
+/// Which units a sample keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Selector {
+    /// SHARDS' rule: unit `u` is kept when a seeded hash of `u` falls below `rate · 2^64`
+    /// (`None`: rate 1, every unit). Each unit is kept independently, so the number kept, and
+    /// how many of the busy ones, vary between seeds.
+    Hash {
+        /// The hash threshold, `None` at rate 1.
+        threshold: Option<u64>,
+        /// The mixed seed.
+        seed: u64,
+    },
+    /// Exactly these units ([`Selector::stratified`]).
+    Set(Arc<rustc_hash::FxHashSet<u64>>),
 }
 
 impl Selector {
-    /// A selector keeping a fraction `rate` of the units; `None` unless `0 < rate <= 1`.
+    /// A hash selector keeping a fraction `rate` of the units; `None` unless `0 < rate <= 1`.
     pub fn new(rate: f64, seed: u64) -> Option<Selector> {
         if !(rate > 0.0 && rate <= 1.0) {
             return None;
         }
         // 2^64 · rate, computed in f64: exact enough (53 bits) for any rate anyone samples at.
         let threshold = (rate < 1.0).then(|| ((rate * 2f64.powi(64)) as u64).max(1));
-        Some(Selector { threshold, seed: SplitMix64::mix(seed) })
+        Some(Selector::Hash { threshold, seed: SplitMix64::mix(seed) })
+    }
+
+    /// Systematic sampling of units ordered by traffic: `traffic` lists every unit the trace
+    /// touches with its block accesses and block writes; sorted busiest first, every `1/rate`-th
+    /// unit is kept, starting at a seeded offset in `[0, 1/rate)`. A sample then holds its
+    /// share of busy and of quiet units at once, where independent hashing of a few hundred
+    /// bands often misses the few busy ones that carry most of the hits (the variance of
+    /// SHARDS with coarse units). `None` unless `0 < rate <= 1`.
+    pub fn stratified(traffic: &[(u64, u64, u64)], rate: f64, seed: u64) -> Option<Selector> {
+        if !(rate > 0.0 && rate <= 1.0) {
+            return None;
+        }
+        let mut order: Vec<(u64, u64, u64)> = traffic.to_vec();
+        // Busiest first; ties by writes, then by unit, so the order is the same on every run.
+        order.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
+        let step = 1.0 / rate;
+        let offset = (SplitMix64::mix(seed) >> 11) as f64 / (1u64 << 53) as f64 * step;
+        let mut keep = rustc_hash::FxHashSet::default();
+        let mut at = offset;
+        while (at as usize) < order.len() {
+            keep.insert(order[at as usize].0);
+            at += step;
+        }
+        Some(Selector::Set(Arc::new(keep)))
     }
 
     /// Whether unit `u` is in the sample.
     #[inline]
     pub fn keeps(&self, u: u64) -> bool {
-        match self.threshold {
-            None => true,
-            Some(t) => SplitMix64::mix(self.seed ^ u.wrapping_mul(SplitMix64::GAMMA)) < t,
+        match self {
+            Selector::Hash { threshold: None, .. } => true,
+            Selector::Hash { threshold: Some(t), seed } => {
+                SplitMix64::mix(seed ^ u.wrapping_mul(SplitMix64::GAMMA)) < *t
+            }
+            Selector::Set(s) => s.contains(&u),
         }
     }
 }
@@ -282,6 +317,24 @@ mod tests {
     }
 
     #[test]
+    fn stratified_keeps_every_step_th_unit_by_traffic_from_a_seeded_offset() {
+        // Units 0..10 with traffic 10 × (u + 1): busiest first is 9, 8, …, 0. At rate 1/4 the
+        // kept units are positions offset, offset + 4, offset + 8 of that order, offset in [0, 4).
+        let traffic: Vec<(u64, u64, u64)> = (0..10).map(|u| (u, 10 * (u + 1), 0)).collect();
+        for seed in 0..20 {
+            let sel = Selector::stratified(&traffic, 0.25, seed).unwrap();
+            let kept: Vec<u64> = (0..10).rev().filter(|&u| sel.keeps(u)).collect();
+            assert!(kept.len() == 2 || kept.len() == 3, "{kept:?}");
+            let first = 9 - kept[0];
+            assert!(first < 4);
+            assert!(kept.iter().enumerate().all(|(i, &u)| 9 - u == first + 4 * i as u64), "{kept:?}");
+        }
+        let all = Selector::stratified(&traffic, 1.0, 3).unwrap();
+        assert!((0..10).all(|u| all.keeps(u)));
+        assert!(Selector::stratified(&traffic, 0.0, 3).is_none());
+    }
+
+    #[test]
     fn the_kept_fraction_of_units_is_close_to_the_rate() {
         let sel = Selector::new(0.1, 42).unwrap();
         let kept = (0..100_000u64).filter(|&u| sel.keeps(u)).count();
@@ -311,11 +364,12 @@ mod tests {
                 while let Some(p) = r.next_request().unwrap() { v.push(p); }
                 v
             };
-            let got = read(sel);
-            prop_assert_eq!(&got, &read(sel), "deterministic per seed");
+            let got = read(sel.clone());
+            prop_assert_eq!(&got, &read(sel.clone()), "deterministic per seed");
             // Block multiset kept == blocks of the trace in selected units; pieces never straddle
             // an unselected unit and stay inside their request's bytes.
-            let mut want: Vec<BlockNo> = trace.iter().flat_map(|r| r.blocks()).filter(|&b| sel.keeps(units.unit_of(b))).collect();
+            let mut want: Vec<BlockNo> =
+                trace.iter().flat_map(|r| r.blocks()).filter(|&b| sel.keeps(units.unit_of(b))).collect();
             let mut have: Vec<BlockNo> = got.iter().flat_map(|r| r.blocks()).collect();
             prop_assert!(have.iter().all(|&b| sel.keeps(units.unit_of(b))));
             want.sort_unstable();

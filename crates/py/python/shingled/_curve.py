@@ -124,6 +124,7 @@ def curve(
     pb_sizes: Union[str, Sequence[str], None] = None,
     rate: Union[str, float] = "auto",
     unit: str = "band",
+    sampling: str = "stratified",
     samples: int = 1,
     seed: int = 0,
     validate: int = 0,
@@ -137,7 +138,8 @@ def curve(
 
     Every point comes from sampled mini-simulations: whole bands (or ``unit="zone:20MiB"``
     zones) kept at ``rate`` (a fraction, or ``"auto"``), sizes scaled down and counts scaled
-    back; ``rate=1`` runs every point in full. LRU's hit ratio is also given exactly
+    back; ``rate=1`` runs every point in full. ``sampling``: ``"stratified"`` (every
+    ``1/rate``-th band in order of traffic) or ``"hash"`` (SHARDS' hash of the band). LRU's hit ratio is also given exactly
     (``exact_hit_ratio``, one pass of stack distances). ``validate=N`` runs the full simulation
     at N points spread over the grid: their figures are the ``full_*`` columns and the
     per-metric errors are in ``df.attrs["errors"]``. ``cache_sizes``/``pb_sizes``: lists of
@@ -158,6 +160,8 @@ def curve(
     if len(pb_sizes) == 1:
         fields["drive__pb_size"] = pb_sizes[0]
         pb_sizes = []
+    if sampling not in ("stratified", "hash"):
+        raise _core.ConfigError(f"curve sampling {sampling!r}: use 'stratified' or 'hash'")
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise _core.ConfigError(f"curve samples {samples!r}: at least 1")
     if isinstance(validate, bool) or not isinstance(validate, int) or validate < 0:
@@ -173,6 +177,7 @@ def curve(
         "samples": samples,
         "seed": int(seed),
         "unit": _unit(unit),
+        "sampling": sampling,
         "validate": validate,
         "validate_points": [],
         "jobs": jobs or os.cpu_count() or 1,

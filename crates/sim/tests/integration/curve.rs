@@ -3,7 +3,7 @@
 
 use shingled_core::{BandConfig, ByteSize, SizeSpec};
 use shingled_device::{DmSmrConfig, DriveConfig};
-use shingled_sim::curve::{curve, CurveOptions, Method, Rate, Unit};
+use shingled_sim::curve::{curve, CurveOptions, Method, Rate, Sampling, Unit};
 use shingled_sim::stack::StackDistances;
 use shingled_sim::{measure, run, sizing, Mode, SimConfig, SimError};
 use std::path::PathBuf;
@@ -151,12 +151,13 @@ fn zone_units_and_several_samples_run() {
         rate: Rate::Fixed(0.5),
         samples: 2,
         unit: Unit::Zone(ByteSize::mib(2)),
+        sampling: Sampling::Hash,
         jobs: 2,
         ..Default::default()
     };
     let c = curve(&base, &o, &|_| {}, &never()).unwrap();
     assert_eq!(c.points.len(), 4);
-    assert_eq!(c.samples, 2);
+    assert_eq!((c.samples, c.sampling), (2, Sampling::Hash));
     for p in &c.points {
         assert!(p.metrics.write_amplification.is_some(), "{} cleans its PB", p.policy);
         assert!(p.exact_hit_ratio.is_none());
