@@ -12,7 +12,7 @@ use shingled_core::{BandConfig, ByteSize, SizeSpec, BLOCK_SIZE};
 use shingled_device::{BuildContext, DriveConfig};
 use shingled_trace::{TraceReader, TraceStats};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How often (in trace requests) progress callbacks fire.
@@ -588,9 +588,6 @@ pub fn run_all_with(
             }
         }
     }
-    let results: Vec<Mutex<Option<Result<RunReport, SimError>>>> =
-        configs.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
     let done = AtomicU64::new(0);
     let runs_done = AtomicUsize::new(0);
     let requests_total: u64 = configs
@@ -605,30 +602,18 @@ pub fn run_all_with(
         runs: configs.len(),
     };
     progress(snapshot(0, 0));
-    let jobs = jobs.clamp(1, configs.len().max(1));
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= configs.len() {
-                    break;
-                }
-                let mut last = 0u64;
-                let r = run(&configs[i], &stats[which[i]], &mut |n| {
-                    let total = done.fetch_add(n - last, Ordering::Relaxed) + (n - last);
-                    last = n;
-                    progress(snapshot(total, runs_done.load(Ordering::Relaxed)));
-                });
-                *results[i].lock().unwrap() = Some(r);
-                let finished = runs_done.fetch_add(1, Ordering::Relaxed) + 1;
-                progress(snapshot(done.load(Ordering::Relaxed), finished));
-            });
-        }
+    let results = crate::curve::parallel(configs.len(), jobs, |i| {
+        let mut last = 0u64;
+        let r = run(&configs[i], &stats[which[i]], &mut |n| {
+            let total = done.fetch_add(n - last, Ordering::Relaxed) + (n - last);
+            last = n;
+            progress(snapshot(total, runs_done.load(Ordering::Relaxed)));
+        });
+        let finished = runs_done.fetch_add(1, Ordering::Relaxed) + 1;
+        progress(snapshot(done.load(Ordering::Relaxed), finished));
+        r
     });
-    let runs = results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap().expect("every configuration ran"))
-        .collect::<Result<Vec<_>, _>>()?;
+    let runs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok((runs, stats))
 }
 
