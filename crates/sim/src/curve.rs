@@ -487,6 +487,26 @@ fn cells(base: &SimConfig, o: &CurveOptions, stats: &TraceStats) -> Result<Vec<C
     Ok(out)
 }
 
+/// A size as people write it: a relative size as a percentage of at most four decimals
+/// (`3.5%`, not `3.5000000000000004%`), else as one N-th (`1/256`) when it is one, else as a
+/// percentage.
+pub fn size_label(s: &SizeSpec) -> String {
+    match *s {
+        SizeSpec::Fraction(x) => {
+            let pct = format!("{:.6}", x * 100.0);
+            let pct = pct.trim_end_matches('0').trim_end_matches('.');
+            let inv = 1.0 / x;
+            let decimals = pct.split('.').nth(1).map_or(0, str::len);
+            if decimals > 4 && (inv - inv.round()).abs() < 1e-9 {
+                format!("1/{}", inv.round() as u64)
+            } else {
+                format!("{pct}%")
+            }
+        }
+        SizeSpec::Absolute(_) => s.to_string(),
+    }
+}
+
 /// `x × r` rounded, at least 1.
 fn scaled(x: u64, r: f64) -> u64 {
     ((x as f64 * r).round() as u64).max(1)
@@ -875,9 +895,9 @@ pub fn curve(
         };
         points.push(CurvePoint {
             policy: c.policy.clone(),
-            cache_size: c.cache_size.to_string(),
+            cache_size: size_label(&c.cache_size),
             cache_blocks: c.cache_blocks,
-            pb_size: c.pb_size.map(|p| p.to_string()),
+            pb_size: c.pb_size.as_ref().map(size_label),
             pb_blocks: c.pb_blocks,
             method: if sampled { Method::Sampled } else { Method::Full },
             metrics: PointMetrics::from_counters(&sum, scale),
@@ -1023,6 +1043,15 @@ mod tests {
         assert_eq!(resolve_rate(Rate::Auto, 100, 1_000_000), 1.0);
         assert_eq!(resolve_rate(Rate::Auto, u64::MAX, u64::MAX), AUTO_MIN_RATE);
         assert_eq!(resolve_rate(Rate::Fixed(0.3), 1, 1), 0.3);
+    }
+
+    #[test]
+    fn sizes_print_as_written() {
+        let l = |t: &str| size_label(&t.parse().unwrap());
+        assert_eq!(
+            [l("3.5%"), l("1%"), l("4%"), l("1/256"), l("0.25%"), l("1GiB")],
+            ["3.5%", "1%", "4%", "1/256", "0.25%", "1GiB"]
+        );
     }
 
     #[test]
