@@ -5,7 +5,7 @@ a timeout and stdout closed early half the time. Counts panics (exit 101 or 'pan
 crashes (killed by a signal), hangs (timeout), unclear errors (exit 1 whose message does not
 name a flag, field, file or value), and successes.
 
-    python3 scripts/hostile_cli.py [--bin target/debug/shingled] [--n 400] [--seed 1]
+    python3 scripts/hostile_cli.py [--bin target/debug/shingled] [--n 400] [--seed 1] [--only curve]
 
 Prints the counts and the first examples of each bad outcome; exits 1 if any panic, crash or
 hang was seen. Not run by the test suite (tests/crates cover the cases found); a tool for
@@ -27,6 +27,8 @@ COMMANDS = {
                "--io-unit", "--setup", "--write-cache", "--warmup", "--output", "--ssd", "--format",
                "--volume", "--pb-flavour"],
     ("compare",): ["--trace", "--schemes", "--cache-size", "--jobs", "--mode", "--setup"],
+    ("curve",): ["--trace", "--policy", "--cache-size", "--pb-size", "--rate", "--unit", "--sampling",
+                 "--samples", "--seed", "--validate", "--jobs", "--mode", "--output"],
     ("trace", "stats"): ["--format", "--volume", "--bands"],
     ("trace", "convert"): ["-o", "--format"],
     ("trace", "mix"): ["-o", "--copies", "--seed"],
@@ -54,6 +56,7 @@ def main() -> int:
     ap.add_argument("--bin", default="target/debug/shingled")
     ap.add_argument("--n", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", default=None, help="only this subcommand (e.g. curve)")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
     rng = random.Random(a.seed)
@@ -65,7 +68,7 @@ def main() -> int:
         with open(files[1], "wb") as f:
             f.write(os.urandom(5000))
         for i in range(a.n):
-            cmd, flags = rng.choice(list(COMMANDS.items()))
+            cmd, flags = rng.choice([c for c in COMMANDS.items() if a.only is None or c[0][0] == a.only])
             args = list(cmd)
             if cmd[0] in ("trace", "zone", "store") and cmd[1] not in ("mix",):
                 args.append(rng.choice(files + HOSTILE[:3]))
@@ -79,7 +82,7 @@ def main() -> int:
                 pass
             for fl in rng.sample(flags, k=min(len(flags), rng.randint(1, 3))):
                 args += [fl, rng.choice(HOSTILE + files)]
-            if cmd[0] in ("sim", "compare", "experiment"):
+            if cmd[0] in ("sim", "compare", "experiment", "curve"):
                 args += ["--trace", "synth:wdev,scale=0.002"] if "--trace" not in args and cmd[0] != "experiment" else []
             args = [x.replace("\x00", "") for x in args]
             close_early = rng.random() < 0.5

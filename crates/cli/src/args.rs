@@ -26,6 +26,10 @@ pub enum Command {
     /// speed-ups against SMR-only, CMR-only and LRU. With no arguments, runs on a generated
     /// MSR-like trace (synth:prn).
     Compare(CompareCmd),
+    /// Curves over cache sizes (and PB sizes) for one or more policies on one trace: hit ratio,
+    /// write amplification, RMWs and I/O time from sampled mini-simulations (whole bands kept at
+    /// a rate), LRU's exact hit-ratio curve, and `--validate N` full runs for the error.
+    Curve(crate::curve_cmd::CurveCmd),
     /// Run one of the papers' experiments (`shingled experiment list` names them) and print the
     /// paper's rows and columns.
     Experiment(ExperimentCmd),

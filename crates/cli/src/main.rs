@@ -19,6 +19,7 @@ static ALLOC: shingled_core::mem::HugePageAlloc = shingled_core::mem::HugePageAl
 
 mod args;
 mod cache_cmd;
+mod curve_cmd;
 mod drive_cmd;
 mod json;
 mod plot;
@@ -69,6 +70,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Sim(a) => sim(a),
         Command::Compare(a) => compare(a),
+        Command::Curve(a) => curve_cmd::run(a),
         Command::Trace(t) => trace(t),
         Command::Experiment(a) => experiment(a),
         Command::Policies => {

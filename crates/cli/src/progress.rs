@@ -96,6 +96,21 @@ impl Reporter {
         Reporter::new(what, None, "{spinner} {msg} {human_pos} requests, {per_sec}, elapsed {elapsed}")
     }
 
+    /// Simulations of unequal lengths (a curve's mini-simulations and full runs): how many are
+    /// finished.
+    pub fn simulations(what: &str) -> Reporter {
+        Reporter::new(what, None, "{msg} [{bar:30}] {pos}/{len} simulations, elapsed {elapsed}, eta {eta}")
+    }
+
+    /// Shows `done` of `total` simulations finished.
+    pub fn update_runs(&self, done: usize, total: usize) {
+        if self.bar.length() != Some(total as u64) {
+            self.bar.set_length(total as u64);
+        }
+        self.bar.set_position(done as u64);
+        self.line(done as u64, total as u64, &format!("{done}/{total} simulations finished"));
+    }
+
     /// Shows where a batch of runs stands.
     pub fn update(&self, p: Progress) {
         if p.requests_total > 0 && self.bar.length() != Some(p.requests_total) {

@@ -515,3 +515,100 @@ fn fifos_and_zero_sizes_are_refused_not_hung_on() {
     }
     assert!(!std::path::Path::new(dev).exists(), "a refused format --create leaves no file");
 }
+
+#[test]
+fn curve_prints_every_point_validates_and_writes_json_csv_and_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("c.png");
+    let trace = "synth:wdev,scale=0.02";
+    let o = shingled(&[
+        "curve",
+        "--trace",
+        trace,
+        "--policy",
+        "lru,most",
+        "--cache-size",
+        "1%,4%",
+        "--rate",
+        "0.5",
+        "--bands",
+        "uniform:512KiB:1536KiB",
+        "--validate",
+        "2",
+        "--progress",
+        "none",
+        "--png",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("4 points, rate 0.5000 by band"), "{s}");
+    assert!(
+        s.contains("error of the sampled points") && s.contains("hit_ratio") && s.contains("rmws"),
+        "{s}"
+    );
+    for f in ["c.png", "c-wa.png", "c-rmws.png", "c-time.png"] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    let o = shingled(&[
+        "curve",
+        "--trace",
+        trace,
+        "--cache-size",
+        "1%,2%,4%",
+        "--rate",
+        "1",
+        "--output",
+        "json",
+        "--progress",
+        "none",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    // At rate 1 LRU's simulated hit ratio is the exact one.
+    for p in points {
+        assert_eq!(p["method"], "full");
+        assert_eq!(p["metrics"]["hit_ratio"], p["exact_hit_ratio"]);
+    }
+    let o = shingled(&[
+        "curve",
+        "--trace",
+        trace,
+        "--cache-size",
+        "1%",
+        "--rate",
+        "0.3",
+        "--output",
+        "csv",
+        "--progress",
+        "none",
+    ]);
+    let csv = stdout(&o);
+    assert!(
+        csv.starts_with("policy,cache_size,cache_blocks,pb_size,pb_blocks,method,rate,hit_ratio,"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+}
+
+#[test]
+fn curve_refuses_bad_rates_sizes_and_policies_with_a_message() {
+    for (args, says) in [
+        (vec!["--rate", "0"], "must be in (0, 1]"),
+        (vec!["--rate", "1.5"], "must be in (0, 1]"),
+        (vec!["--rate", "fast"], "invalid rate"),
+        (vec!["--cache-size", ","], "--cache-size names no size"),
+        (vec!["--policy", "nope"], "unknown policy"),
+        (vec!["--unit", "stripe"], "band or zone"),
+        (vec!["--samples", "0"], "at least 1"),
+    ] {
+        let mut a = vec!["curve", "--trace", "synth:wdev,scale=0.01", "--progress", "none"];
+        a.extend(args.iter());
+        let o = shingled(&a);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}

@@ -76,6 +76,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::compare, m)?)?;
     m.add_function(wrap_pyfunction!(sim::experiments_list, m)?)?;
     m.add_function(wrap_pyfunction!(sim::experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::curve, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::curve_merge, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::curve_spread, m)?)?;
     m.add_function(wrap_pyfunction!(trace::trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace::convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace::mix, m)?)?;

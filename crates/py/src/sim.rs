@@ -338,3 +338,33 @@ pub(crate) fn experiment(
         run_many(py, &cfgs, jobs.unwrap_or_else(default_jobs), progress.as_ref(), None, Measure::Always)?;
     Ok(to_json(&ExperimentReport::new(plan, runs, stats)))
 }
+
+/// Computes a curve (`shingled_sim::curve`): `config` is the base `SimConfig` JSON, `options`
+/// the `CurveOptions` JSON; returns the `CurveReport` JSON. Runs with the GIL released; Ctrl-C
+/// cancels.
+#[pyfunction]
+pub(crate) fn curve(py: Python<'_>, config: &str, options: &str) -> PyResult<String> {
+    let base = parse_config(config)?;
+    let opts: shingled_sim::CurveOptions =
+        serde_json::from_str(options).map_err(|e| ConfigError::new_err(format!("curve options: {e}")))?;
+    let r = interruptible(py, |stop| shingled_sim::curve(&base, &opts, &|_| {}, stop))?.map_err(sim_err)?;
+    Ok(to_json(&r))
+}
+
+/// Merges `CurveReport` JSONs of parts of one grid (`CurveReport::merge`).
+#[pyfunction]
+pub(crate) fn curve_merge(parts: Vec<String>) -> PyResult<String> {
+    let parts = parts
+        .iter()
+        .map(|p| serde_json::from_str(p).map_err(|e| ConfigError::new_err(format!("curve report: {e}"))))
+        .collect::<PyResult<Vec<shingled_sim::CurveReport>>>()?;
+    shingled_sim::CurveReport::merge(parts)
+        .map(|r| to_json(&r))
+        .ok_or_else(|| ConfigError::new_err("curve_merge: no part to merge"))
+}
+
+/// `k` grid indices spread evenly over `0..n` (the points `validate = k` runs in full).
+#[pyfunction]
+pub(crate) fn curve_spread(n: usize, k: usize) -> Vec<usize> {
+    shingled_sim::curve::spread(n, k)
+}

@@ -32,5 +32,5 @@ def test_readme_python_snippet_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = shrink(snippet())
     exec(compile(code, str(README), "exec"), {"__name__": "readme"})
-    for f in ("compare.png", "time.png", "sweep.parquet"):
+    for f in ("compare.png", "time.png", "sweep.parquet", "rmws.png"):
         assert (tmp_path / f).stat().st_size > 0, f

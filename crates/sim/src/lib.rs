@@ -10,6 +10,7 @@
 mod config;
 pub mod controller;
 mod costs;
+pub mod curve;
 mod engine;
 mod error;
 pub mod experiments;
@@ -18,13 +19,16 @@ mod metrics;
 pub mod paper;
 pub mod report;
 mod run;
+pub mod sample;
 mod setup;
+pub mod stack;
 pub mod stats_file;
 
 pub use config::{
     toml_error, CacheConfig, CompareOptions, ConfigTomlError, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE,
 };
 pub use costs::{fit_costs, CostModel};
+pub use curve::{curve, CurveOptions, CurvePoint, CurveReport};
 pub use engine::{Engine, IoUnit, Mode, Replay, WARM_MIN_BLOCKS};
 pub use error::{ParseError, SimError};
 pub use histogram::{Histogram, LatencySummary};

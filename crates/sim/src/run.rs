@@ -12,7 +12,7 @@ use shingled_core::{BandConfig, ByteSize, SizeSpec, BLOCK_SIZE};
 use shingled_device::{BuildContext, DriveConfig};
 use shingled_trace::{TraceReader, TraceStats};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How often (in trace requests) progress callbacks fire.
@@ -81,9 +81,9 @@ pub fn measure_until(
 }
 
 /// Stops a reader after `left` requests.
-struct Limited {
-    inner: Box<dyn TraceReader>,
-    left: u64,
+pub(crate) struct Limited {
+    pub(crate) inner: Box<dyn TraceReader>,
+    pub(crate) left: u64,
 }
 
 impl TraceReader for Limited {
@@ -244,7 +244,18 @@ pub fn run_with(
     progress: &mut dyn FnMut(u64),
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<RunReport, SimError> {
-    replay(cfg, Some(stats), progress, cancel)
+    replay(cfg, Some(stats), progress, cancel, None)
+}
+
+/// [`run_with`] replaying `reader` instead of opening `cfg.trace` (a sample held in memory:
+/// [`crate::curve`]). `stats` sizes the run as for [`run`]; `cfg.trace.limit` still applies.
+pub(crate) fn run_reader(
+    cfg: &SimConfig,
+    stats: &TraceStats,
+    reader: Box<dyn TraceReader>,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<RunReport, SimError> {
+    replay(cfg, Some(stats), &mut |_| {}, cancel, Some(reader))
 }
 
 /// [`run_with`] without a footprint: the trace is read once, by the replay itself. For
@@ -265,7 +276,7 @@ pub fn run_once(
                 .into(),
         });
     }
-    replay(cfg, None, progress, cancel)
+    replay(cfg, None, progress, cancel, None)
 }
 
 /// The sizes of a run whose sizes are all absolute (no footprint).
@@ -281,6 +292,7 @@ fn replay(
     stats: Option<&TraceStats>,
     progress: &mut dyn FnMut(u64),
     cancel: Option<&std::sync::atomic::AtomicBool>,
+    source: Option<Box<dyn TraceReader>>,
 ) -> Result<RunReport, SimError> {
     let mut sizing = match stats {
         Some(stats) => sizing(cfg, stats)?,
@@ -338,7 +350,10 @@ fn replay(
     let mut engine = Engine::new(cfg.mode, cache, ssd, drive)
         .with_io_unit(cfg.io_unit)
         .with_replay(cfg.replay, cfg.time_scale);
-    let mut reader = open_trace(&cfg.trace)?;
+    let mut reader = match source {
+        Some(r) => r,
+        None => open_trace(&cfg.trace)?,
+    };
     let limit = cfg.trace.limit.unwrap_or(u64::MAX);
     let warm_at = match cfg.warmup {
         Warmup::Requests(n) => Some(n),
@@ -576,9 +591,6 @@ pub fn run_all_with(
             }
         }
     }
-    let results: Vec<Mutex<Option<Result<RunReport, SimError>>>> =
-        configs.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
     let done = AtomicU64::new(0);
     let runs_done = AtomicUsize::new(0);
     let requests_total: u64 = configs
@@ -593,30 +605,18 @@ pub fn run_all_with(
         runs: configs.len(),
     };
     progress(snapshot(0, 0));
-    let jobs = jobs.clamp(1, configs.len().max(1));
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= configs.len() {
-                    break;
-                }
-                let mut last = 0u64;
-                let r = run(&configs[i], &stats[which[i]], &mut |n| {
-                    let total = done.fetch_add(n - last, Ordering::Relaxed) + (n - last);
-                    last = n;
-                    progress(snapshot(total, runs_done.load(Ordering::Relaxed)));
-                });
-                *results[i].lock().unwrap() = Some(r);
-                let finished = runs_done.fetch_add(1, Ordering::Relaxed) + 1;
-                progress(snapshot(done.load(Ordering::Relaxed), finished));
-            });
-        }
+    let results = crate::curve::parallel(configs.len(), jobs, |i| {
+        let mut last = 0u64;
+        let r = run(&configs[i], &stats[which[i]], &mut |n| {
+            let total = done.fetch_add(n - last, Ordering::Relaxed) + (n - last);
+            last = n;
+            progress(snapshot(total, runs_done.load(Ordering::Relaxed)));
+        });
+        let finished = runs_done.fetch_add(1, Ordering::Relaxed) + 1;
+        progress(snapshot(done.load(Ordering::Relaxed), finished));
+        r
     });
-    let runs = results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap().expect("every configuration ran"))
-        .collect::<Result<Vec<_>, _>>()?;
+    let runs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok((runs, stats))
 }
 

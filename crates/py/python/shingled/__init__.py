@@ -41,6 +41,7 @@ from .blockcache import BlockCache, cache_inspect, cache_lost_blocks, cache_repl
 from .stl import TranslationLayer
 from .store import ChunkStore, StoreFront
 from .sweep import sweep
+from ._curve import curve
 
 __all__ = [
     "Config",
@@ -52,6 +53,7 @@ __all__ = [
     "experiments",
     "setups",
     "sweep",
+    "curve",
     "open_trace",
     "trace_stats",
     "generate",

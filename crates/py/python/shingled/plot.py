@@ -224,6 +224,38 @@ def sweep_lines(df, x: str, y: str = "total_time_s", hue: Optional[str] = None, 
     return _done(fig, out)
 
 
+def curve(df, metric: str = "hit_ratio", ax=None, out=None, title: Optional[str] = None):
+    """A curve from `shingled.curve`'s DataFrame: ``metric`` against the cache size (GiB), or
+    against the PB size when only it varies; one line per policy (and PB size when both vary),
+    validated points' full-simulation figures as crosses and LRU's exact hit ratio dashed."""
+    if metric not in df:
+        raise KeyError(f"no metric {metric!r} in the curve; columns: {', '.join(df.columns)}")
+    fig, ax = _fig(ax)
+    by_pb = df["cache_blocks"].nunique() == 1 and df["pb_blocks"].notna().any() and df["pb_blocks"].nunique() > 1
+    x = "pb_gib" if by_pb else "cache_gib"
+    df = df.assign(pb_gib=df["pb_blocks"].astype(float) * 4096 / 2**30)
+    keys = ["policy"] + (["pb_size"] if not by_pb and df["pb_size"].nunique() > 1 else [])
+    scale = 100.0 if metric.endswith("hit_ratio") else 1.0
+    for key, sub in df.groupby(keys, sort=False):
+        sub = sub.sort_values(x)
+        name = ", ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        line = ax.plot(sub[x], sub[metric] * scale, marker="o", label=name)[0]
+        full = f"full_{metric}"
+        if full in sub and sub[full].notna().any():
+            v = sub[sub[full].notna()]
+            ax.plot(v[x], v[full] * scale, "x", color=line.get_color(), markersize=9,
+                    label=f"{name} (full simulation)")
+        if metric == "hit_ratio" and sub["exact_hit_ratio"].notna().any():
+            ax.plot(sub[x], sub["exact_hit_ratio"] * scale, "--", color=line.get_color(), label=f"{name} (exact)")
+    ax.set_xlabel("PB size (GiB)" if by_pb else "cache size (GiB)")
+    ax.set_ylabel(_name(metric) + (" (%)" if scale == 100.0 else ""))
+    rate = df.attrs.get("rate")
+    _title(ax, title or f"{_name(metric)} curve" + (f" (rate {rate:.3g})" if rate is not None else ""), df)
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    return _done(fig, out)
+
+
 def cdf(results, ax=None, out=None, title: Optional[str] = None, log_x: bool = True):
     """CDF of request latency per run (open loop: response time with queueing, as SMaRT's
     Figs. 3–5 plot it), one line each. ``results``: `Result`s, a `CompareResult`, or a DataFrame

@@ -1,6 +1,7 @@
 //! Integration tests of the simulator, compiled as one binary.
 
 mod claims;
+mod curve;
 mod golden;
 mod hand_checked;
 mod open_loop;

@@ -1,0 +1,338 @@
+//! `shingled curve`: hit ratio, WA, RMWs and I/O time over cache (and PB) sizes, from sampled
+//! mini-simulations (`shingled_sim::curve`), with LRU's exact hit-ratio curve and optional
+//! validation against full simulations.
+
+use crate::args::{split_policies, Output, SimArgs};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use shingled_core::{SizeSpec, BLOCK_SIZE};
+use shingled_sim::curve::{CurveOptions, CurvePoint, CurveReport, PointMetrics};
+use std::path::PathBuf;
+
+/// The cache sizes of a curve given no `--cache-size` (and no `--pb-size` list): PORE's and
+/// SAC's studies go from a fraction of a percent to ten percent of the footprint.
+pub const DEFAULT_SIZES: &str = "0.25%,0.5%,1%,1.5%,2%,3%,4%,6%,8%,10%";
+
+#[derive(Args, Debug)]
+pub struct CurveCmd {
+    /// Trace, drive, mode and the other simulation flags, as for `sim`. `--policy`,
+    /// `--cache-size` and `--pb-size` take comma-separated lists: every policy gets every
+    /// combination of sizes. Default sizes: 0.25% to 10% of the footprint.
+    #[command(flatten)]
+    pub sim: SimArgs,
+    /// Sampling rate: a fraction of the bands (0.1, 10%) or auto (the smallest rate keeping a
+    /// few hundred bands and a cache of 4096 blocks). 1 runs every point in full.
+    #[arg(long, default_value = "auto")]
+    pub rate: String,
+    /// Sampling unit: band (the drive's bands) or zone:SIZE (aligned zones, e.g. zone:20MiB).
+    #[arg(long, default_value = "band")]
+    pub unit: String,
+    /// How bands are chosen: stratified (every 1/rate-th band in order of traffic, from a seeded
+    /// offset; one more pass over the trace) or hash (SHARDS' seeded hash of the band).
+    #[arg(long, default_value = "stratified")]
+    pub sampling: String,
+    /// Samples (seeds) averaged per point.
+    #[arg(long, default_value_t = 1)]
+    pub samples: u32,
+    /// Seed of the first sample.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Also run the full simulation at this many points spread over the grid and print each
+    /// metric's error.
+    #[arg(long, default_value_t = 0)]
+    pub validate: usize,
+    /// Simulations run in parallel (default: the number of cores).
+    #[arg(long, short)]
+    pub jobs: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// Write the report here instead of stdout.
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// Also draw the curves as PNG charts: FILE for the hit ratio and, above a DM-SMR drive,
+    /// FILE-wa.png, FILE-rmws.png and FILE-time.png beside it.
+    #[arg(long)]
+    pub png: Option<PathBuf>,
+}
+
+fn list(v: &Option<String>) -> Vec<String> {
+    v.as_deref()
+        .map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
+        .unwrap_or_default()
+}
+
+fn sizes(flag: &str, v: &[String]) -> Result<Vec<SizeSpec>> {
+    v.iter().map(|s| s.parse::<SizeSpec>().map_err(|e| anyhow::anyhow!("--{flag} {s:?}: {e}"))).collect()
+}
+
+pub fn run(a: CurveCmd) -> Result<()> {
+    if a.sim.no_cache {
+        bail!("curve: --no-cache has no cache to size; give --policy (default lru)");
+    }
+    if a.sim.policy.as_deref().is_some_and(|p| split_policies(p).is_empty()) {
+        bail!("--policy names no policy");
+    }
+    let given = |v: &Option<String>| v.is_some() && list(v).is_empty();
+    if given(&a.sim.cache_size) {
+        bail!("--cache-size names no size");
+    }
+    if given(&a.sim.pb_size) {
+        bail!("--pb-size names no size");
+    }
+    let policies = a.sim.policy.as_deref().map(split_policies).unwrap_or_else(|| vec!["lru".into()]);
+    let pb_sizes = list(&a.sim.pb_size);
+    let mut cache_sizes = list(&a.sim.cache_size);
+    if cache_sizes.is_empty() && pb_sizes.len() <= 1 {
+        cache_sizes = DEFAULT_SIZES.split(',').map(String::from).collect();
+    }
+    let mut bare = a.sim.clone();
+    bare.policy = None;
+    bare.cache_size = None;
+    bare.pb_size = pb_sizes.first().filter(|_| pb_sizes.len() == 1).cloned();
+    let base = bare.to_config()?;
+    let opts = CurveOptions {
+        policies,
+        cache_sizes: sizes("cache-size", &cache_sizes)?,
+        pb_sizes: if pb_sizes.len() > 1 { sizes("pb-size", &pb_sizes)? } else { Vec::new() },
+        rate: a.rate.parse().map_err(|e| anyhow::anyhow!("--rate: {e}"))?,
+        samples: a.samples,
+        seed: a.seed,
+        unit: a.unit.parse().map_err(|e| anyhow::anyhow!("--unit: {e}"))?,
+        sampling: a.sampling.parse().map_err(|e| anyhow::anyhow!("--sampling: {e}"))?,
+        validate: a.validate,
+        validate_points: Vec::new(),
+        jobs: a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+    };
+    if opts.samples == 0 {
+        bail!("--samples must be at least 1");
+    }
+    let bar = crate::progress::Reporter::simulations(&format!("curve on {}", base.trace.path));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let report = shingled_sim::curve(&base, &opts, &|p| bar.update_runs(p.runs_done, p.runs), &stop)
+        .with_context(|| format!("curve on {}", base.trace.path))?;
+    bar.finish();
+    let text = match a.output {
+        Output::Table => table(&report),
+        Output::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Output::Csv => csv(&report),
+    };
+    crate::emit(&a.out, &text)?;
+    if let Some(p) = &a.png {
+        charts(&report, p)?;
+    }
+    Ok(())
+}
+
+fn gib(blocks: u64) -> f64 {
+    (blocks * BLOCK_SIZE) as f64 / (1u64 << 30) as f64
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
+fn pct(v: Option<f64>) -> String {
+    opt(v, |x| format!("{:.2}", x * 100.0))
+}
+
+fn num(v: Option<f64>) -> String {
+    opt(v, |x| format!("{x:.0}"))
+}
+
+/// The human table: one row per point, then the errors and the cost.
+pub fn table(r: &CurveReport) -> String {
+    let validated = r.points.iter().any(|p| p.full.is_some());
+    let mut header =
+        vec!["policy", "cache", "GiB", "PB", "method", "hit %", "exact hit %", "WA", "RMWs", "time s"];
+    if validated {
+        header.extend(["full hit %", "full WA", "full RMWs", "full time s"]);
+    }
+    let rows: Vec<Vec<String>> = r
+        .points
+        .iter()
+        .map(|p| {
+            let m = &p.metrics;
+            let mut row = vec![
+                p.policy.clone(),
+                p.cache_size.clone(),
+                format!("{:.2}", gib(p.cache_blocks)),
+                p.pb_size.clone().unwrap_or_else(|| "-".into()),
+                format!("{:?}", p.method).to_lowercase(),
+                pct(m.hit_ratio),
+                pct(p.exact_hit_ratio),
+                opt(m.write_amplification, |x| format!("{x:.2}")),
+                num(m.rmws),
+                opt(m.total_time_s, |x| format!("{x:.1}")),
+            ];
+            if validated {
+                let f = p.full.clone().unwrap_or_default();
+                let shown = p.full.is_some();
+                let g = |s: String| if shown { s } else { String::new() };
+                row.extend([
+                    g(pct(f.hit_ratio)),
+                    g(opt(f.write_amplification, |x| format!("{x:.2}"))),
+                    g(num(f.rmws)),
+                    g(opt(f.total_time_s, |x| format!("{x:.1}"))),
+                ]);
+            }
+            row
+        })
+        .collect();
+    use shingled_core::table::{first_left_rest_right, render, Style};
+    let mut out = format!(
+        "curve on {} ({} mode): {} points, rate {:.4}{} by {}, {} ({} of {} units, {} of {} blocks), {} sample(s)\n",
+        r.trace,
+        r.mode,
+        r.points.len(),
+        r.rate,
+        if r.rate_auto { " (auto)" } else { "" },
+        r.unit,
+        format!("{:?}", r.sampling).to_lowercase(),
+        r.units_sampled,
+        r.units_touched,
+        r.blocks_sampled,
+        r.blocks_full,
+        r.samples
+    );
+    out.push_str(&render(&first_left_rest_right(header.len()), &header, &rows, &Style::default()));
+    if validated {
+        out.push_str("\nerror of the sampled points against full simulations:\n");
+        for e in &r.errors {
+            let f = |v: Option<f64>| opt(v, |x| format!("{x:.2}"));
+            out.push_str(&format!(
+                "  {:<20} mean {} {}, max {} {} over {} points\n",
+                e.metric,
+                f(e.mean_abs),
+                e.unit,
+                f(e.max_abs),
+                e.unit,
+                e.points
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\ncost: {:.1} s sampled (reading samples and every mini-simulation)",
+        r.sampled_cost_s
+    ));
+    if r.exact_cost_s > 0.0 {
+        out.push_str(&format!(", {:.1} s exact LRU curve", r.exact_cost_s));
+    }
+    if let Some(full) = r.full_cost_s {
+        out.push_str(&format!(
+            "; full simulations of every point ~{full:.1} s (from the validated runs): {:.1}x cheaper",
+            full / r.sampled_cost_s.max(1e-9)
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// One row per point: sizes, method, rate, every metric, the exact hit ratio and the full run's
+/// metrics where validated.
+pub fn csv(r: &CurveReport) -> String {
+    let mut head = vec!["policy", "cache_size", "cache_blocks", "pb_size", "pb_blocks", "method", "rate"]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    head.extend(PointMetrics::FIELDS.iter().map(|(n, _)| n.to_string()));
+    head.push("exact_hit_ratio".into());
+    head.extend(PointMetrics::FIELDS.iter().map(|(n, _)| format!("full_{n}")));
+    let mut out = head.join(",") + "\n";
+    let f = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    for p in &r.points {
+        let quoted = if p.policy.contains(',') { format!("\"{}\"", p.policy) } else { p.policy.clone() };
+        let mut row = vec![
+            quoted,
+            p.cache_size.clone(),
+            p.cache_blocks.to_string(),
+            p.pb_size.clone().unwrap_or_default(),
+            p.pb_blocks.map(|b| b.to_string()).unwrap_or_default(),
+            format!("{:?}", p.method).to_lowercase(),
+            r.rate.to_string(),
+        ];
+        row.extend(PointMetrics::FIELDS.iter().map(|(_, g)| f(g(&p.metrics))));
+        row.push(f(p.exact_hit_ratio));
+        row.extend(PointMetrics::FIELDS.iter().map(|(_, g)| f(p.full.as_ref().and_then(g))));
+        out.push_str(&(row.join(",") + "\n"));
+    }
+    out
+}
+
+/// The x value of a point: its cache size in GiB, or its PB size when only PB sizes vary.
+fn x_of(r: &CurveReport, p: &CurvePoint) -> f64 {
+    let caches: std::collections::BTreeSet<u64> = r.points.iter().map(|p| p.cache_blocks).collect();
+    if caches.len() == 1 && p.pb_blocks.is_some() {
+        gib(p.pb_blocks.unwrap_or(0))
+    } else {
+        gib(p.cache_blocks)
+    }
+}
+
+fn charts(r: &CurveReport, path: &std::path::Path) -> Result<()> {
+    let caches: std::collections::BTreeSet<u64> = r.points.iter().map(|p| p.cache_blocks).collect();
+    let x_label = if caches.len() == 1 && r.points.iter().any(|p| p.pb_blocks.is_some()) {
+        "PB size (GiB)"
+    } else {
+        "cache size (GiB)"
+    };
+    let by_pb = caches.len() > 1
+        && r.points.iter().map(|p| &p.pb_size).collect::<std::collections::BTreeSet<_>>().len() > 1;
+    let smr = r.points.iter().any(|p| p.metrics.write_amplification.is_some());
+    let mut charts: Vec<(PathBuf, &str, shingled_sim::curve::Metric)> =
+        vec![(path.to_path_buf(), "hit ratio (%)", |m| m.hit_ratio.map(|x| x * 100.0))];
+    if smr {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let beside = |s: &str| path.with_file_name(format!("{stem}-{s}.png"));
+        charts.push((beside("wa"), "write amplification", |m| m.write_amplification));
+        charts.push((beside("rmws"), "RMWs", |m| m.rmws));
+        charts.push((beside("time"), "total I/O time (s)", |m| m.total_time_s));
+    }
+    for (file, y_label, get) in charts {
+        let mut series: Vec<shingled_bench::Series> = Vec::new();
+        for p in &r.points {
+            let name = if by_pb {
+                format!("{} PB {}", p.policy, p.pb_size.as_deref().unwrap_or("-"))
+            } else {
+                p.policy.clone()
+            };
+            let Some(y) = get(&p.metrics) else { continue };
+            let i = match series.iter().position(|s| s.name == name) {
+                Some(i) => i,
+                None => {
+                    series.push(shingled_bench::Series {
+                        name: name.clone(),
+                        x_label: x_label.into(),
+                        y_label: y_label.into(),
+                        points: Vec::new(),
+                        paper: Vec::new(),
+                        paper_fitted: false,
+                    });
+                    series.len() - 1
+                }
+            };
+            series[i].points.push((x_of(r, p), y));
+        }
+        if y_label.starts_with("hit") {
+            let exact: Vec<(f64, f64)> =
+                r.points.iter().filter_map(|p| Some((x_of(r, p), p.exact_hit_ratio? * 100.0))).collect();
+            if !exact.is_empty() {
+                series.push(shingled_bench::Series {
+                    name: "lru (exact)".into(),
+                    x_label: x_label.into(),
+                    y_label: y_label.into(),
+                    points: exact,
+                    paper: Vec::new(),
+                    paper_fitted: false,
+                });
+            }
+        }
+        for s in &mut series {
+            s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        let title = format!("{y_label} over {}: {}", x_label.split(' ').next().unwrap_or(""), r.trace);
+        crate::plot::line_chart(&file, &title, &series, false)
+            .with_context(|| format!("--png {}", file.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,84 @@
+import os
+
+import pandas as pd
+import pytest
+
+import shingled
+
+TRACE = "synth:wdev,scale=0.02"
+# 1 MiB bands: a small trace touches a few hundred, enough to sample.
+SMALL_BANDS = {"drive__bands": {"kind": "uniform-random", "min": "512KiB", "max": "1536KiB", "seed": 1}}
+
+
+def test_curve_frame_has_every_point_metric_and_method():
+    df = shingled.curve(TRACE, policies=["lru", "most"], cache_sizes=["1%", "4%"], rate=0.5, validate=2, jobs=2,
+                        **SMALL_BANDS)
+    assert isinstance(df, pd.DataFrame) and len(df) == 4
+    assert list(df["policy"]) == ["lru", "lru", "most", "most"]
+    assert set(df["method"]) == {"sampled"} and (df["rate"] == 0.5).all()
+    for col in ("hit_ratio", "write_amplification", "rmws", "total_time_s", "exact_hit_ratio", "full_rmws"):
+        assert col in df, col
+    assert df["validated"].sum() == 2
+    # LRU has its exact hit ratio; a validated LRU point's full run agrees with it exactly.
+    lru = df[df["policy"] == "lru"]
+    assert lru["exact_hit_ratio"].notna().all() and df[df["policy"] == "most"]["exact_hit_ratio"].isna().all()
+    v = lru[lru["validated"]]
+    assert (v["exact_hit_ratio"] == v["full_hit_ratio"]).all()
+    errors = {e["metric"]: e for e in df.attrs["errors"]}
+    assert errors["hit_ratio"]["points"] == 2 and errors["hit_ratio"]["unit"] == "pp"
+
+
+def test_rate_one_equals_simulate():
+    df = shingled.curve(TRACE, policies="sac", cache_sizes="2%", rate=1, mode="write-only")
+    one = shingled.simulate(TRACE, policy="sac", cache="2%", mode="write-only")
+    row = df.iloc[0]
+    assert row["method"] == "full"
+    assert row["rmws"] == one.rmws and row["total_time_s"] == one.total_time_s
+
+
+def test_plot_curve(tmp_path):
+    df = shingled.curve(TRACE, policies=["lru"], cache_sizes=["1%", "2%", "4%"], rate=0.5, validate=1,
+                        plot=str(tmp_path / "c.png"), **SMALL_BANDS)
+    assert (tmp_path / "c.png").stat().st_size > 0
+    fig = shingled.plot.curve(df, metric="rmws", out=tmp_path / "r.png")
+    assert fig is not None and (tmp_path / "r.png").exists()
+    with pytest.raises(KeyError):
+        shingled.plot.curve(df, metric="nope")
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, says",
+    [
+        ({"rate": 0}, shingled.ConfigError, "(0, 1]"),
+        ({"rate": 1.5}, shingled.ConfigError, "(0, 1]"),
+        ({"rate": "fast"}, shingled.ConfigError, "auto"),
+        ({"cache_sizes": []}, shingled.ConfigError, "names nothing"),
+        ({"policies": ["nope"]}, shingled.PolicyError, "unknown policy"),
+        ({"unit": "stripe"}, shingled.ConfigError, "zone:SIZE"),
+        ({"samples": 0}, shingled.ConfigError, "at least 1"),
+        ({"backend": "cloud"}, shingled.ConfigError, "'local' or 'ray'"),
+        ({"replay": "open"}, shingled.ConfigError, "closed-loop"),
+    ],
+)
+def test_bad_input_raises_typed_errors(kwargs, exc, says):
+    with pytest.raises(exc, match=None) as e:
+        shingled.curve(TRACE, **kwargs)
+    assert says in str(e.value)
+
+
+def test_curve_ray_matches_local():
+    try:
+        import ray
+    except ImportError as e:
+        if os.environ.get("SHINGLED_EXPECT_RAY") == "1":
+            raise AssertionError(f"Ray installed (SHINGLED_EXPECT_RAY=1) but import ray failed: {e}")
+        pytest.skip(f"import ray failed: {e}")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        kw = dict(policies=["lru", "most"], cache_sizes=["1%", "3%"], rate=0.5, validate=3, **SMALL_BANDS)
+        local = shingled.curve(TRACE, **kw)
+        remote = shingled.curve(TRACE, backend="ray", **kw)
+        cols = ["policy", "cache_size", "hit_ratio", "rmws", "exact_hit_ratio", "validated", "full_rmws"]
+        pd.testing.assert_frame_equal(local[cols], remote[cols])
+    finally:
+        ray.shutdown()

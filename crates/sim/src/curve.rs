@@ -1,0 +1,1126 @@
+//! Whole curves — hit ratio, write amplification, RMWs, I/O time — over cache sizes and PB sizes,
+//! for any policy, from small sampled simulations (MiniSim, Waldspurger et al., USENIX ATC '17,
+//! with band-preserving spatial sampling after SHARDS, Waldspurger et al., FAST '15).
+//!
+//! How a point is computed (docs/curves.md says the same for users):
+//!
+//! 1. The full trace is measured once ([`crate::measure`]); relative sizes (`2%`, `1/256`)
+//!    resolve against the *full* footprint, as a full run would.
+//! 2. The trace is read once per sample (a rate `r` and a seed) through [`Sampled`]: whole units
+//!    (the drive's bands by default, or fixed zones) are kept with probability `r`, every block
+//!    of a kept unit stays, LBAs do not move. The sample is held in memory.
+//! 3. Each grid point replays the sample with its sizes scaled by `r`: cache blocks, PB blocks
+//!    and PB entries, a warm-up request count, and PORE's period or SAC's cycle when given in
+//!    blocks (given relative to the PB, the default, they follow the scaled PB), each rounded and
+//!    at least 1. The drive, its band map and SAC's fitted costs are those of the full run.
+//! 4. Counts (requests, blocks, evictions, PB writes, RMWs, band bytes) and modelled times are
+//!    divided by `r` (times the number of samples averaged); ratios (hit ratios, WA) are taken
+//!    from the summed counts as measured.
+//!
+//! Where this is exact and where it is an estimate:
+//! - At `r = 1` a sampled point *is* the full simulation (nothing is cut or scaled).
+//! - The hit ratio of LRU is exact over all sizes from [`StackDistances`] (one pass, no
+//!   sampling); a sampled LRU point is an estimate of it whose error shrinks with the number of
+//!   sampled bands (SHARDS' argument holds for any stack algorithm, applied per unit).
+//! - Band-aware policies (MOST, SAC, PORE's zones), the PB's FIFO cleaning order, WA, RMWs and
+//!   modelled time are estimates: a scaled PB holds the same share of each sampled band's
+//!   blocks, but which bands compete for it and when the drive cleans change with the sample.
+//!   The modelled time also carries per-request costs (seeks between sampled bands are longer).
+//!   [`CurveOptions::validate`] measures the error against full simulations; docs/benchmarks.md
+//!   records it per policy, metric and rate.
+//!
+//! Only closed-loop replays are sampled: open-loop arrivals (queueing, idle-time cleaning)
+//! depend on the load, which sampling thins.
+
+use crate::config::{SimConfig, Warmup};
+use crate::metrics::Counters;
+use crate::run::{open_trace, run, run_reader, sizing, Limited};
+use crate::sample::{InMemory, Sampled, Selector, Units};
+use crate::stack::StackDistances;
+use crate::{CostModel, Replay, SimError};
+use serde::{Deserialize, Serialize};
+use shingled_cache::PolicyConfig;
+use shingled_core::{BandMap, ByteSize, SizeSpec, BLOCK_SIZE};
+use shingled_device::{BuildContext, DriveConfig};
+use shingled_trace::{Request, TraceStats};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Policy-configuration fields that are lengths in blocks when given as a number (PORE's
+/// `period`, SAC's and MOST+CDC's `cycle_length`: scaled like the PB; CDC's `clean_scan` and
+/// `clean_phase`: like the cache). Eviction batches are not lengths of a period and keep their
+/// size.
+const SCALED_FIELDS: [&str; 4] = ["period", "cycle_length", "clean_scan", "clean_phase"];
+
+/// `--rate auto` keeps at least this many units in the sample (measured in docs/benchmarks.md:
+/// below a few hundred sampled bands the spread between seeds exceeds the accuracy targets).
+pub const AUTO_MIN_UNITS: f64 = 400.0;
+/// `--rate auto` keeps the smallest scaled cache at least this many blocks.
+pub const AUTO_MIN_CACHE_BLOCKS: f64 = 4096.0;
+/// `--rate auto` never samples below this rate.
+pub const AUTO_MIN_RATE: f64 = 0.001;
+
+/// The sampling rate of a curve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rate {
+    /// This fraction of the units, in (0, 1].
+    Fixed(f64),
+    /// The smallest rate keeping [`AUTO_MIN_UNITS`] units and a scaled cache of
+    /// [`AUTO_MIN_CACHE_BLOCKS`] blocks (at most 1, at least [`AUTO_MIN_RATE`]).
+    Auto,
+}
+
+impl std::str::FromStr for Rate {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Rate, String> {
+        let t = s.trim();
+        if t == "auto" {
+            return Ok(Rate::Auto);
+        }
+        let r = match t.strip_suffix('%') {
+            Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+            None => t.parse::<f64>(),
+        }
+        .map_err(|_| format!("invalid rate {s:?}: use auto, a fraction in (0, 1] or a percentage"))?;
+        if !(r > 0.0 && r <= 1.0) {
+            return Err(format!("rate {s:?} must be in (0, 1] (a percentage in (0%, 100%])"));
+        }
+        Ok(Rate::Fixed(r))
+    }
+}
+
+/// What a sampling decision is made for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unit {
+    /// The drive's bands (its band map; the default bands for a drive without one).
+    #[default]
+    Band,
+    /// Aligned zones of this size (e.g. PORE's and SAC's 20 MiB).
+    Zone(ByteSize),
+}
+
+impl std::str::FromStr for Unit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Unit, String> {
+        match s.trim() {
+            "band" => Ok(Unit::Band),
+            t => match t.strip_prefix("zone:") {
+                Some(z) => {
+                    let size: ByteSize = z.parse().map_err(|e| format!("unit {s:?}: {e}"))?;
+                    if size.0 < BLOCK_SIZE {
+                        return Err(format!("unit {s:?}: a zone holds at least one 4 KiB block"));
+                    }
+                    Ok(Unit::Zone(size))
+                }
+                None => Err(format!("unknown unit {s:?}: use band or zone:SIZE (zone:20MiB)")),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Unit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unit::Band => f.write_str("band"),
+            Unit::Zone(z) => write!(f, "zone:{z}"),
+        }
+    }
+}
+
+/// How the sampled units are chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sampling {
+    /// Every `1/rate`-th unit in order of traffic, from a seeded offset
+    /// ([`Selector::stratified`]): one more pass over the trace to count each unit's traffic,
+    /// and a sample that holds its share of busy units.
+    #[default]
+    Stratified,
+    /// SHARDS' seeded hash of the unit ([`Selector::new`]): no extra pass, more variance.
+    Hash,
+}
+
+impl std::str::FromStr for Sampling {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Sampling, String> {
+        match s.trim() {
+            "stratified" => Ok(Sampling::Stratified),
+            "hash" => Ok(Sampling::Hash),
+            _ => Err(format!("unknown sampling {s:?}: use stratified or hash")),
+        }
+    }
+}
+
+/// A curve's grid and how its points are computed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurveOptions {
+    /// Policies (`name[:field=value,…]`); each gets every size.
+    pub policies: Vec<String>,
+    /// Cache sizes (absolute or relative to the full trace's footprint); empty: the base's.
+    pub cache_sizes: Vec<SizeSpec>,
+    /// Persistent-buffer sizes of a DM-SMR drive; empty: the base drive's.
+    pub pb_sizes: Vec<SizeSpec>,
+    /// The sampling rate.
+    pub rate: Rate,
+    /// Samples (seeds `seed`, `seed + 1`, …) averaged per point; at least 1.
+    pub samples: u32,
+    /// Seed of the first sample.
+    pub seed: u64,
+    /// The sampling unit.
+    pub unit: Unit,
+    /// How units are chosen.
+    #[serde(default)]
+    pub sampling: Sampling,
+    /// Full simulations run at this many points spread over the grid ([`spread`]), to measure
+    /// the error.
+    pub validate: usize,
+    /// Points (indices into the grid, policy by policy, then cache size, then PB size) to
+    /// validate instead of `validate` spread ones: a grid split between workers validates the
+    /// points the whole grid would ([`CurveReport::merge`]).
+    #[serde(default)]
+    pub validate_points: Vec<usize>,
+    /// Simulations run in parallel.
+    pub jobs: usize,
+}
+
+impl Default for CurveOptions {
+    fn default() -> Self {
+        CurveOptions {
+            policies: vec!["lru".into()],
+            cache_sizes: Vec::new(),
+            pb_sizes: Vec::new(),
+            rate: Rate::Auto,
+            samples: 1,
+            seed: 0,
+            unit: Unit::Band,
+            sampling: Sampling::default(),
+            validate: 0,
+            validate_points: Vec::new(),
+            jobs: 1,
+        }
+    }
+}
+
+/// A point's metrics, as a full run would report them over the whole replay (counts scaled back
+/// to the full trace for a sampled point).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PointMetrics {
+    /// All hits / all block accesses.
+    pub hit_ratio: Option<f64>,
+    /// Read hits / block reads.
+    pub read_hit_ratio: Option<f64>,
+    /// Write hits / block writes.
+    pub write_hit_ratio: Option<f64>,
+    /// Band bytes written / bytes cleaned out of the PB.
+    pub write_amplification: Option<f64>,
+    /// Read-modify-writes of bands.
+    pub rmws: Option<f64>,
+    /// Blocks appended to the PB.
+    pub pb_writes: Option<f64>,
+    /// Bytes written to bands.
+    pub band_bytes_written: Option<f64>,
+    /// Dirty blocks evicted (written back).
+    pub dirty_evictions: Option<f64>,
+    /// Clean blocks evicted.
+    pub clean_evictions: Option<f64>,
+    /// Blocks the host side wrote to the drive.
+    pub drive_blocks_written: Option<f64>,
+    /// Total modelled I/O time, seconds.
+    pub total_time_s: Option<f64>,
+    /// Drive write time (PB cleaning waited for included), seconds.
+    pub drive_write_time_s: Option<f64>,
+    /// Trace requests processed (a sampled request cut into pieces counts once per piece).
+    pub requests: Option<f64>,
+}
+
+/// Reads one metric of a [`PointMetrics`].
+pub type Metric = fn(&PointMetrics) -> Option<f64>;
+
+impl PointMetrics {
+    /// Every metric by its field name, in declaration order (CSV columns, DataFrame columns).
+    pub const FIELDS: [(&'static str, Metric); 13] = [
+        ("hit_ratio", |m| m.hit_ratio),
+        ("read_hit_ratio", |m| m.read_hit_ratio),
+        ("write_hit_ratio", |m| m.write_hit_ratio),
+        ("write_amplification", |m| m.write_amplification),
+        ("rmws", |m| m.rmws),
+        ("pb_writes", |m| m.pb_writes),
+        ("band_bytes_written", |m| m.band_bytes_written),
+        ("dirty_evictions", |m| m.dirty_evictions),
+        ("clean_evictions", |m| m.clean_evictions),
+        ("drive_blocks_written", |m| m.drive_blocks_written),
+        ("total_time_s", |m| m.total_time_s),
+        ("drive_write_time_s", |m| m.drive_write_time_s),
+        ("requests", |m| m.requests),
+    ];
+
+    /// The metric called `name` (a [`PointMetrics::FIELDS`] name).
+    pub fn field(name: &str) -> Option<Metric> {
+        Self::FIELDS.iter().find(|(n, _)| *n == name).map(|(_, g)| *g)
+    }
+
+    /// The metrics of `c`, counts and times multiplied by `scale`.
+    fn from_counters(c: &Counters, scale: f64) -> PointMetrics {
+        let ratio = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
+        let n = |x: u64| Some(x as f64 * scale);
+        PointMetrics {
+            hit_ratio: ratio(c.read_hits + c.write_hits, c.blocks_read + c.blocks_written),
+            read_hit_ratio: ratio(c.read_hits, c.blocks_read),
+            write_hit_ratio: ratio(c.write_hits, c.blocks_written),
+            write_amplification: c.drive.write_amplification(),
+            rmws: n(c.drive.rmws),
+            pb_writes: n(c.drive.pb_writes),
+            band_bytes_written: n(c.drive.band_bytes_written),
+            dirty_evictions: n(c.dirty_evictions),
+            clean_evictions: n(c.clean_evictions),
+            drive_blocks_written: n(c.drive_blocks_written),
+            total_time_s: Some(c.total_time().as_secs_f64() * scale),
+            drive_write_time_s: Some(c.drive_write_time.as_secs_f64() * scale),
+            requests: n(c.requests),
+        }
+    }
+}
+
+/// How a point's figures were obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Sampled mini-simulations.
+    Sampled,
+    /// The full simulation (rate 1 needs no sampling).
+    Full,
+}
+
+/// One point of a curve: a policy at a cache size and PB size.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CurvePoint {
+    /// The policy as given.
+    pub policy: String,
+    /// The cache size as given.
+    pub cache_size: String,
+    /// Its full-trace size in 4 KiB blocks.
+    pub cache_blocks: u64,
+    /// The PB size as given (`None`: a drive without a PB).
+    pub pb_size: Option<String>,
+    /// Its full-trace size in blocks.
+    pub pb_blocks: Option<u64>,
+    /// How the metrics were obtained.
+    pub method: Method,
+    /// The metrics (sampled and scaled back, or the full run's).
+    pub metrics: PointMetrics,
+    /// LRU's exact hit ratio at this size (stack distances), for `lru` points in modes where it
+    /// is exact.
+    pub exact_hit_ratio: Option<f64>,
+    /// The full simulation's metrics, at validated points.
+    pub full: Option<PointMetrics>,
+    /// Seconds of host time this point's simulations took (each on one thread).
+    pub wall_s: f64,
+    /// Seconds of host time of the full simulation, at validated points.
+    pub full_wall_s: Option<f64>,
+}
+
+/// The errors of one metric over the validated points.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MetricError {
+    /// The metric: `hit_ratio` (error in percentage points), `write_amplification`, `rmws`,
+    /// `total_time_s` (relative errors in percent).
+    pub metric: String,
+    /// The unit of the errors: `pp` or `%`.
+    pub unit: String,
+    /// Mean absolute error over the points where both figures exist.
+    pub mean_abs: Option<f64>,
+    /// Largest absolute error.
+    pub max_abs: Option<f64>,
+    /// Points compared.
+    pub points: usize,
+}
+
+/// A curve: every point, the sampling that produced it, its cost and, when validated, its error.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CurveReport {
+    /// The trace path or synthetic spec.
+    pub trace: String,
+    /// The full trace's footprint (the sizes resolve against it).
+    pub stats: TraceStats,
+    /// Cache mode.
+    pub mode: String,
+    /// The rate used (resolved when `auto`).
+    pub rate: f64,
+    /// Whether the rate was chosen automatically.
+    pub rate_auto: bool,
+    /// The sampling unit.
+    pub unit: String,
+    /// How units were chosen.
+    #[serde(default)]
+    pub sampling: Sampling,
+    /// Units touched by the full trace (bands counted; zones estimated from its covered-band
+    /// bytes).
+    pub units_touched: u64,
+    /// Units kept by the first sample.
+    pub units_sampled: u64,
+    /// Samples averaged per point.
+    pub samples: u32,
+    /// The first sample's measured shares of the full trace, which scale its sizes and counts.
+    pub scale: Scale,
+    /// Block requests of the full trace and of the first sample.
+    pub blocks_full: u64,
+    /// Block requests in the first sample.
+    pub blocks_sampled: u64,
+    /// The points, policy by policy, then cache size, then PB size.
+    pub points: Vec<CurvePoint>,
+    /// Per-metric errors over the validated points (empty without validation).
+    pub errors: Vec<MetricError>,
+    /// Host seconds spent counting each unit's traffic (stratified sampling), reading the
+    /// samples and running every mini-simulation (summed over threads).
+    pub sampled_cost_s: f64,
+    /// Host seconds of the one-pass exact LRU curve (0 when not computed).
+    pub exact_cost_s: f64,
+    /// Estimated host seconds of full simulations of every point: the validated points' mean
+    /// full-run time × points (`None` without validation).
+    pub full_cost_s: Option<f64>,
+    /// The configuration every point derives from.
+    pub base: SimConfig,
+}
+
+impl CurveReport {
+    /// One report of the curves of `parts`, computed separately on the same trace with the same
+    /// rate, unit and seeds (a grid split between workers): points in order of the parts, costs
+    /// added, errors over every validated point. `None` for no part.
+    pub fn merge(parts: Vec<CurveReport>) -> Option<CurveReport> {
+        let mut it = parts.into_iter();
+        let mut out = it.next()?;
+        for p in it {
+            out.points.extend(p.points);
+            out.sampled_cost_s += p.sampled_cost_s;
+            out.exact_cost_s += p.exact_cost_s;
+        }
+        out.errors = errors(&out.points);
+        let fulls: Vec<f64> = out.points.iter().filter_map(|p| p.full_wall_s).collect();
+        out.full_cost_s = (!fulls.is_empty())
+            .then(|| fulls.iter().sum::<f64>() / fulls.len() as f64 * out.points.len() as f64);
+        Some(out)
+    }
+}
+
+/// One cell of the grid before it runs.
+struct Cell {
+    policy: String,
+    cache_size: SizeSpec,
+    pb_size: Option<SizeSpec>,
+    /// The full-size configuration.
+    full: SimConfig,
+    cache_blocks: u64,
+    pb_blocks: Option<u64>,
+}
+
+fn bad(field: &'static str, reason: impl Into<String>) -> SimError {
+    SimError::Config { field, reason: reason.into() }
+}
+
+/// Checks the options against `base`; every error names the option.
+fn check(base: &SimConfig, o: &CurveOptions) -> Result<(), SimError> {
+    if o.policies.is_empty() {
+        return Err(bad("curve.policies", "no policy given"));
+    }
+    if let Rate::Fixed(r) = o.rate {
+        if !(r > 0.0 && r <= 1.0) {
+            return Err(bad("curve.rate", format!("{r}: must be in (0, 1]")));
+        }
+    }
+    if o.samples == 0 {
+        return Err(bad("curve.samples", "at least one sample per point"));
+    }
+    if base.replay != Replay::Closed {
+        return Err(bad(
+            "replay",
+            "curves sample closed-loop replays only: open-loop queueing and idle time depend on the load, \
+             which sampling thins",
+        ));
+    }
+    if !o.pb_sizes.is_empty() && !matches!(base.drive, DriveConfig::DmSmr(_)) {
+        return Err(bad("curve.pb_sizes", "PB sizes need a DM-SMR drive"));
+    }
+    if let Unit::Zone(z) = o.unit {
+        if z.0 < BLOCK_SIZE {
+            return Err(bad("curve.unit", format!("zone:{z} holds no 4 KiB block")));
+        }
+    }
+    Ok(())
+}
+
+/// The grid's cells at full size.
+fn cells(base: &SimConfig, o: &CurveOptions, stats: &TraceStats) -> Result<Vec<Cell>, SimError> {
+    let base_cache = base.cache.clone().unwrap_or_default();
+    let sizes = if o.cache_sizes.is_empty() { vec![base_cache.size] } else { o.cache_sizes.clone() };
+    let pbs: Vec<Option<SizeSpec>> = match &base.drive {
+        DriveConfig::DmSmr(d) if o.pb_sizes.is_empty() => vec![Some(d.pb_size)],
+        DriveConfig::DmSmr(_) => o.pb_sizes.iter().copied().map(Some).collect(),
+        _ => vec![None],
+    };
+    let mut out = Vec::new();
+    for p in &o.policies {
+        let policy: PolicyConfig = p.parse().map_err(|e: String| bad("curve.policies", e))?;
+        for size in &sizes {
+            for pb in &pbs {
+                let mut cfg = base.clone();
+                cfg.cache =
+                    Some(crate::CacheConfig { size: *size, policy: policy.clone(), ..base_cache.clone() });
+                if let (Some(pb), DriveConfig::DmSmr(d)) = (pb, &mut cfg.drive) {
+                    d.pb_size = *pb;
+                }
+                cfg.label = Some(p.clone());
+                let s = sizing(&cfg, stats)?;
+                out.push(Cell {
+                    policy: p.clone(),
+                    cache_size: *size,
+                    pb_size: *pb,
+                    full: cfg,
+                    cache_blocks: s.cache_blocks,
+                    pb_blocks: s.pb_blocks,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A size as people write it: a relative size as a percentage of at most four decimals
+/// (`3.5%`, not `3.5000000000000004%`), else as one N-th (`1/256`) when it is one, else as a
+/// percentage.
+pub fn size_label(s: &SizeSpec) -> String {
+    match *s {
+        SizeSpec::Fraction(x) => {
+            let pct = format!("{:.6}", x * 100.0);
+            let pct = pct.trim_end_matches('0').trim_end_matches('.');
+            let inv = 1.0 / x;
+            let decimals = pct.split('.').nth(1).map_or(0, str::len);
+            if decimals > 4 && (inv - inv.round()).abs() < 1e-9 {
+                format!("1/{}", inv.round() as u64)
+            } else {
+                format!("{pct}%")
+            }
+        }
+        SizeSpec::Absolute(_) => s.to_string(),
+    }
+}
+
+/// `x × r` rounded, at least 1.
+fn scaled(x: u64, r: f64) -> u64 {
+    ((x as f64 * r).round() as u64).max(1)
+}
+
+/// How a sample relates to the full trace: the factors sizes and counts are scaled by. Each is
+/// the nominal rate in expectation; measuring them on the sample (SHARDS' adjustment) removes
+/// the error of having kept more or fewer, larger or smaller, busier or quieter units than `r`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scale {
+    /// The sample's share of the distinct blocks the cache is sized by (accessed blocks; written
+    /// blocks in the write-caching modes): multiplies cache sizes and cache-relative lengths.
+    pub cache: f64,
+    /// The sample's share of the distinct written blocks: multiplies PB sizes and PB-like lengths.
+    pub pb: f64,
+    /// The sample's share of the block requests: divides counts and times, multiplies warm-up
+    /// request counts.
+    pub traffic: f64,
+}
+
+impl Scale {
+    /// The same factor for everything (no adjustment).
+    pub fn uniform(r: f64) -> Scale {
+        Scale { cache: r, pb: r, traffic: r }
+    }
+}
+
+/// The configuration of `cell`'s mini-simulation on a sample scaled by `k` (costs already
+/// fixed).
+fn scaled_config(cell: &Cell, k: Scale) -> Result<SimConfig, SimError> {
+    let mut cfg = cell.full.clone();
+    cfg.trace.limit = None; // the sample was cut at the limit already
+    let cache = cfg.cache.as_mut().expect("every cell has a cache");
+    cache.size = SizeSpec::Absolute(ByteSize(scaled(cell.cache_blocks, k.cache) * BLOCK_SIZE));
+    let mut policy = serde_json::to_value(&cache.policy).expect("policies serialize");
+    if let Some(map) = policy.as_object_mut() {
+        for (f, r) in SCALED_FIELDS.iter().zip([k.pb, k.pb, k.cache, k.cache]) {
+            if let Some(n) = map.get(*f).and_then(|v| v.as_u64()) {
+                map.insert(f.to_string(), scaled(n, r).into());
+            }
+        }
+    }
+    cache.policy = serde_json::from_value(policy).map_err(|e| bad("cache.policy", e.to_string()))?;
+    if let (Some(pb), DriveConfig::DmSmr(d)) = (cell.pb_blocks, &mut cfg.drive) {
+        d.pb_size = SizeSpec::Absolute(ByteSize(scaled(pb, k.pb) * BLOCK_SIZE));
+        d.pb_max_entries = d.pb_max_entries.map(|e| scaled(e, k.pb));
+    }
+    if let Warmup::Requests(n) = cfg.warmup {
+        cfg.warmup = Warmup::Requests((n as f64 * k.traffic).round() as u64);
+    }
+    Ok(cfg)
+}
+
+/// The sampling units of `base`'s drive.
+fn units_of(base: &SimConfig, unit: Unit) -> Result<Units, SimError> {
+    Ok(match unit {
+        Unit::Zone(z) => Units::Zones(z.blocks().max(1)),
+        Unit::Band => {
+            let cap = base.drive.capacity().unwrap_or(ByteSize(1 << 40));
+            let map = BandMap::build(&base.drive.bands_or_default(), cap)
+                .map_err(|e| bad("drive.bands", e.to_string()))?;
+            Units::Bands(Arc::new(map))
+        }
+    })
+}
+
+/// Units the full trace touches: its bands (counted when it was measured), or for zones an
+/// estimate from its covered-band bytes.
+fn units_touched(stats: &TraceStats, units: &Units) -> u64 {
+    match units {
+        Units::Bands(_) => stats.accessed_bands.max(1),
+        Units::Zones(z) => {
+            ((stats.accessed_band_bytes as f64 / (z * BLOCK_SIZE) as f64).round() as u64).max(1)
+        }
+    }
+}
+
+/// The rate of `o` for a trace touching `touched` units whose smallest cache is `min_cache`
+/// blocks.
+pub fn resolve_rate(rate: Rate, touched: u64, min_cache: u64) -> f64 {
+    match rate {
+        Rate::Fixed(r) => r,
+        Rate::Auto => (AUTO_MIN_UNITS / touched.max(1) as f64)
+            .max(AUTO_MIN_CACHE_BLOCKS / min_cache.max(1) as f64)
+            .clamp(AUTO_MIN_RATE, 1.0),
+    }
+}
+
+/// A sample of the trace held in memory.
+struct Sample {
+    requests: Arc<Vec<Request>>,
+    format: &'static str,
+    /// Units with at least one block accessed.
+    units: u64,
+    /// Block requests, and those of writes.
+    blocks: u64,
+    write_blocks: u64,
+    /// Distinct blocks accessed, and written.
+    accessed: u64,
+    written: u64,
+    cost_s: f64,
+}
+
+impl Sample {
+    /// Its shares of the full trace (`stats`) in `mode`; an error when it holds nothing to
+    /// scale by.
+    fn scale(&self, stats: &TraceStats, mode: crate::Mode) -> Result<Scale, SimError> {
+        let share = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let accessed = share(self.accessed * BLOCK_SIZE, stats.accessed_distinct_bytes);
+        let written = share(self.written * BLOCK_SIZE, stats.written_distinct_bytes);
+        let k = Scale {
+            cache: if mode.sized_by_written_range() { written } else { accessed },
+            pb: written,
+            traffic: if mode == crate::Mode::WriteOnly {
+                share(self.write_blocks, stats.write_pages)
+            } else {
+                share(self.blocks, stats.pages)
+            },
+        };
+        if !(k.traffic > 0.0 && k.cache > 0.0) {
+            return Err(bad(
+                "curve.rate",
+                format!(
+                    "the sample holds {} of {} units and nothing the cache is sized by; raise the rate",
+                    self.units, stats.accessed_bands
+                ),
+            ));
+        }
+        // No written block (a read-only sample) leaves the PB as the cache scales.
+        Ok(Scale { pb: if k.pb > 0.0 { k.pb } else { k.cache }, ..k })
+    }
+}
+
+/// Every unit the trace touches with its block accesses and block writes, by unit (one pass).
+fn unit_traffic(
+    base: &SimConfig,
+    units: &Units,
+    stop: &AtomicBool,
+) -> Result<Vec<(u64, u64, u64)>, SimError> {
+    use shingled_trace::TraceReader;
+    let mut reader = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
+    let mut per: rustc_hash::FxHashMap<u64, (u64, u64)> = Default::default();
+    let mut n = 0u64;
+    while let Some(r) = reader.next_request()? {
+        let b = r.blocks();
+        let write = (r.op == shingled_core::Op::Write) as u64;
+        let mut at = b.start;
+        while at < b.end {
+            let u = units.unit_of(at);
+            let end = units.end_of(u).min(b.end);
+            let e = per.entry(u).or_default();
+            e.0 += end - at;
+            e.1 += write * (end - at);
+            at = end;
+        }
+        n += 1;
+        if n.is_multiple_of(1 << 16) && stop.load(Ordering::Relaxed) {
+            return Err(SimError::Cancelled { requests: n });
+        }
+    }
+    let mut v: Vec<(u64, u64, u64)> = per.into_iter().map(|(u, (a, w))| (u, a, w)).collect();
+    v.sort_unstable();
+    Ok(v)
+}
+
+fn read_sample(
+    base: &SimConfig,
+    units: &Units,
+    sel: Selector,
+    stop: &AtomicBool,
+) -> Result<Sample, SimError> {
+    use shingled_trace::TraceReader;
+    let started = Instant::now();
+    let inner = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
+    let format = inner.inner.format_name();
+    let mut reader = Sampled::new(inner, units.clone(), sel);
+    let mut requests = Vec::new();
+    let mut kept = rustc_hash::FxHashSet::default();
+    let mut accessed = rustc_hash::FxHashSet::default();
+    let mut written = rustc_hash::FxHashSet::default();
+    let (mut blocks, mut write_blocks) = (0u64, 0u64);
+    while let Some(r) = reader.next_request()? {
+        let b = r.blocks();
+        blocks += b.end - b.start;
+        let write = r.op == shingled_core::Op::Write;
+        if write {
+            write_blocks += b.end - b.start;
+        }
+        let mut at = b.start;
+        while at < b.end {
+            let u = units.unit_of(at);
+            kept.insert(u);
+            at = units.end_of(u);
+        }
+        for x in b {
+            accessed.insert(x);
+            if write {
+                written.insert(x);
+            }
+        }
+        requests.push(r);
+        if requests.len() % (1 << 16) == 0 && stop.load(Ordering::Relaxed) {
+            return Err(SimError::Cancelled { requests: requests.len() as u64 });
+        }
+    }
+    Ok(Sample {
+        requests: Arc::new(requests),
+        format,
+        units: kept.len() as u64,
+        blocks,
+        write_blocks,
+        accessed: accessed.len() as u64,
+        written: written.len() as u64,
+        cost_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Runs `f(i)` for `i in 0..n` on `jobs` threads; the results in order.
+pub(crate) fn parallel<T: Send>(n: usize, jobs: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let results: Vec<Mutex<Option<T>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = f(i);
+                *results[i].lock().unwrap() = Some(r);
+            });
+        }
+    });
+    results.into_iter().map(|m| m.into_inner().unwrap().expect("every job ran")).collect()
+}
+
+/// Where a curve stands, for progress displays: simulations finished of all.
+pub type CurveProgress = crate::Progress;
+
+/// Computes the curve of `o` on `base`'s trace, drive and mode. `progress` hears of each
+/// finished simulation (`runs_done` of `runs`); `stop` cancels.
+pub fn curve(
+    base: &SimConfig,
+    o: &CurveOptions,
+    progress: &(dyn Fn(CurveProgress) + Sync),
+    stop: &AtomicBool,
+) -> Result<CurveReport, SimError> {
+    check(base, o)?;
+    let bands = base.drive.bands_or_default();
+    let stats = crate::measure_until(&base.trace, &bands, stop)?;
+    let mut cells = cells(base, o, &stats)?;
+    let units = units_of(base, o.unit)?;
+    let touched = units_touched(&stats, &units);
+    let min_cache = cells.iter().map(|c| c.cache_blocks).min().unwrap_or(1);
+    let rate = resolve_rate(o.rate, touched, min_cache);
+    // SAC's and PORE's costs are fitted once per full-size drive, so that a scaled PB does not
+    // change what the policy weighs.
+    let ctx = BuildContext {
+        written_range: ByteSize(stats.written_band_bytes.max(BLOCK_SIZE)),
+        accessed_range: ByteSize(stats.accessed_band_bytes.max(stats.written_band_bytes).max(BLOCK_SIZE)),
+    };
+    let mut fitted: Vec<(DriveConfig, shingled_cache::SmrCosts)> = Vec::new();
+    for c in &mut cells {
+        let cache = c.full.cache.as_mut().expect("every cell has a cache");
+        if cache.policy.needs_costs() && matches!(cache.costs, CostModel::Fitted) {
+            let costs = match fitted.iter().find(|(d, _)| *d == c.full.drive) {
+                Some((_, k)) => *k,
+                None => {
+                    let k = crate::fit_costs(&c.full.drive, &ctx)?;
+                    fitted.push((c.full.drive.clone(), k));
+                    k
+                }
+            };
+            cache.costs = CostModel::Custom(costs);
+        }
+    }
+    let exact_lru = cells.iter().any(|c| is_plain_lru(&c.full)) && StackDistances::new(base.mode).is_ok();
+    let validated = if o.validate_points.is_empty() {
+        spread(cells.len(), o.validate)
+    } else {
+        let mut v = o.validate_points.clone();
+        v.sort_unstable();
+        v.dedup();
+        if let Some(&i) = v.iter().find(|&&i| i >= cells.len()) {
+            return Err(bad(
+                "curve.validate_points",
+                format!("point {i} is beyond the grid's {}", cells.len()),
+            ));
+        }
+        v
+    };
+    let sampled = rate < 1.0;
+    let samples = if sampled { o.samples } else { 1 };
+    let runs = cells.len() * samples as usize + validated.len() + exact_lru as usize;
+    let done = AtomicUsize::new(0);
+    let tick = || {
+        let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+        progress(CurveProgress { runs_done: d, runs, ..Default::default() });
+    };
+    progress(CurveProgress { runs, ..Default::default() });
+
+    // The samples, each read once (in parallel when several), then every cell × sample.
+    let counting = Instant::now();
+    let traffic = match o.sampling {
+        Sampling::Stratified if sampled => unit_traffic(base, &units, stop)?,
+        _ => Vec::new(),
+    };
+    let traffic_cost_s = counting.elapsed().as_secs_f64();
+    let selectors: Vec<Selector> = (0..samples)
+        .map(|i| {
+            let seed = o.seed.wrapping_add(i as u64);
+            match o.sampling {
+                Sampling::Stratified if sampled => Selector::stratified(&traffic, rate, seed),
+                _ => Selector::new(rate, seed),
+            }
+            .expect("rate checked")
+        })
+        .collect();
+    let read: Vec<Result<Sample, SimError>> =
+        parallel(selectors.len(), o.jobs, |i| read_sample(base, &units, selectors[i].clone(), stop));
+    let read: Vec<Sample> = read.into_iter().collect::<Result<_, _>>()?;
+    let sample_stats: Vec<TraceStats> =
+        read.iter().map(|s| TraceStats { requests: s.requests.len() as u64, ..stats.clone() }).collect();
+    // At rate 1 the sample is the trace: scaling by 1 exactly keeps every size as it is.
+    let scales: Vec<Scale> = if sampled {
+        read.iter().map(|s| s.scale(&stats, base.mode)).collect::<Result<_, _>>()?
+    } else {
+        vec![Scale::uniform(1.0)]
+    };
+    let n = cells.len();
+    let configs: Vec<SimConfig> = (0..n * samples as usize)
+        .map(|j| scaled_config(&cells[j % n], scales[j / n]))
+        .collect::<Result<_, _>>()?;
+    let mini: Vec<Result<(Counters, f64), SimError>> = parallel(n * samples as usize, o.jobs, |j| {
+        let s = j / n;
+        let sample = &read[s];
+        let r = run_reader(
+            &configs[j],
+            &sample_stats[s],
+            Box::new(InMemory::new(sample.requests.clone(), sample.format)),
+            Some(stop),
+        );
+        tick();
+        r.map(|r| (r.total.counters, r.wall_time_s))
+    });
+    let mini: Vec<(Counters, f64)> = mini.into_iter().collect::<Result<_, _>>()?;
+
+    // The exact LRU curve and the full runs of the validated points, side by side.
+    let exact_job = validated.len();
+    let extra: Vec<Result<Extra, SimError>> = parallel(validated.len() + exact_lru as usize, o.jobs, |j| {
+        let r = if j == exact_job {
+            let started = Instant::now();
+            let mut reader = open_trace(&base.trace)?;
+            let limit = base.trace.limit.unwrap_or(u64::MAX);
+            StackDistances::read(base.mode, &mut reader, limit)
+                .map(|s| Extra::Exact(s, started.elapsed().as_secs_f64()))
+        } else {
+            run(&cells[validated[j]].full, &stats, &mut |_| {})
+                .map(|r| Extra::Full(PointMetrics::from_counters(&r.total.counters, 1.0), r.wall_time_s))
+        };
+        tick();
+        r
+    });
+    let mut full: Vec<Option<(PointMetrics, f64)>> = vec![None; n];
+    let mut exact: Option<(StackDistances, f64)> = None;
+    for (j, e) in extra.into_iter().enumerate() {
+        match e? {
+            Extra::Full(m, w) => full[validated[j]] = Some((m, w)),
+            Extra::Exact(s, w) => exact = Some((s, w)),
+        }
+    }
+
+    let mut points = Vec::with_capacity(n);
+    for (i, c) in cells.iter().enumerate() {
+        let mut sum = Counters::default();
+        let mut wall = 0.0;
+        for s in 0..samples as usize {
+            let (k, w) = &mini[s * n + i];
+            add(&mut sum, k);
+            wall += w;
+        }
+        let scale = 1.0 / scales.iter().map(|k| k.traffic).sum::<f64>();
+        let exact_hit_ratio = match &exact {
+            Some((s, _)) if is_plain_lru(&c.full) => s.hits(c.cache_blocks).hit_ratio(),
+            _ => None,
+        };
+        points.push(CurvePoint {
+            policy: c.policy.clone(),
+            cache_size: size_label(&c.cache_size),
+            cache_blocks: c.cache_blocks,
+            pb_size: c.pb_size.as_ref().map(size_label),
+            pb_blocks: c.pb_blocks,
+            method: if sampled { Method::Sampled } else { Method::Full },
+            metrics: PointMetrics::from_counters(&sum, scale),
+            exact_hit_ratio,
+            full: full[i].as_ref().map(|(m, _)| m.clone()),
+            wall_s: wall,
+            full_wall_s: full[i].as_ref().map(|(_, w)| *w),
+        });
+    }
+    let first = &read[0];
+    let report = CurveReport {
+        trace: base.trace.path.clone(),
+        mode: base.mode.name().to_string(),
+        rate,
+        rate_auto: o.rate == Rate::Auto,
+        unit: o.unit.to_string(),
+        sampling: o.sampling,
+        units_touched: touched,
+        units_sampled: first.units,
+        samples,
+        scale: scales[0],
+        blocks_full: stats.pages,
+        blocks_sampled: first.blocks,
+        errors: Vec::new(),
+        sampled_cost_s: traffic_cost_s
+            + read.iter().map(|s| s.cost_s).sum::<f64>()
+            + mini.iter().map(|(_, w)| w).sum::<f64>(),
+        exact_cost_s: exact.as_ref().map_or(0.0, |(_, w)| *w),
+        full_cost_s: None,
+        points,
+        stats,
+        base: base.clone(),
+    };
+    // The errors and the full-run cost estimate, computed as for merged parts.
+    Ok(CurveReport::merge(vec![report]).expect("one part"))
+}
+
+/// Whether `cfg` caches with textbook LRU (one victim per eviction), the policy whose hit ratio
+/// [`StackDistances`] gives exactly.
+fn is_plain_lru(cfg: &SimConfig) -> bool {
+    cfg.cache.as_ref().is_some_and(|c| c.policy == PolicyConfig::default())
+}
+
+enum Extra {
+    Full(PointMetrics, f64),
+    Exact(StackDistances, f64),
+}
+
+/// `k` indices spread evenly over `0..n` (first and last included), at most `n`.
+pub fn spread(n: usize, k: usize) -> Vec<usize> {
+    let k = k.min(n);
+    let mut v: Vec<usize> = match k {
+        0 => Vec::new(),
+        1 => vec![n / 2],
+        _ => (0..k).map(|i| (i * (n - 1) + (k - 1) / 2) / (k - 1)).collect(),
+    };
+    v.dedup();
+    v
+}
+
+/// Adds the counters a curve reads.
+fn add(sum: &mut Counters, c: &Counters) {
+    sum.requests += c.requests;
+    sum.blocks_read += c.blocks_read;
+    sum.blocks_written += c.blocks_written;
+    sum.read_hits += c.read_hits;
+    sum.write_hits += c.write_hits;
+    sum.dirty_evictions += c.dirty_evictions;
+    sum.clean_evictions += c.clean_evictions;
+    sum.drive_blocks_written += c.drive_blocks_written;
+    sum.ssd_read_time += c.ssd_read_time;
+    sum.ssd_write_time += c.ssd_write_time;
+    sum.drive_read_time += c.drive_read_time;
+    sum.drive_write_time += c.drive_write_time;
+    sum.drive.rmws += c.drive.rmws;
+    sum.drive.pb_writes += c.drive.pb_writes;
+    sum.drive.band_bytes_written += c.drive.band_bytes_written;
+    sum.drive.pb_blocks_cleaned += c.drive.pb_blocks_cleaned;
+}
+
+/// Per-metric errors of the sampled figures against the full runs (and of LRU's exact hit ratio,
+/// which must be 0).
+fn errors(points: &[CurvePoint]) -> Vec<MetricError> {
+    [("hit_ratio", "pp"), ("write_amplification", "%"), ("rmws", "%"), ("total_time_s", "%")]
+        .iter()
+        .map(|&(name, unit)| {
+            let get = PointMetrics::field(name).expect("a metric");
+            let errs: Vec<f64> = points
+                .iter()
+                .filter_map(|p| {
+                    let (s, f) = (get(&p.metrics)?, get(p.full.as_ref()?)?);
+                    if unit == "pp" {
+                        Some((s - f).abs() * 100.0)
+                    } else if f != 0.0 {
+                        Some((s - f).abs() / f.abs() * 100.0)
+                    } else {
+                        (s == 0.0).then_some(0.0)
+                    }
+                })
+                .collect();
+            MetricError {
+                metric: name.to_string(),
+                unit: unit.to_string(),
+                mean_abs: (!errs.is_empty()).then(|| errs.iter().sum::<f64>() / errs.len() as f64),
+                max_abs: errs.iter().copied().reduce(f64::max),
+                points: errs.len(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_and_units_parse_and_bad_ones_say_why() {
+        assert_eq!("0.1".parse::<Rate>(), Ok(Rate::Fixed(0.1)));
+        assert_eq!("5%".parse::<Rate>(), Ok(Rate::Fixed(0.05)));
+        assert_eq!("auto".parse::<Rate>(), Ok(Rate::Auto));
+        for bad in ["0", "-0.1", "1.5", "150%", "fast", "nan"] {
+            assert!(bad.parse::<Rate>().is_err(), "{bad}");
+        }
+        assert_eq!("zone:20MiB".parse::<Unit>(), Ok(Unit::Zone(ByteSize::mib(20))));
+        assert_eq!("band".parse::<Unit>(), Ok(Unit::Band));
+        assert!("zone:1B".parse::<Unit>().unwrap_err().contains("4 KiB"));
+        assert!("stripe".parse::<Unit>().unwrap_err().contains("band or zone"));
+    }
+
+    #[test]
+    fn spread_points_include_both_ends() {
+        assert_eq!(spread(20, 3), vec![0, 10, 19]);
+        assert_eq!(spread(5, 9), vec![0, 1, 2, 3, 4]);
+        assert_eq!(spread(7, 1), vec![3]);
+        assert!(spread(7, 0).is_empty());
+    }
+
+    #[test]
+    fn auto_rate_keeps_enough_units_and_cache() {
+        // 40 000 bands touched: 400 of them is 1%; a 100 000-block cache needs 4096/100000.
+        assert!((resolve_rate(Rate::Auto, 40_000, 1_000_000) - 0.01).abs() < 1e-12);
+        assert!((resolve_rate(Rate::Auto, 40_000, 100_000) - 0.04096).abs() < 1e-12);
+        assert_eq!(resolve_rate(Rate::Auto, 100, 1_000_000), 1.0);
+        assert_eq!(resolve_rate(Rate::Auto, u64::MAX, u64::MAX), AUTO_MIN_RATE);
+        assert_eq!(resolve_rate(Rate::Fixed(0.3), 1, 1), 0.3);
+    }
+
+    #[test]
+    fn sizes_print_as_written() {
+        let l = |t: &str| size_label(&t.parse().unwrap());
+        assert_eq!(
+            [l("3.5%"), l("1%"), l("4%"), l("1/256"), l("0.25%"), l("1GiB")],
+            ["3.5%", "1%", "4%", "1/256", "0.25%", "1GiB"]
+        );
+    }
+
+    #[test]
+    fn scaling_rounds_and_never_reaches_zero() {
+        assert_eq!(scaled(1000, 0.1), 100);
+        assert_eq!(scaled(15, 0.1), 2);
+        assert_eq!(scaled(3, 0.01), 1);
+    }
+
+    #[test]
+    fn the_scaled_fields_exist_in_the_policies_that_have_them() {
+        // If a policy renames a period or cycle field, block-count lengths would silently stop
+        // scaling: this fails first.
+        for (policy, field) in [
+            ("pore", "period"),
+            ("sac", "cycle_length"),
+            ("sac", "clean_scan"),
+            ("sac", "clean_phase"),
+            ("most-cdc:cycle_length=5000", "cycle_length"),
+            ("most-cdc", "clean_scan"),
+            ("most-cdc", "clean_phase"),
+        ] {
+            let p: PolicyConfig = policy.parse().unwrap();
+            let v = serde_json::to_value(&p).unwrap();
+            assert!(v.get(field).is_some(), "{policy} has no field {field}: {v}");
+            assert!(SCALED_FIELDS.contains(&field));
+        }
+    }
+
+    #[test]
+    fn a_scaled_configuration_scales_sizes_and_block_lengths_and_keeps_pb_relative_ones() {
+        let full = SimConfig {
+            cache: Some(crate::CacheConfig {
+                policy: "pore:period=1000".parse().unwrap(),
+                ..Default::default()
+            }),
+            warmup: Warmup::Requests(5000),
+            ..Default::default()
+        };
+        let cell = Cell {
+            policy: "pore".into(),
+            cache_size: SizeSpec::Fraction(0.02),
+            pb_size: Some(SizeSpec::Fraction(1.0 / 256.0)),
+            full,
+            cache_blocks: 12_345,
+            pb_blocks: Some(2_001),
+        };
+        let cfg = scaled_config(&cell, Scale::uniform(0.1)).unwrap();
+        let c = cfg.cache.unwrap();
+        // 12 345 × 0.1 = 1234.5 → 1235 blocks; PB 2001 × 0.1 = 200.1 → 200; period 1000 → 100.
+        assert_eq!(c.size, SizeSpec::Absolute(ByteSize(1235 * 4096)));
+        assert_eq!(serde_json::to_value(&c.policy).unwrap()["period"], 100);
+        let DriveConfig::DmSmr(d) = &cfg.drive else { panic!("a DM-SMR drive") };
+        assert_eq!(d.pb_size, SizeSpec::Absolute(ByteSize(200 * 4096)));
+        assert_eq!(cfg.warmup, Warmup::Requests(500));
+        // SAC's default cycle is one PB: it stays relative and follows the scaled PB.
+        let sac = Cell {
+            full: SimConfig {
+                cache: Some(crate::CacheConfig { policy: "sac".parse().unwrap(), ..Default::default() }),
+                ..SimConfig::default()
+            },
+            ..cell
+        };
+        // Measured shares: the cache by 0.1, the PB by 0.2 (2001 → 400).
+        let cfg = scaled_config(&sac, Scale { cache: 0.1, pb: 0.2, traffic: 0.3 }).unwrap();
+        let DriveConfig::DmSmr(d) = &cfg.drive else { panic!("a DM-SMR drive") };
+        assert_eq!(d.pb_size, SizeSpec::Absolute(ByteSize(400 * 4096)));
+        let p = serde_json::to_value(&cfg.cache.unwrap().policy).unwrap();
+        assert_eq!(p["cycle_length"], "1pb");
+        assert_eq!(p["clean_scan"], 10_000);
+    }
+}
