@@ -462,7 +462,8 @@ fn cells(base: &SimConfig, o: &CurveOptions, stats: &TraceStats) -> Result<Vec<C
     };
     let mut out = Vec::new();
     for p in &o.policies {
-        let policy: PolicyConfig = p.parse().map_err(|e: String| bad("curve.policies", e))?;
+        let policy: PolicyConfig =
+            p.parse().map_err(|e: shingled_cache::PolicyError| bad("curve.policies", e.to_string()))?;
         for size in &sizes {
             for pb in &pbs {
                 let mut cfg = base.clone();

@@ -109,9 +109,10 @@ impl StackDistances {
         }
         let t = self.now;
         self.now += 1;
+        let marked = self.last.len() as i64; // every block's latest access, all before `t`
         if let Some(prev) = self.last.insert(block, t) {
             // Marks after `prev` are the distinct blocks accessed since: the distance is one more.
-            let d = (self.marks.prefix(t) - self.marks.prefix(prev + 1)) as usize;
+            let d = (marked - self.marks.prefix(prev + 1)) as usize;
             let h = if write { &mut self.writes } else { &mut self.reads };
             if h.len() <= d {
                 h.resize(d + 1, 0);
