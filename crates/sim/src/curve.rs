@@ -37,7 +37,7 @@ use crate::metrics::Counters;
 use crate::run::{open_trace, run, run_reader, sizing, Limited};
 use crate::sample::{InMemory, Sampled, Selector, Units};
 use crate::stack::StackDistances;
-use crate::{CostModel, Replay, SimError};
+use crate::{CostModel, ParseError, Replay, SimError};
 use serde::{Deserialize, Serialize};
 use shingled_cache::PolicyConfig;
 use shingled_core::{BandMap, ByteSize, SizeSpec, BLOCK_SIZE};
@@ -73,8 +73,8 @@ pub enum Rate {
 }
 
 impl std::str::FromStr for Rate {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Rate, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Rate, ParseError> {
         let t = s.trim();
         if t == "auto" {
             return Ok(Rate::Auto);
@@ -83,9 +83,9 @@ impl std::str::FromStr for Rate {
             Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
             None => t.parse::<f64>(),
         }
-        .map_err(|_| format!("invalid rate {s:?}: use auto, a fraction in (0, 1] or a percentage"))?;
+        .map_err(|_| ParseError::Rate(s.to_string()))?;
         if !(r > 0.0 && r <= 1.0) {
-            return Err(format!("rate {s:?} must be in (0, 1] (a percentage in (0%, 100%])"));
+            return Err(ParseError::RateRange(s.to_string()));
         }
         Ok(Rate::Fixed(r))
     }
@@ -103,19 +103,21 @@ pub enum Unit {
 }
 
 impl std::str::FromStr for Unit {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Unit, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Unit, ParseError> {
         match s.trim() {
             "band" => Ok(Unit::Band),
             t => match t.strip_prefix("zone:") {
                 Some(z) => {
-                    let size: ByteSize = z.parse().map_err(|e| format!("unit {s:?}: {e}"))?;
+                    let size: ByteSize = z.parse().map_err(|e: shingled_core::SizeError| {
+                        ParseError::UnitSize(s.to_string(), e.to_string())
+                    })?;
                     if size.0 < BLOCK_SIZE {
-                        return Err(format!("unit {s:?}: a zone holds at least one 4 KiB block"));
+                        return Err(ParseError::UnitTooSmall(s.to_string()));
                     }
                     Ok(Unit::Zone(size))
                 }
-                None => Err(format!("unknown unit {s:?}: use band or zone:SIZE (zone:20MiB)")),
+                None => Err(ParseError::Unit(s.to_string())),
             },
         }
     }
@@ -144,12 +146,12 @@ pub enum Sampling {
 }
 
 impl std::str::FromStr for Sampling {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Sampling, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Sampling, ParseError> {
         match s.trim() {
             "stratified" => Ok(Sampling::Stratified),
             "hash" => Ok(Sampling::Hash),
-            _ => Err(format!("unknown sampling {s:?}: use stratified or hash")),
+            _ => Err(ParseError::Sampling(s.to_string())),
         }
     }
 }
@@ -1024,8 +1026,8 @@ mod tests {
         }
         assert_eq!("zone:20MiB".parse::<Unit>(), Ok(Unit::Zone(ByteSize::mib(20))));
         assert_eq!("band".parse::<Unit>(), Ok(Unit::Band));
-        assert!("zone:1B".parse::<Unit>().unwrap_err().contains("4 KiB"));
-        assert!("stripe".parse::<Unit>().unwrap_err().contains("band or zone"));
+        assert!("zone:1B".parse::<Unit>().unwrap_err().to_string().contains("4 KiB"));
+        assert!("stripe".parse::<Unit>().unwrap_err().to_string().contains("band or zone"));
     }
 
     #[test]

@@ -29,8 +29,9 @@ pub enum SimError {
     },
 }
 
-/// A mode, I/O unit, replay or warm-up given as text that says none (`FromStr` of [`crate::Mode`],
-/// [`crate::IoUnit`], [`crate::Replay`] and [`crate::Warmup`]; clap and Python print the message).
+/// A mode, I/O unit, replay, warm-up or curve setting given as text that says none (`FromStr` of [`crate::Mode`],
+/// [`crate::IoUnit`], [`crate::Replay`], [`crate::Warmup`] and the curve's `Rate`, `Unit` and
+/// `Sampling`; clap and Python print the message).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ParseError {
@@ -52,4 +53,22 @@ pub enum ParseError {
     /// Neither a keyword, a request count nor a percentage.
     #[error("invalid warm-up {0:?}: use none, cache-full, a request count or a percentage")]
     Warmup(String),
+    /// A curve's sampling rate that does not parse.
+    #[error("invalid rate {0:?}: use auto, a fraction in (0, 1] or a percentage")]
+    Rate(String),
+    /// A curve's sampling rate outside (0, 1].
+    #[error("rate {0:?} must be in (0, 1] (a percentage in (0%, 100%])")]
+    RateRange(String),
+    /// Neither `band` nor `zone:SIZE`.
+    #[error("unknown unit {0:?}: use band or zone:SIZE (zone:20MiB)")]
+    Unit(String),
+    /// A `zone:SIZE` unit whose size does not parse (the size's own message second).
+    #[error("unit {0:?}: {1}")]
+    UnitSize(String, String),
+    /// A `zone:SIZE` unit smaller than a block.
+    #[error("unit {0:?}: a zone holds at least one 4 KiB block")]
+    UnitTooSmall(String),
+    /// Neither `stratified` nor `hash`.
+    #[error("unknown sampling {0:?}: use stratified or hash")]
+    Sampling(String),
 }
