@@ -38,6 +38,10 @@ pub struct StoreBenchArgs {
     /// on the file system you mean to measure.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Rounds of every wall-clock cell of `write` (engine, raw device and files interleaved in
+    /// each); each cell reports its median time.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: u32,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Output::Table)]
     pub output: Output,
@@ -61,7 +65,13 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
     if !(a.scale > 0.0 && a.scale.is_finite()) {
         bail!("--scale {} must be a positive number", a.scale);
     }
-    let opts = StoreBenchOptions { scale: a.scale, seed: a.seed, streams: a.streams, dir: a.dir.clone() };
+    let opts = StoreBenchOptions {
+        scale: a.scale,
+        seed: a.seed,
+        streams: a.streams,
+        dir: a.dir.clone(),
+        rounds: a.rounds as usize,
+    };
     let names: Vec<&str> =
         if a.name == "all" { bench::BENCHES.iter().map(|b| b.0).collect() } else { vec![a.name.as_str()] };
     let mut reports = Vec::new();

@@ -557,3 +557,33 @@ fn empty_files_and_hard_linked_devices_are_named() {
     let e = fails(&["store", "ls", s(&dev), "-d", s(&link)]);
     assert!(e.contains("are the same file (hard links)"), "{e}");
 }
+
+#[test]
+fn store_bench_write_rounds_report_medians_and_bad_rounds_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(&[
+        "store",
+        "bench",
+        "write",
+        "--scale",
+        "0.001",
+        "--streams",
+        "2",
+        "--rounds",
+        "2",
+        "--dir",
+        s(dir.path()),
+        "--output",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let notes = v["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("median time of 2 rounds")), "{notes:?}");
+    assert_eq!(v["result"]["rows"].as_array().map(Vec::len), Some(50));
+    for bad in ["0", "-1", "x", "1001"] {
+        let o = shingled(&["store", "bench", "write", &format!("--rounds={bad}")]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--rounds {bad}: {e}");
+        assert!(e.contains("--rounds"), "--rounds {bad}: {e}");
+    }
+}

@@ -28,7 +28,7 @@ fn bench_err(e: BenchError) -> PyErr {
 /// `StoreBenchReport` JSON. The GIL is released for the whole run; the bench has no cancel point, so
 /// Ctrl-C takes effect when it returns.
 #[pyfunction]
-#[pyo3(signature = (name, scale=1.0, seed=1, streams=8, dir=None))]
+#[pyo3(signature = (name, scale=1.0, seed=1, streams=8, dir=None, rounds=1))]
 pub(crate) fn store_bench(
     py: Python<'_>,
     name: &str,
@@ -36,6 +36,7 @@ pub(crate) fn store_bench(
     seed: u64,
     streams: usize,
     dir: Option<std::path::PathBuf>,
+    rounds: usize,
 ) -> PyResult<String> {
     if !BENCHES.iter().any(|(n, _)| *n == name) {
         return Err(bench_err(BenchError::Unknown(name.to_string())));
@@ -48,6 +49,9 @@ pub(crate) fn store_bench(
     if streams == 0 {
         return Err(ConfigError::new_err(format!("store bench {name}: streams 0 must be at least 1")));
     }
-    let opts = StoreBenchOptions { scale, seed, streams, dir };
+    if rounds == 0 {
+        return Err(ConfigError::new_err(format!("store bench {name}: rounds 0 must be at least 1")));
+    }
+    let opts = StoreBenchOptions { scale, seed, streams, dir, rounds };
     py.detach(|| bench::run(name, &opts)).map(|r| to_json(&r)).map_err(bench_err)
 }

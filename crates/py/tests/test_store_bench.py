@@ -220,6 +220,8 @@ def test_cpu_bench():
         (dict(name="write", streams=0), r"streams 0: must be in \[1, "),
         (dict(name="write", streams=2.5), "streams 2.5: expected an integer"),
         (dict(name="write", seed=-1), r"seed -1: must be in \[0, 18446744073709551616\)"),
+        (dict(name="write", rounds=0), r"rounds 0: must be in \[1, 1001\)"),
+        (dict(name="write", rounds=1.5), "rounds 1.5: expected an integer"),
         (dict(name=3), "store bench name 3: expected a str"),
     ],
 )
@@ -235,3 +237,13 @@ def test_core_checks_values_too():
         shingled._core.store_bench("write", 0.001, 1, 0, None)
     with pytest.raises(ConfigError, match="scale 0 must be a positive number"):
         shingled._core.store_bench("write", 0.0, 1, 1, None)
+    with pytest.raises(ConfigError, match="rounds 0 must be at least 1"):
+        shingled._core.store_bench("write", 0.001, 1, 1, None, 0)
+
+
+def test_write_bench_rounds_report_medians():
+    r = shingled.store_bench("write", rounds=3, **TINY)
+    assert len(r.frame) == 50
+    assert any("median time of 3 rounds" in n for n in r.notes)
+    one = shingled.store_bench("write", **TINY)
+    assert any("one run each" in n for n in one.notes)

@@ -87,11 +87,14 @@ pub struct StoreBenchOptions {
     /// Directory for device files and baseline files (default: the system temp dir). It should
     /// be on the file system you want to measure.
     pub dir: Option<PathBuf>,
+    /// Rounds of every wall-clock cell of `write` (the engine, the raw device and the files
+    /// interleaved in each round); the cell reports the median time. Default 1; 0 counts as 1.
+    pub rounds: usize,
 }
 
 impl Default for StoreBenchOptions {
     fn default() -> Self {
-        StoreBenchOptions { scale: 1.0, seed: 1, streams: 8, dir: None }
+        StoreBenchOptions { scale: 1.0, seed: 1, streams: 8, dir: None, rounds: 1 }
     }
 }
 

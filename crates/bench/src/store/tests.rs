@@ -5,7 +5,7 @@ use super::io::*;
 use super::*;
 
 fn tiny() -> StoreBenchOptions {
-    StoreBenchOptions { scale: 0.001, seed: 7, streams: 3, dir: None }
+    StoreBenchOptions { scale: 0.001, seed: 7, streams: 3, dir: None, rounds: 1 }
 }
 
 fn io_rows(r: &StoreBenchReport) -> &[IoRow] {
@@ -45,6 +45,19 @@ fn write_bench_writes_what_it_says() {
     }
     table_is_rectangular(&r.table);
     assert_eq!(r.plots.len(), 2);
+}
+
+#[test]
+fn write_bench_rounds_report_medians_of_every_wall_cell() {
+    let r = write_bench(&StoreBenchOptions { rounds: 3, ..tiny() }).unwrap();
+    let rows = io_rows(&r);
+    assert_eq!(rows.len(), 50);
+    assert!(r.notes.iter().any(|n| n.contains("median time of 3 rounds")), "{:?}", r.notes);
+    for row in rows.iter().filter(|x| x.clock == "wall") {
+        assert!(row.seconds > 0.0 && row.seconds.is_finite(), "{row:?}");
+    }
+    let one = write_bench(&tiny()).unwrap();
+    assert!(one.notes.iter().any(|n| n.contains("one run each")), "{:?}", one.notes);
 }
 
 #[test]

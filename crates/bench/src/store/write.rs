@@ -21,6 +21,7 @@ pub fn write_bench(opts: &StoreBenchOptions) -> BResult<StoreBenchReport> {
     let mut rows = Vec::new();
     let mut direct = None;
     let mut next_id = 0u128;
+    let rounds = opts.rounds.max(1);
     for (k, &io) in IO_SIZES.iter().enumerate() {
         let ops = write_ops(opts, io);
         let zones = zones_for(ops * io as u64 * 2);
@@ -29,29 +30,41 @@ pub fn write_bench(opts: &StoreBenchOptions) -> BResult<StoreBenchReport> {
         for (dur, b) in [("every-append", 1u64), ("batched", batch)] {
             let spec = IoSpec { io_size: io, ops, streams, chunk_len, batch: b };
             let durability = if b == 1 { Durability::EveryAppend } else { Durability::Batched };
-            // (a) engine on a device file, wall-clock.
-            let dev = file_device(dir.path(), "engine.zdev", &geo)?;
-            direct = Some(dev.is_direct());
-            let mut st = Store::format(dev, io_store_config(durability)).map_err(se("formatting"))?;
-            let t0 = Instant::now();
-            let (db, secs) =
-                engine_writes(&mut st, &spec, seed, &mut next_id, |_| t0.elapsed().as_secs_f64())?;
-            rows.push(row("engine", "file", "wall", dur, &spec, db, secs));
-            drop(st);
-            let _ = std::fs::remove_file(dir.path().join("engine.zdev"));
-            // (b) raw device file, wall-clock.
-            let mut dev = file_device(dir.path(), "raw.zdev", &geo)?;
-            let t0 = Instant::now();
-            let (db, secs) = raw_writes(&mut dev, &spec, seed, |_| t0.elapsed().as_secs_f64())?;
-            rows.push(row("raw-zoned", "file", "wall", dur, &spec, db, secs));
-            drop(dev);
-            let _ = std::fs::remove_file(dir.path().join("raw.zdev"));
-            // (c) file per chunk, wall-clock.
-            let fdir = dir.path().join("files");
-            std::fs::create_dir_all(&fdir).map_err(ioe("creating the files directory"))?;
-            let (db, secs) = file_writes(&fdir, &spec, seed, false)?;
-            rows.push(row("cs-files", "fs", "wall", dur, &spec, db, secs));
-            let _ = std::fs::remove_dir_all(&fdir);
+            // The wall-clock cells, `rounds` times, interleaved; each reports its median time.
+            let mut walls: [(u64, Vec<f64>); 3] = Default::default();
+            for _ in 0..rounds {
+                // (a) engine on a device file.
+                let dev = file_device(dir.path(), "engine.zdev", &geo)?;
+                direct = Some(dev.is_direct());
+                let mut st = Store::format(dev, io_store_config(durability)).map_err(se("formatting"))?;
+                let t0 = Instant::now();
+                let (db, secs) =
+                    engine_writes(&mut st, &spec, seed, &mut next_id, |_| t0.elapsed().as_secs_f64())?;
+                walls[0].0 = db;
+                walls[0].1.push(secs);
+                drop(st);
+                let _ = std::fs::remove_file(dir.path().join("engine.zdev"));
+                // (b) raw device file.
+                let mut dev = file_device(dir.path(), "raw.zdev", &geo)?;
+                let t0 = Instant::now();
+                let (db, secs) = raw_writes(&mut dev, &spec, seed, |_| t0.elapsed().as_secs_f64())?;
+                walls[1].0 = db;
+                walls[1].1.push(secs);
+                drop(dev);
+                let _ = std::fs::remove_file(dir.path().join("raw.zdev"));
+                // (c) file per chunk.
+                let fdir = dir.path().join("files");
+                std::fs::create_dir_all(&fdir).map_err(ioe("creating the files directory"))?;
+                let (db, secs) = file_writes(&fdir, &spec, seed, false)?;
+                walls[2].0 = db;
+                walls[2].1.push(secs);
+                let _ = std::fs::remove_dir_all(&fdir);
+            }
+            for ((system, device), (db, secs)) in
+                [("engine", "file"), ("raw-zoned", "file"), ("cs-files", "fs")].into_iter().zip(&mut walls)
+            {
+                rows.push(row(system, device, "wall", dur, &spec, *db, median(secs)));
+            }
             // (a') and (b') in modelled time.
             let mut st =
                 Store::format(timed_device(&geo)?, io_store_config(durability)).map_err(se("formatting"))?;
@@ -81,6 +94,11 @@ pub fn write_bench(opts: &StoreBenchOptions) -> BResult<StoreBenchReport> {
             direct.map(|d| if d { "yes" } else { "no (buffered)" }).unwrap_or("-")
         ),
         "raw-zoned = sequential writes of the same size into one zone after another (the device's best case); vs raw = MB/s over raw-zoned's on the same device, clock and durability (cs-files: over the raw device file's)".into(),
+        if rounds == 1 {
+            "wall-clock cells: one run each (--rounds N repeats them and reports the median)".into()
+        } else {
+            format!("wall-clock cells: median time of {rounds} rounds, the engine, raw device and files interleaved in each round")
+        },
     ];
     Ok(StoreBenchReport {
         bench: "write".into(),
@@ -91,4 +109,28 @@ pub fn write_bench(opts: &StoreBenchOptions) -> BResult<StoreBenchReport> {
         plots: io_plots(&rows, "write"),
         result: BenchResult::Io(rows),
     })
+}
+
+/// The median of `xs` (not empty; sorted in place): the middle value, or the mean of the two
+/// middle ones.
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod median_tests {
+    use super::median;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&mut [7.0]), 7.0);
+    }
 }

@@ -233,7 +233,9 @@ def _check_int(what: str, v: Any, lo: int, hi: int) -> int:
     return v
 
 
-def store_bench(name: str, scale: float = 1.0, seed: int = 1, streams: int = 8, dir: Any = None) -> StoreBenchResult:
+def store_bench(
+    name: str, scale: float = 1.0, seed: int = 1, streams: int = 8, dir: Any = None, rounds: int = 1
+) -> StoreBenchResult:
     """Runs one chunk store bench (``shingled store bench NAME``; names: `store_benches`):
     ``write``/``read`` (Figs. 14/16), ``macro`` (Table 3, Figs. 17–20), ``recovery`` (Fig. 21),
     ``memory``, ``cpu`` (§6.5).
@@ -241,7 +243,9 @@ def store_bench(name: str, scale: float = 1.0, seed: int = 1, streams: int = 8, 
     ``scale``: fraction of the documented sizes (1 = docs/benchmarks.md; ~0.001 for a quick
     look); ``seed``: of every random choice (modelled results are deterministic for it);
     ``streams``: chunks appended concurrently in write, read and cpu; ``dir``: where device and
-    baseline files go (default: the system temp dir; put it on the file system to measure).
+    baseline files go (default: the system temp dir; put it on the file system to measure);
+    ``rounds``: runs of every wall-clock cell of ``write`` (engine, raw device and files
+    interleaved in each round), each cell reporting its median time.
 
     An unknown name or a bad value raises `ConfigError`; a store failure `StoreError`. The GIL
     is released while the bench runs; Ctrl-C takes effect when it returns.
@@ -252,5 +256,6 @@ def store_bench(name: str, scale: float = 1.0, seed: int = 1, streams: int = 8, 
         raise ConfigError(f"store bench scale {scale!r}: expected a number")
     seed = _check_int("seed", seed, 0, _U64)
     streams = _check_int("streams", streams, 1, _U64)
+    rounds = _check_int("rounds", rounds, 1, 1001)
     d = None if dir is None else os.fspath(dir)
-    return StoreBenchResult(json.loads(_core.store_bench(name, float(scale), seed, streams, d)))
+    return StoreBenchResult(json.loads(_core.store_bench(name, float(scale), seed, streams, d, rounds)))
