@@ -73,7 +73,7 @@ impl<const L: usize> Pool<L> {
     }
     /// Appends an empty chunk.
     fn push_empty(&mut self) {
-        if self.len % SEGMENT == 0 {
+        if self.len.is_multiple_of(SEGMENT) {
             self.segments.push(Vec::with_capacity(SEGMENT));
         }
         self.segments[self.len / SEGMENT].push(Chunk::EMPTY);
