@@ -8,6 +8,7 @@
 mod bands;
 pub mod de;
 pub mod mem;
+pub mod numeric;
 mod rng;
 mod size;
 pub mod table;

@@ -188,17 +188,7 @@ pub fn rolling_median(x: &[f64], width: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Median of a non-empty slice (the mean of the middle two for even lengths); reorders it.
-pub(crate) fn median_in_place(v: &mut [f64]) -> f64 {
-    assert!(!v.is_empty(), "median of an empty slice");
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+pub(crate) use shingled_core::numeric::median_in_place;
 
 /// Median of a non-empty slice.
 pub(crate) fn median(v: &[f64]) -> f64 {

@@ -4,6 +4,7 @@ use super::error::*;
 use super::helpers::*;
 use super::io::*;
 use super::*;
+use shingled_core::numeric::median_in_place;
 
 /// The write bench's sizes at `scale`: ops per I/O size and the chunk length.
 fn write_ops(opts: &StoreBenchOptions, io: usize) -> u64 {
@@ -63,7 +64,7 @@ pub fn write_bench(opts: &StoreBenchOptions) -> BResult<StoreBenchReport> {
             for ((system, device), (db, secs)) in
                 [("engine", "file"), ("raw-zoned", "file"), ("cs-files", "fs")].into_iter().zip(&mut walls)
             {
-                rows.push(row(system, device, "wall", dur, &spec, *db, median(secs)));
+                rows.push(row(system, device, "wall", dur, &spec, *db, median_in_place(secs)));
             }
             // (a') and (b') in modelled time.
             let mut st =
@@ -109,28 +110,4 @@ pub fn write_bench(opts: &StoreBenchOptions) -> BResult<StoreBenchReport> {
         plots: io_plots(&rows, "write"),
         result: BenchResult::Io(rows),
     })
-}
-
-/// The median of `xs` (not empty; sorted in place): the middle value, or the mean of the two
-/// middle ones.
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
-#[cfg(test)]
-mod median_tests {
-    use super::median;
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
-        assert_eq!(median(&mut [7.0]), 7.0);
-    }
 }
