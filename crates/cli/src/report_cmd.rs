@@ -93,10 +93,12 @@ pub fn from_compare(c: CompareReport) -> ExperimentReport {
             cells,
             columns: COMPARE_COLUMNS.to_vec(),
             setup: c.setup,
+            curve: None,
         },
         runs: c.runs,
         traces: vec![c.trace],
         paper: c.paper,
+        curves: Vec::new(),
     }
 }
 
