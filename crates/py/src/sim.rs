@@ -311,7 +311,7 @@ pub(crate) fn experiments_list() -> Vec<(&'static str, &'static str)> {
 
 /// Plans and runs experiment `name`; returns the `ExperimentReport` JSON.
 #[pyfunction]
-#[pyo3(signature = (name, config, traces, mode=None, jobs=None, progress=None, paper_setup=true))]
+#[pyo3(signature = (name, config, traces, mode=None, jobs=None, progress=None, paper_setup=true, curve=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn experiment(
     py: Python<'_>,
@@ -322,6 +322,7 @@ pub(crate) fn experiment(
     jobs: Option<usize>,
     progress: Option<Bound<'_, PyAny>>,
     paper_setup: bool,
+    curve: Option<String>,
 ) -> PyResult<String> {
     let base = parse_config(config)?;
     let mode = match mode {
@@ -331,11 +332,44 @@ pub(crate) fn experiment(
                 .map_err(|e| ConfigError::new_err(format!("configuration field mode: {m:?}: {e}")))?,
         ),
     };
-    let plan: Experiment =
+    let mut plan: Experiment =
         experiments::plan(name, &ExperimentOptions { base, traces, mode, paper_setup }).map_err(sim_err)?;
+    // A curve form's sampling settings: a JSON object of `CurveOptions` fields laid over the plan's.
+    let given = match curve.as_deref() {
+        None => serde_json::Map::new(),
+        Some(c) => match serde_json::from_str::<serde_json::Value>(c) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => return Err(ConfigError::new_err(format!("experiment {name}: curve options {c:?}: not a JSON object"))),
+        },
+    };
+    let jobs = jobs.unwrap_or_else(default_jobs);
+    if let Some(opts) = &mut plan.curve {
+        let mut v = serde_json::to_value(&*opts).expect("options serialize");
+        for (k, x) in given {
+            v[k.as_str()] = x;
+        }
+        *opts = serde_json::from_value(v)
+            .map_err(|e| ConfigError::new_err(format!("experiment {name}: curve options: {e}")))?;
+        if let shingled_sim::curve::Rate::Fixed(r) = opts.rate {
+            if !(r > 0.0 && r <= 1.0) {
+                return Err(ConfigError::new_err(format!("experiment {name}: rate {r}: must be in (0, 1]")));
+            }
+        }
+        let report = interruptible(py, |stop| experiments::run_curve_experiment(plan, jobs, &|_| {}, stop))?
+            .map_err(sim_err)?;
+        return Ok(to_json(&report));
+    }
+    if !given.is_empty() {
+        let curves: Vec<&str> =
+            experiments::REGISTRY.iter().filter(|d| d.curve_of.is_some()).map(|d| d.name).collect();
+        return Err(ConfigError::new_err(format!(
+            "experiment {name}: {} apply to the curve forms of experiments ({}) only",
+            given.keys().cloned().collect::<Vec<_>>().join(", "),
+            curves.join(", ")
+        )));
+    }
     let cfgs: Vec<SimConfig> = plan.cells.iter().map(|c| c.config.clone()).collect();
-    let (runs, stats) =
-        run_many(py, &cfgs, jobs.unwrap_or_else(default_jobs), progress.as_ref(), None, Measure::Always)?;
+    let (runs, stats) = run_many(py, &cfgs, jobs, progress.as_ref(), None, Measure::Always)?;
     Ok(to_json(&ExperimentReport::new(plan, runs, stats)))
 }
 
