@@ -339,7 +339,11 @@ pub(crate) fn experiment(
         None => serde_json::Map::new(),
         Some(c) => match serde_json::from_str::<serde_json::Value>(c) {
             Ok(serde_json::Value::Object(m)) => m,
-            _ => return Err(ConfigError::new_err(format!("experiment {name}: curve options {c:?}: not a JSON object"))),
+            _ => {
+                return Err(ConfigError::new_err(format!(
+                    "experiment {name}: curve options {c:?}: not a JSON object"
+                )))
+            }
         },
     };
     let jobs = jobs.unwrap_or_else(default_jobs);

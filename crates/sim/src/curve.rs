@@ -8,7 +8,8 @@
 //!    resolve against the *full* footprint, as a full run would.
 //! 2. The trace is read once per sample (a rate `r` and a seed) through [`Sampled`]: whole units
 //!    (the drive's bands by default, or fixed zones) are kept with probability `r`, every block
-//!    of a kept unit stays, LBAs do not move. The sample is held in memory.
+//!    of a kept unit stays, LBAs do not move. The sample is held in memory (at rate 1 there is
+//!    none: every point streams the trace as a full run does).
 //! 3. Each grid point replays the sample with its sizes scaled by `r`: cache blocks, PB blocks
 //!    and PB entries, a warm-up request count, and PORE's period or SAC's cycle when given in
 //!    blocks (given relative to the PB, the default, they follow the scaled PB), each rounded and
@@ -1044,7 +1045,11 @@ fn curve_cells(
             .expect("rate checked")
         })
         .collect();
-    let read: Vec<Result<Sample, SimError>> = {
+    // At rate 1 nothing is read here: every point streams the trace itself, as a full run does
+    // (a sample of the whole trace would hold it in memory, 32 bytes a request).
+    let read: Vec<Result<Sample, SimError>> = if !sampled {
+        Vec::new()
+    } else {
         let t = Ticker::new("sampling", full_requests * selectors.len() as u64, 0, progress);
         parallel(selectors.len(), o.jobs, |i| {
             read_sample(base, &units, selectors[i].clone(), &|n| t.add(n), stop)
@@ -1061,11 +1066,19 @@ fn curve_cells(
     };
     let n = cells.len();
     let configs: Vec<SimConfig> = (0..n * samples as usize)
-        .map(|j| scaled_config(&cells[j % n], scales[j / n]))
-        .collect::<Result<_, _>>()?;
+        .map(|j| {
+            let mut cfg = scaled_config(&cells[j % n], scales[j / n])?;
+            if !sampled {
+                cfg.trace.limit = base.trace.limit; // streamed: the replay cuts it
+            }
+            Ok(cfg)
+        })
+        .collect::<Result<_, SimError>>()?;
     // Every simulation of the last phase, and the requests each replays.
-    let sim_requests: u64 = read.iter().map(|s| s.requests.len() as u64).sum::<u64>() * n as u64
-        + full_requests * (validated.len() + exact_lru as usize) as u64;
+    let per_sample: u64 =
+        if sampled { read.iter().map(|s| s.requests.len() as u64).sum::<u64>() } else { full_requests };
+    let sim_requests: u64 =
+        per_sample * n as u64 + full_requests * (validated.len() + exact_lru as usize) as u64;
     let t = Ticker::new(
         "simulating",
         sim_requests,
@@ -1079,15 +1092,17 @@ fn curve_cells(
     };
     let mini: Vec<Result<(Option<Counters>, f64), SimError>> = parallel(n * samples as usize, o.jobs, |j| {
         let s = j / n;
-        let sample = &read[s];
         let mut last = 0u64;
-        let r = crate::run::run_reader_with(
-            &configs[j],
-            &sample_stats[s],
-            Box::new(InMemory::new(sample.requests.clone(), sample.format)),
-            &mut |k| counted(&mut last, k),
-            Some(stop),
-        );
+        let r = match read.get(s) {
+            Some(sample) => crate::run::run_reader_with(
+                &configs[j],
+                &sample_stats[s],
+                Box::new(InMemory::new(sample.requests.clone(), sample.format)),
+                &mut |k| counted(&mut last, k),
+                Some(stop),
+            ),
+            None => crate::run::run_with(&configs[j], &stats, &mut |k| counted(&mut last, k), Some(stop)),
+        };
         t.run_done();
         r.map(|r| (window(&r, o.after_warmup), r.wall_time_s))
     });
@@ -1165,7 +1180,10 @@ fn curve_cells(
             full_wall_s: full[i].as_ref().map(|(_, w)| *w),
         });
     }
-    let first = &read[0];
+    let (units_sampled, blocks_sampled) = match read.first() {
+        Some(first) => (first.units, first.blocks),
+        None => (touched, stats.pages),
+    };
     let report = CurveReport {
         trace: base.trace.path.clone(),
         mode: base.mode.name().to_string(),
@@ -1175,11 +1193,11 @@ fn curve_cells(
         sampling: o.sampling,
         window: if o.after_warmup { format!("after-warmup ({})", base.warmup) } else { "total".into() },
         units_touched: touched,
-        units_sampled: first.units,
+        units_sampled,
         samples,
         scale: scales[0],
         blocks_full: stats.pages,
-        blocks_sampled: first.blocks,
+        blocks_sampled,
         errors: Vec::new(),
         sampled_cost_s: traffic_cost_s
             + read.iter().map(|s| s.cost_s).sum::<f64>()

@@ -361,3 +361,33 @@ fn a_curve_after_warm_up_is_the_after_warmup_window_of_the_full_run() {
         }
     }
 }
+
+/// At rate 1 the points stream the trace (no sample in memory), and a request limit cuts each
+/// replay where the full run cuts it.
+#[test]
+fn rate_one_streams_the_trace_and_honours_its_limit() {
+    let mut base = synth(Mode::WriteOnly);
+    base.trace.limit = Some(4000);
+    let o = CurveOptions {
+        policies: vec!["lru".into(), "most".into()],
+        cache_sizes: vec![SizeSpec::Fraction(0.02)],
+        rate: Rate::Fixed(1.0),
+        ..Default::default()
+    };
+    let c = curve(&base, &o, &|_| {}, &never()).unwrap();
+    let stats = measure(&base.trace, &base.drive.bands_or_default()).unwrap();
+    assert_eq!(stats.requests, 4000);
+    assert_eq!((c.units_sampled, c.blocks_sampled), (c.units_touched, c.blocks_full));
+    for p in &c.points {
+        let mut cfg = base.clone();
+        cfg.cache = Some(shingled_sim::CacheConfig {
+            size: p.cache_size.parse().unwrap(),
+            policy: p.policy.parse().unwrap(),
+            ..Default::default()
+        });
+        let full = run(&cfg, &stats, &mut |_| {}).unwrap().total;
+        assert_eq!(p.metrics.requests, Some(full.counters.requests as f64), "{}", p.policy);
+        assert_eq!(p.metrics.rmws, Some(full.counters.drive.rmws as f64), "{}", p.policy);
+        assert_eq!(p.metrics.hit_ratio, full.hit_ratio, "{}", p.policy);
+    }
+}
