@@ -1129,7 +1129,6 @@ fn curve_cells(
         t.run_done();
         r
     });
-    drop(t);
     let mut full: Vec<Option<(PointMetrics, f64)>> = vec![None; n];
     let mut exact: Option<(StackDistances, f64)> = None;
     for (j, e) in extra.into_iter().enumerate() {
@@ -1274,32 +1273,37 @@ pub fn spread(n: usize, k: usize) -> Vec<usize> {
 fn scale_counters(c: &Counters, k: f64) -> Counters {
     let n = |x: u64| (x as f64 * k).round() as u64;
     let t = |x: shingled_core::Nanos| shingled_core::Nanos(n(x.0));
-    let mut out = Counters::default();
-    out.requests = n(c.requests);
-    out.read_requests = n(c.read_requests);
-    out.write_requests = n(c.write_requests);
-    out.skipped_requests = n(c.skipped_requests);
-    out.blocks_read = n(c.blocks_read);
-    out.blocks_written = n(c.blocks_written);
-    out.read_hits = n(c.read_hits);
-    out.write_hits = n(c.write_hits);
-    out.ssd_blocks_read = n(c.ssd_blocks_read);
-    out.ssd_blocks_written = n(c.ssd_blocks_written);
-    out.drive_blocks_read = n(c.drive_blocks_read);
-    out.drive_blocks_written = n(c.drive_blocks_written);
-    out.dirty_evictions = n(c.dirty_evictions);
-    out.clean_evictions = n(c.clean_evictions);
-    out.ssd_read_time = t(c.ssd_read_time);
-    out.ssd_write_time = t(c.ssd_write_time);
-    out.drive_read_time = t(c.drive_read_time);
-    out.drive_write_time = t(c.drive_write_time);
-    out.drive.rmws = n(c.drive.rmws);
-    out.drive.pb_writes = n(c.drive.pb_writes);
-    out.drive.pb_reads = n(c.drive.pb_reads);
-    out.drive.band_bytes_read = n(c.drive.band_bytes_read);
-    out.drive.band_bytes_written = n(c.drive.band_bytes_written);
-    out.drive.pb_blocks_cleaned = n(c.drive.pb_blocks_cleaned);
-    out
+    let drive = shingled_device::DriveStats {
+        rmws: n(c.drive.rmws),
+        pb_writes: n(c.drive.pb_writes),
+        pb_reads: n(c.drive.pb_reads),
+        band_bytes_read: n(c.drive.band_bytes_read),
+        band_bytes_written: n(c.drive.band_bytes_written),
+        pb_blocks_cleaned: n(c.drive.pb_blocks_cleaned),
+        ..Default::default()
+    };
+    Counters {
+        requests: n(c.requests),
+        read_requests: n(c.read_requests),
+        write_requests: n(c.write_requests),
+        skipped_requests: n(c.skipped_requests),
+        blocks_read: n(c.blocks_read),
+        blocks_written: n(c.blocks_written),
+        read_hits: n(c.read_hits),
+        write_hits: n(c.write_hits),
+        ssd_blocks_read: n(c.ssd_blocks_read),
+        ssd_blocks_written: n(c.ssd_blocks_written),
+        drive_blocks_read: n(c.drive_blocks_read),
+        drive_blocks_written: n(c.drive_blocks_written),
+        dirty_evictions: n(c.dirty_evictions),
+        clean_evictions: n(c.clean_evictions),
+        ssd_read_time: t(c.ssd_read_time),
+        ssd_write_time: t(c.ssd_write_time),
+        drive_read_time: t(c.drive_read_time),
+        drive_write_time: t(c.drive_write_time),
+        drive,
+        ..Default::default()
+    }
 }
 
 /// Adds the counters a curve reads.
