@@ -688,7 +688,8 @@ pub fn curve_summary(c: &crate::curve::CurveReport) -> String {
             );
         }
     }
-    let _ = write!(out, "  cost {:.1} s sampled", c.sampled_cost_s);
+    let what = if c.rate < 1.0 { "sampled" } else { "of simulations" };
+    let _ = write!(out, "  cost {:.1} s {what}", c.sampled_cost_s);
     if c.exact_cost_s > 0.0 {
         let _ = write!(out, ", {:.1} s exact LRU pass", c.exact_cost_s);
     }
