@@ -57,7 +57,8 @@ pub struct SamplingArgs {
     /// stratified.
     #[arg(long)]
     pub sampling: Option<String>,
-    /// Samples (seeds) averaged per point. Default 1.
+    /// Samples averaged per point: the best-balanced distinct stratified samples (hash: seeds
+    /// seed, seed+1, …). Default 1.
     #[arg(long)]
     pub samples: Option<u32>,
     /// Seed of the first sample. Default 0.

@@ -168,7 +168,9 @@ pub struct CurveOptions {
     pub pb_sizes: Vec<SizeSpec>,
     /// The sampling rate.
     pub rate: Rate,
-    /// Samples (seeds `seed`, `seed + 1`, …) averaged per point; at least 1.
+    /// Samples averaged per point, at least 1: the best-balanced distinct stratified samples
+    /// ([`Selector::stratified_many`]; fewer when fewer exist), or hashed with seeds `seed`,
+    /// `seed + 1`, ….
     pub samples: u32,
     /// Seed of the first sample.
     pub seed: u64,
@@ -1035,16 +1037,17 @@ fn curve_cells(
         _ => Vec::new(),
     };
     let traffic_cost_s = counting.elapsed().as_secs_f64();
-    let selectors: Vec<Selector> = (0..samples)
-        .map(|i| {
-            let seed = o.seed.wrapping_add(i as u64);
-            match o.sampling {
-                Sampling::Stratified if sampled => Selector::stratified(&traffic, rate, seed),
-                _ => Selector::new(rate, seed),
-            }
-            .expect("rate checked")
-        })
-        .collect();
+    // Several stratified samples are the best-balanced distinct ones (seeds alone would mostly
+    // repeat the best); hashed samples use seeds `seed`, `seed + 1`, ….
+    let selectors: Vec<Selector> = match o.sampling {
+        Sampling::Stratified if sampled => {
+            Selector::stratified_many(&traffic, rate, o.seed, samples as usize).expect("rate checked")
+        }
+        _ => (0..samples)
+            .map(|i| Selector::new(rate, o.seed.wrapping_add(i as u64)).expect("rate checked"))
+            .collect(),
+    };
+    let samples = selectors.len() as u32;
     // At rate 1 nothing is read here: every point streams the trace itself, as a full run does
     // (a sample of the whole trace would hold it in memory, 32 bytes a request).
     let read: Vec<Result<Sample, SimError>> = if !sampled {

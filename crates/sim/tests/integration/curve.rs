@@ -391,3 +391,27 @@ fn rate_one_streams_the_trace_and_honours_its_limit() {
         assert_eq!(p.metrics.hit_ratio, full.hit_ratio, "{}", p.policy);
     }
 }
+
+/// Averaging several stratified samples averages different samples: the second is another
+/// balanced offset, not the first again (which seeds alone would mostly give).
+#[test]
+fn several_stratified_samples_are_different_samples() {
+    let base = synth(Mode::WriteOnly);
+    let at = |samples: u32| {
+        let o = CurveOptions {
+            policies: vec!["lru".into()],
+            cache_sizes: vec![SizeSpec::Fraction(0.02)],
+            rate: Rate::Fixed(0.2),
+            samples,
+            jobs: 2,
+            ..Default::default()
+        };
+        curve(&base, &o, &|_| {}, &never()).unwrap()
+    };
+    let (one, two) = (at(1), at(2));
+    assert_eq!((one.samples, two.samples), (1, 2));
+    // The first sample is the same; the average differs, so the second sample does.
+    assert_eq!(one.units_sampled, two.units_sampled);
+    assert_ne!(one.points[0].metrics.hit_ratio, two.points[0].metrics.hit_ratio);
+    assert_ne!(one.points[0].metrics.requests, two.points[0].metrics.requests);
+}
