@@ -355,6 +355,13 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     };
     let mut plan = experiments::plan(&a.name, &opts)?;
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    if a.png.is_some() && plan.curve.is_none() {
+        bail!(
+            "--png draws the curve forms of experiments; {} has no curve (try `shingled report --experiment {}`)",
+            a.name,
+            a.name
+        );
+    }
     let report = match &mut plan.curve {
         None => {
             let given = a.sampling.given();
@@ -393,9 +400,6 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         }
     };
     if let Some(png) = &a.png {
-        if report.curves.is_empty() {
-            bail!("--png draws the curve forms of experiments; {} has no curve (try `shingled report --experiment {}`)", a.name, a.name);
-        }
         for c in &report.curves {
             let file = if report.curves.len() == 1 {
                 png.clone()
