@@ -108,23 +108,24 @@ impl Reporter {
 
     /// Shows where a curve stands.
     pub fn update_curve(&self, p: shingled_sim::curve::CurveProgress) {
-        if self.bar.length() != Some(p.requests_total) {
-            self.bar.set_length(p.requests_total);
+        let runs =
+            if p.runs > 0 { format!(", {}/{} simulations", p.runs_done, p.runs) } else { String::new() };
+        let phase = format!("{}{runs}", p.phase);
+        if self.lines.is_some() {
+            self.line(p.requests, p.requests_total, &format!("{phase}, {} requests", p.requests));
+            return;
+        }
+        self.bar.set_message(format!("{}: {phase}", self.what));
+        // A phase of unknown length (measuring) has no bar length: no "100% of 0".
+        let len = (p.requests_total > 0).then_some(p.requests_total);
+        if self.bar.length() != len {
+            match len {
+                Some(n) => self.bar.set_length(n),
+                None => self.bar.unset_length(),
+            }
             self.bar.reset_eta();
         }
         self.bar.set_position(p.requests);
-        let runs =
-            if p.runs > 0 { format!(", {}/{} simulations", p.runs_done, p.runs) } else { String::new() };
-        let msg = format!("{}: {}{runs}", self.what, p.phase);
-        if self.lines.is_some() {
-            self.line(
-                p.requests,
-                p.requests_total,
-                &format!("{}, {} requests", &msg[self.what.len() + 2..], p.requests),
-            );
-        } else {
-            self.bar.set_message(msg);
-        }
     }
 
     /// Shows where a batch of runs stands.
