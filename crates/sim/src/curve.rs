@@ -899,14 +899,13 @@ pub fn curve(
 /// point on the series it names ([`CurvePoint::policy`]), in their order; `o`'s sampling settings apply (its policies and sizes are not used).
 /// Every configuration must replay the same trace in the same mode on a drive with the same
 /// bands, with a cache; they may differ in anything else (policy, cache size, PB size). Returns
-/// the report and, per point, the counters the point's figures come from: scaled back to the
-/// full trace for sampled points (counts rounded), the run's own at rate 1.
+/// the report and, per point, its counters in both windows ([`Estimate`]).
 pub fn curve_configs(
     configs: &[(String, SimConfig)],
     o: &CurveOptions,
     progress: &(dyn Fn(CurveProgress) + Sync),
     stop: &AtomicBool,
-) -> Result<(CurveReport, Vec<Option<Counters>>), SimError> {
+) -> Result<(CurveReport, Vec<Estimate>), SimError> {
     let Some((_, base)) = configs.first() else {
         return Err(bad("curve.points", "no configuration to compute"));
     };
@@ -953,6 +952,20 @@ pub fn curve_configs(
     curve_cells(base, o, stats, cells, progress, stop)
 }
 
+/// A point's counters, per window, as a run's report would hold them: scaled back to the full
+/// trace for a sampled point (counts rounded; only the fields a curve reads), the run's own at
+/// rate 1. `None` where the window does not exist (a warm-up that never ended).
+#[derive(Clone, Debug, Default)]
+pub struct Estimate {
+    /// The whole replay.
+    pub total: Option<Counters>,
+    /// From the end of the base configuration's warm-up.
+    pub after_warmup: Option<Counters>,
+}
+
+/// The total and after-warm-up windows of one simulation.
+type Windows = [Option<Counters>; 2];
+
 /// The counters of the window a curve reports: the whole run, or from the end of warm-up
 /// (`None` when the run's warm-up never ended).
 fn window(r: &crate::RunReport, after_warmup: bool) -> Option<Counters> {
@@ -971,7 +984,7 @@ fn curve_cells(
     mut cells: Vec<Cell>,
     progress: &(dyn Fn(CurveProgress) + Sync),
     stop: &AtomicBool,
-) -> Result<(CurveReport, Vec<Option<Counters>>), SimError> {
+) -> Result<(CurveReport, Vec<Estimate>), SimError> {
     let units = units_of(base, o.unit)?;
     let touched = units_touched(&stats, &units);
     let min_cache = cells.iter().map(|c| c.cache_blocks).min().unwrap_or(1);
@@ -1093,7 +1106,7 @@ fn curve_cells(
         t.add(now.saturating_sub(*last));
         *last = now;
     };
-    let mini: Vec<Result<(Option<Counters>, f64), SimError>> = parallel(n * samples as usize, o.jobs, |j| {
+    let mini: Vec<Result<(Windows, f64), SimError>> = parallel(n * samples as usize, o.jobs, |j| {
         let s = j / n;
         let mut last = 0u64;
         let r = match read.get(s) {
@@ -1107,9 +1120,9 @@ fn curve_cells(
             None => crate::run::run_with(&configs[j], &stats, &mut |k| counted(&mut last, k), Some(stop)),
         };
         t.run_done();
-        r.map(|r| (window(&r, o.after_warmup), r.wall_time_s))
+        r.map(|r| ([window(&r, false), window(&r, true)], r.wall_time_s))
     });
-    let mini: Vec<(Option<Counters>, f64)> = mini.into_iter().collect::<Result<_, _>>()?;
+    let mini: Vec<(Windows, f64)> = mini.into_iter().collect::<Result<_, _>>()?;
 
     // The exact LRU curve and the full runs of the validated points, side by side.
     let exact_job = validated.len();
@@ -1145,29 +1158,36 @@ fn curve_cells(
     let mut estimates = Vec::with_capacity(n);
     let traffic_sum = scales.iter().map(|k| k.traffic).sum::<f64>();
     for (i, c) in cells.iter().enumerate() {
-        let mut sum = Some(Counters::default());
+        // Each window summed over the samples (`None` when a sample's warm-up never ended),
+        // then scaled back; at rate 1 the run's own counters, every field.
         let mut wall = 0.0;
+        let mut est: Windows = [None, None];
+        let mut sums: Windows = [Some(Counters::default()), Some(Counters::default())];
         for s in 0..samples as usize {
             let (k, w) = &mini[s * n + i];
             wall += w;
-            match (&mut sum, k) {
-                (Some(sum), Some(k)) => add(sum, k),
-                // A sample whose warm-up never ended has no window: nor has the point.
-                _ => sum = None,
+            for (sum, k) in sums.iter_mut().zip(k) {
+                match (sum.as_mut(), k) {
+                    (Some(sum), Some(k)) => add(sum, k),
+                    _ => *sum = None,
+                }
             }
         }
+        for (e, (sum, own)) in est.iter_mut().zip(sums.iter().zip(&mini[i].0)) {
+            *e = if sampled {
+                sum.as_ref().map(|s| scale_counters(s, 1.0 / traffic_sum))
+            } else {
+                own.clone()
+            };
+        }
+        let sum = &sums[o.after_warmup as usize];
         let exact_hit_ratio = match &exact {
             Some((s, _)) if is_plain_lru(&c.full) => s.hits(c.cache_blocks).hit_ratio(),
             _ => None,
         };
         let metrics =
             sum.as_ref().map(|s| PointMetrics::from_counters(s, 1.0 / traffic_sum)).unwrap_or_default();
-        estimates.push(match (sampled, &sum, &mini[i].0) {
-            // Rate 1: the run's own counters, every field.
-            (false, _, Some(k)) => Some(k.clone()),
-            (true, Some(s), _) => Some(scale_counters(s, 1.0 / traffic_sum)),
-            _ => None,
-        });
+        estimates.push(Estimate { total: est[0].take(), after_warmup: est[1].take() });
         points.push(CurvePoint {
             policy: c.policy.clone(),
             cache_size: size_label(&c.cache_size),

@@ -822,9 +822,9 @@ pub fn run_experiment_with(
 
 /// Runs a curve form ([`Experiment::curve`]; full simulations without one): per trace, every
 /// cell from the same samples ([`crate::curve::curve_configs`]), `jobs` simulations at a time.
-/// Each run holds its point's estimate over the whole replay, counts scaled back to the full
-/// trace (no latency distribution: a sample's is not the trace's), or at rate 1 the full run's
-/// counters; [`ExperimentReport::curves`] holds the curves.
+/// Each run holds its point's estimates over the whole replay and after warm-up (as a full
+/// run's report does), counts scaled back to the full trace (no latency distribution: a
+/// sample's is not the trace's), or at rate 1 the full run's counters; [`ExperimentReport::curves`] holds the curves.
 pub fn run_curve_experiment(
     exp: Experiment,
     jobs: usize,
@@ -870,8 +870,10 @@ pub fn run_curve_experiment(
                 policy: cfg.cache.as_ref().map(|c| c.policy.name().to_string()),
                 drive: cfg.drive.short_name().to_string(),
                 sizing: crate::sizing(cfg, &curve.stats)?,
-                total: crate::metrics::Metrics::new(counters.unwrap_or_default(), &Default::default()),
-                after_warmup: None,
+                total: crate::metrics::Metrics::new(counters.total.unwrap_or_default(), &Default::default()),
+                after_warmup: counters
+                    .after_warmup
+                    .map(|c| crate::metrics::Metrics::new(c, &Default::default())),
                 warmup_requests: None,
                 dirty_left: 0,
                 skipped_lines: 0,

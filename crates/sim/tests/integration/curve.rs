@@ -264,6 +264,10 @@ fn a_curve_experiment_at_rate_one_is_the_full_run_grid_at_the_shared_points() {
             assert_eq!(ours.total.counters, r.total.counters, "{curve_form} {}", cell.label);
             assert_eq!(ours.total.total_time_s, r.total.total_time_s, "{curve_form} {}", cell.label);
             assert_eq!(ours.total.write_amplification, r.total.write_amplification);
+            // The after-warm-up window too (the default warm-up: the cache first full).
+            let after = |r: &shingled_sim::RunReport| r.after_warmup.as_ref().map(|m| m.counters.clone());
+            assert!(after(r).is_some(), "{}", cell.label);
+            assert_eq!(after(ours), after(r), "{curve_form} {} after warm-up", cell.label);
             assert_eq!(c.points[i].method, Method::Full);
             // LRU's exact hit ratio beside its point, equal to the full run's.
             if cell.label.starts_with("lru ") {
