@@ -57,6 +57,59 @@ pub(crate) fn interruptible<T: Send>(
     })
 }
 
+/// [`interruptible`] for a curve: `work` gets a progress sink; the latest
+/// [`shingled_sim::curve::CurveProgress`] is handed to `progress(phase, requests, requests_total,
+/// runs_done, runs)` on the calling thread at most every [`POLL`] (and once at the end).
+pub(crate) fn interruptible_curve<T: Send>(
+    py: Python<'_>,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: impl FnOnce(&AtomicBool, &(dyn Fn(shingled_sim::curve::CurveProgress) + Sync)) -> T + Send,
+) -> PyResult<T> {
+    use shingled_sim::curve::CurveProgress;
+    let latest: Mutex<Option<CurveProgress>> = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel();
+    let rx = Mutex::new(rx);
+    let tell = |p: &Mutex<Option<CurveProgress>>| -> PyResult<()> {
+        let Some(cb) = progress else { return Ok(()) };
+        if let Some(p) = p.lock().unwrap().take() {
+            cb.call1((p.phase, p.requests, p.requests_total, p.runs_done, p.runs))?;
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| {
+        let (stop, latest) = (&stop, &latest);
+        s.spawn(move || {
+            let sink = |p: CurveProgress| *latest.lock().unwrap() = Some(p);
+            let _ = tx.send(work(stop, &sink));
+        });
+        let mut failed: Option<PyErr> = None;
+        loop {
+            match py.detach(|| rx.lock().unwrap().recv_timeout(POLL)) {
+                Ok(v) => {
+                    if failed.is_none() {
+                        tell(latest)?;
+                    }
+                    return failed.map_or(Ok(v), Err);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(ShingledError::new_err(
+                        "internal error: the worker thread stopped without a result",
+                    ))
+                }
+            }
+            if failed.is_none() {
+                // A signal (Ctrl-C) or an exception in the callback stops the work.
+                if let Err(e) = py.check_signals().and_then(|_| tell(latest)) {
+                    stop.store(true, Ordering::Relaxed);
+                    failed = Some(e);
+                }
+            }
+        }
+    })
+}
+
 /// Whether [`run_many`] measures every trace first (a comparison or an experiment reports the
 /// trace's statistics, as the CLI's do) or only when a size depends on it (`simulate`, sweeps:
 /// as `shingled sim`).
@@ -359,8 +412,10 @@ pub(crate) fn experiment(
                 return Err(ConfigError::new_err(format!("experiment {name}: rate {r}: must be in (0, 1]")));
             }
         }
-        let report = interruptible(py, |stop| experiments::run_curve_experiment(plan, jobs, &|_| {}, stop))?
-            .map_err(sim_err)?;
+        let report = interruptible_curve(py, progress.as_ref(), |stop, tell| {
+            experiments::run_curve_experiment(plan, jobs, tell, stop)
+        })?
+        .map_err(sim_err)?;
         return Ok(to_json(&report));
     }
     if !given.is_empty() {
@@ -380,12 +435,23 @@ pub(crate) fn experiment(
 /// Computes a curve (`shingled_sim::curve`): `config` is the base `SimConfig` JSON, `options`
 /// the `CurveOptions` JSON; returns the `CurveReport` JSON. Runs with the GIL released; Ctrl-C
 /// cancels.
+/// `progress(phase, requests, requests_total, runs_done, runs)`, if given, hears where the curve
+/// stands (`CurveProgress`) on the calling thread.
 #[pyfunction]
-pub(crate) fn curve(py: Python<'_>, config: &str, options: &str) -> PyResult<String> {
+#[pyo3(signature = (config, options, progress=None))]
+pub(crate) fn curve(
+    py: Python<'_>,
+    config: &str,
+    options: &str,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let base = parse_config(config)?;
     let opts: shingled_sim::CurveOptions =
         serde_json::from_str(options).map_err(|e| ConfigError::new_err(format!("curve options: {e}")))?;
-    let r = interruptible(py, |stop| shingled_sim::curve(&base, &opts, &|_| {}, stop))?.map_err(sim_err)?;
+    let r = interruptible_curve(py, progress.as_ref(), |stop, tell| {
+        shingled_sim::curve(&base, &opts, tell, stop)
+    })?
+    .map_err(sim_err)?;
     Ok(to_json(&r))
 }
 

@@ -120,3 +120,17 @@ def test_sampling_options_are_refused_by_full_run_experiments():
         shingled.experiment("sac-write-only-curve", traces=[TRACE], rate=2)
     with pytest.raises(shingled.ConfigError, match="samples"):
         shingled.experiment("sac-write-only-curve", traces=[TRACE], samples=0)
+
+
+def test_curve_progress_reports_every_phase():
+    seen = []
+    shingled.curve(TRACE, policies=["lru"], cache_sizes=["1%", "2%"], rate=0.5, validate=1,
+                   progress=lambda *p: seen.append(p), **SMALL_BANDS)
+    phases = [p[0] for p in seen]
+    assert phases[-1] == "simulating", seen
+    last = seen[-1]
+    # The last report: every simulation finished (2 points, 1 full run, the exact LRU pass).
+    assert last[3] == last[4] == 4 and last[1] == last[2] > 0, last
+    exp = []
+    shingled.experiment("sac-write-only-curve", traces=[TRACE], rate=1, progress=lambda *p: exp.append(p))
+    assert exp and exp[-1][0] == "simulating" and exp[-1][3] == exp[-1][4], exp[-1]

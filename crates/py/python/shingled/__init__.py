@@ -119,13 +119,24 @@ class _TqdmProgress:
     def __init__(self, desc: str):
         from tqdm.auto import tqdm
 
+        self.desc = desc
         self.bar = tqdm(desc=desc, unit=" req", unit_scale=True)
 
     def set_total(self, total: int) -> None:
         self.bar.total = total
         self.bar.refresh()
 
-    def __call__(self, n: int) -> None:
+    def __call__(self, n, *curve) -> None:
+        # A curve's progress: (phase, requests, requests_total, runs_done, runs), each phase a
+        # pass of its own length.
+        if curve:
+            phase, requests, total, done, runs = (n, *curve)
+            desc = f"{self.desc}: {phase}" + (f" ({done}/{runs} simulations)" if runs else "")
+            if self.bar.desc != desc:
+                self.bar.set_description_str(desc, refresh=False)
+            if self.bar.total != (total or None):
+                self.bar.reset(total=total or None)
+            n = requests
         self.bar.update(n - self.bar.n)
 
     def close(self) -> None:
@@ -320,7 +331,8 @@ def experiment(
     The curve forms (``pore-ssd-size-curve``, ``sac-write-only-curve``) compute their cells by
     sampled mini-simulations as `curve` does: ``rate``, ``samples``, ``seed``, ``unit``,
     ``sampling`` and ``validate`` mean what they mean there (the other experiments refuse them
-    with a `ConfigError`). Their rows also hold ``method``, ``exact_hit_ratio`` (LRU) and
+    with a `ConfigError`; a ``progress`` callable then gets ``(phase, requests,
+    requests_total, runs_done, runs)``, as in `curve`). Their rows also hold ``method``, ``exact_hit_ratio`` (LRU) and
     ``validated``; ``df.attrs["curves"]`` holds one `curve` DataFrame per trace (for
     `shingled.plot.curve`)."""
     import pandas as pd

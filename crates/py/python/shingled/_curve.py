@@ -133,6 +133,7 @@ def curve(
     config=None,
     plot: Optional[str] = None,
     warmup: Union[str, int, None] = None,
+    progress: Any = None,
     **fields: Any,
 ):
     """Curves over cache sizes (and PB sizes) for each policy on one trace (``shingled curve``).
@@ -151,7 +152,9 @@ def curve(
     the hit-ratio curve there (`shingled.plot.curve`). ``warmup`` (as in `simulate`: a request
     count, ``"10%"``, ``"cache-full"``, ``"none"``): every point, the validated full runs and
     LRU's exact curve cover the window after it (`simulate`'s ``after_warmup``); without it,
-    the whole replay (``df.attrs["window"]`` says which).
+    the whole replay (``df.attrs["window"]`` says which). ``progress``: ``"tqdm"`` or True (a
+    bar per phase: measuring, counting, sampling, simulating) or a callable getting ``(phase,
+    requests, requests_total, runs_done, runs)`` (local backend).
 
     Returns a DataFrame (see `frame`)."""
     from . import make_config
@@ -190,7 +193,13 @@ def curve(
         "after_warmup": warmup is not None,
     }
     if backend == "local":
-        report = _core.curve(cfg.to_json(), json.dumps(opts))
+        from . import _progress
+
+        cb, close = _progress(progress, f"curve on {json.loads(cfg.to_json())['trace']['path']}")
+        try:
+            report = _core.curve(cfg.to_json(), json.dumps(opts), cb)
+        finally:
+            close()
     elif backend == "ray":
         report = _curve_ray(cfg.to_json(), opts, jobs)
     else:
