@@ -1012,7 +1012,9 @@ fn curve_cells(
     }
     // The exact LRU pass over the reported window: from the start, or from a warm-up's request
     // (the cache-full warm-up ends at a different request for every size: no exact curve).
-    let warm_at = match (o.after_warmup, base.warmup) {
+    // `--warmup none` has no after-warm-up window: the whole replay is the window.
+    let after_warmup = o.after_warmup && base.warmup != Warmup::None;
+    let warm_at = match (after_warmup, base.warmup) {
         (false, _) | (true, Warmup::None) => Some(None),
         (true, Warmup::Requests(n)) => Some(Some(n)),
         (true, Warmup::Fraction(f)) => Some(Some((stats.requests as f64 * f) as u64)),
@@ -1138,7 +1140,7 @@ fn curve_cells(
                 Some(stop),
             )
             .map(|r| {
-                let m = window(&r, o.after_warmup).map(|c| PointMetrics::from_counters(&c, 1.0));
+                let m = window(&r, after_warmup).map(|c| PointMetrics::from_counters(&c, 1.0));
                 Extra::Full(m.unwrap_or_default(), r.wall_time_s)
             })
         };
@@ -1180,7 +1182,7 @@ fn curve_cells(
                 own.clone()
             };
         }
-        let sum = &sums[o.after_warmup as usize];
+        let sum = &sums[after_warmup as usize];
         let exact_hit_ratio = match &exact {
             Some((s, _)) if is_plain_lru(&c.full) => s.hits(c.cache_blocks).hit_ratio(),
             _ => None,
@@ -1213,7 +1215,7 @@ fn curve_cells(
         rate_auto: o.rate == Rate::Auto,
         unit: o.unit.to_string(),
         sampling: o.sampling,
-        window: if o.after_warmup { format!("after-warmup ({})", base.warmup) } else { "total".into() },
+        window: if after_warmup { format!("after-warmup ({})", base.warmup) } else { "total".into() },
         units_touched: touched,
         units_sampled,
         samples,

@@ -364,6 +364,21 @@ fn a_curve_after_warm_up_is_the_after_warmup_window_of_the_full_run() {
             }
         }
     }
+    // `--warmup none`: no after-warm-up window, so the whole replay.
+    let mut base = synth(Mode::ReadWrite);
+    base.warmup = shingled_sim::Warmup::None;
+    let o = CurveOptions {
+        cache_sizes: vec![SizeSpec::Fraction(0.01)],
+        rate: Rate::Fixed(1.0),
+        after_warmup: true,
+        ..Default::default()
+    };
+    let c = curve(&base, &o, &|_| {}, &never()).unwrap();
+    assert_eq!(c.window, "total");
+    assert!(
+        c.points[0].metrics.hit_ratio.is_some()
+            && c.points[0].exact_hit_ratio == c.points[0].metrics.hit_ratio
+    );
 }
 
 /// At rate 1 the points stream the trace (no sample in memory), and a request limit cuts each
