@@ -144,6 +144,14 @@ pub struct ExperimentCmd {
     pub jobs: Option<usize>,
     #[command(flatten)]
     pub emit: EmitArgs,
+    /// Curve forms (`NAME-curve`): how the points are sampled and checked, as for `shingled
+    /// curve`. Refused by the other experiments.
+    #[command(flatten)]
+    pub sampling: crate::curve_cmd::SamplingArgs,
+    /// Curve forms: also draw each trace's curves as PNG charts (FILE, or FILE-<trace>.png for
+    /// several traces; -wa, -rmws and -time charts beside each), validated points marked.
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<std::path::PathBuf>,
     /// Base configuration for every run (drive, SSD, cache size, …); flags an experiment sets
     /// itself (--trace: use --on; --policy; --no-cache; a swept --cache-size) are refused.
     #[command(flatten)]

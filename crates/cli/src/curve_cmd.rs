@@ -17,30 +17,13 @@ pub const DEFAULT_SIZES: &str = "0.25%,0.5%,1%,1.5%,2%,3%,4%,6%,8%,10%";
 pub struct CurveCmd {
     /// Trace, drive, mode and the other simulation flags, as for `sim`. `--policy`,
     /// `--cache-size` and `--pb-size` take comma-separated lists: every policy gets every
-    /// combination of sizes. Default sizes: 0.25% to 10% of the footprint.
+    /// combination of sizes. Default sizes: 0.25% to 10% of the footprint. `--warmup W` reports
+    /// every point (and the validated full runs) after warm-up W, as `sim`'s after-warmup
+    /// window; without it, over the whole replay.
     #[command(flatten)]
     pub sim: SimArgs,
-    /// Sampling rate: a fraction of the bands (0.1, 10%) or auto (the smallest rate keeping a
-    /// few hundred bands and a cache of 4096 blocks). 1 runs every point in full.
-    #[arg(long, default_value = "auto")]
-    pub rate: String,
-    /// Sampling unit: band (the drive's bands) or zone:SIZE (aligned zones, e.g. zone:20MiB).
-    #[arg(long, default_value = "band")]
-    pub unit: String,
-    /// How bands are chosen: stratified (every 1/rate-th band in order of traffic, from a seeded
-    /// offset; one more pass over the trace) or hash (SHARDS' seeded hash of the band).
-    #[arg(long, default_value = "stratified")]
-    pub sampling: String,
-    /// Samples (seeds) averaged per point.
-    #[arg(long, default_value_t = 1)]
-    pub samples: u32,
-    /// Seed of the first sample.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Also run the full simulation at this many points spread over the grid and print each
-    /// metric's error.
-    #[arg(long, default_value_t = 0)]
-    pub validate: usize,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Simulations run in parallel (default: the number of cores).
     #[arg(long, short)]
     pub jobs: Option<usize>,
@@ -51,9 +34,84 @@ pub struct CurveCmd {
     #[arg(long, short)]
     pub out: Option<PathBuf>,
     /// Also draw the curves as PNG charts: FILE for the hit ratio and, above a DM-SMR drive,
-    /// FILE-wa.png, FILE-rmws.png and FILE-time.png beside it.
+    /// FILE-wa.png, FILE-rmws.png and FILE-time.png beside it. Validated points (full runs)
+    /// are hollow squares.
     #[arg(long)]
     pub png: Option<PathBuf>,
+}
+
+/// How a curve's points are sampled and checked (`shingled curve`, and the curve forms of
+/// `shingled experiment`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SamplingArgs {
+    /// Sampling rate: a fraction of the bands (0.1, 10%) or auto (the smallest rate keeping a
+    /// few hundred bands and a cache of 4096 blocks). 1 runs every point in full. Default auto.
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Sampling unit: band (the drive's bands) or zone:SIZE (aligned zones, e.g. zone:20MiB).
+    /// Default band.
+    #[arg(long)]
+    pub unit: Option<String>,
+    /// How bands are chosen: stratified (every 1/rate-th band in order of traffic, from a seeded
+    /// offset; one more pass over the trace) or hash (SHARDS' seeded hash of the band). Default
+    /// stratified.
+    #[arg(long)]
+    pub sampling: Option<String>,
+    /// Samples averaged per point: the best-balanced distinct stratified samples (hash: seeds
+    /// seed, seed+1, …). Default 1.
+    #[arg(long)]
+    pub samples: Option<u32>,
+    /// Seed of the first sample. Default 0.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Also run the full simulation at this many points spread over the grid and print each
+    /// metric's error. Default 0.
+    #[arg(long)]
+    pub validate: Option<usize>,
+}
+
+impl SamplingArgs {
+    /// The flags given, as the user wrote them.
+    pub fn given(&self) -> Vec<&'static str> {
+        let a = self;
+        [
+            (a.rate.is_some(), "--rate"),
+            (a.unit.is_some(), "--unit"),
+            (a.sampling.is_some(), "--sampling"),
+            (a.samples.is_some(), "--samples"),
+            (a.seed.is_some(), "--seed"),
+            (a.validate.is_some(), "--validate"),
+        ]
+        .into_iter()
+        .filter_map(|(g, f)| g.then_some(f))
+        .collect()
+    }
+
+    /// Sets the sampling fields of `o` the flags give.
+    pub fn apply(&self, o: &mut CurveOptions) -> Result<()> {
+        if let Some(r) = &self.rate {
+            o.rate = r.parse().map_err(|e| anyhow::anyhow!("--rate: {e}"))?;
+        }
+        if let Some(u) = &self.unit {
+            o.unit = u.parse().map_err(|e| anyhow::anyhow!("--unit: {e}"))?;
+        }
+        if let Some(s) = &self.sampling {
+            o.sampling = s.parse().map_err(|e| anyhow::anyhow!("--sampling: {e}"))?;
+        }
+        if let Some(n) = self.samples {
+            if n == 0 {
+                bail!("--samples must be at least 1");
+            }
+            o.samples = n;
+        }
+        if let Some(s) = self.seed {
+            o.seed = s;
+        }
+        if let Some(v) = self.validate {
+            o.validate = v;
+        }
+        Ok(())
+    }
 }
 
 fn list(v: &Option<String>) -> Vec<String> {
@@ -91,25 +149,18 @@ pub fn run(a: CurveCmd) -> Result<()> {
     bare.cache_size = None;
     bare.pb_size = pb_sizes.first().filter(|_| pb_sizes.len() == 1).cloned();
     let base = bare.to_config()?;
-    let opts = CurveOptions {
+    let mut opts = CurveOptions {
         policies,
         cache_sizes: sizes("cache-size", &cache_sizes)?,
         pb_sizes: if pb_sizes.len() > 1 { sizes("pb-size", &pb_sizes)? } else { Vec::new() },
-        rate: a.rate.parse().map_err(|e| anyhow::anyhow!("--rate: {e}"))?,
-        samples: a.samples,
-        seed: a.seed,
-        unit: a.unit.parse().map_err(|e| anyhow::anyhow!("--unit: {e}"))?,
-        sampling: a.sampling.parse().map_err(|e| anyhow::anyhow!("--sampling: {e}"))?,
-        validate: a.validate,
-        validate_points: Vec::new(),
         jobs: a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+        after_warmup: a.sim.warmup.is_some(),
+        ..CurveOptions::default()
     };
-    if opts.samples == 0 {
-        bail!("--samples must be at least 1");
-    }
-    let bar = crate::progress::Reporter::simulations(&format!("curve on {}", base.trace.path));
+    a.sampling.apply(&mut opts)?;
+    let bar = crate::progress::Reporter::curve(&format!("curve on {}", base.trace.path));
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let report = shingled_sim::curve(&base, &opts, &|p| bar.update_runs(p.runs_done, p.runs), &stop)
+    let report = shingled_sim::curve(&base, &opts, &|p| bar.update_curve(p), &stop)
         .with_context(|| format!("curve on {}", base.trace.path))?;
     bar.finish();
     let text = match a.output {
@@ -181,9 +232,10 @@ pub fn table(r: &CurveReport) -> String {
         .collect();
     use shingled_core::table::{first_left_rest_right, render, Style};
     let mut out = format!(
-        "curve on {} ({} mode): {} points, rate {:.4}{} by {}, {} ({} of {} units, {} of {} blocks), {} sample(s)\n",
+        "curve on {} ({} mode, window {}): {} points, rate {:.4}{} by {}, {} ({} of {} units, {} of {} blocks), {} sample(s)\n",
         r.trace,
         r.mode,
+        r.window,
         r.points.len(),
         r.rate,
         if r.rate_auto { " (auto)" } else { "" },
@@ -269,7 +321,9 @@ fn x_of(r: &CurveReport, p: &CurvePoint) -> f64 {
     }
 }
 
-fn charts(r: &CurveReport, path: &std::path::Path) -> Result<()> {
+/// The curves of `r` as PNG charts: `path` for the hit ratio and, above a DM-SMR drive,
+/// `-wa`, `-rmws` and `-time` charts beside it.
+pub fn charts(r: &CurveReport, path: &std::path::Path) -> Result<()> {
     let caches: std::collections::BTreeSet<u64> = r.points.iter().map(|p| p.cache_blocks).collect();
     let x_label = if caches.len() == 1 && r.points.iter().any(|p| p.pb_blocks.is_some()) {
         "PB size (GiB)"
@@ -290,12 +344,15 @@ fn charts(r: &CurveReport, path: &std::path::Path) -> Result<()> {
     }
     for (file, y_label, get) in charts {
         let mut series: Vec<shingled_bench::Series> = Vec::new();
-        for p in &r.points {
-            let name = if by_pb {
+        let name_of = |p: &CurvePoint| {
+            if by_pb {
                 format!("{} PB {}", p.policy, p.pb_size.as_deref().unwrap_or("-"))
             } else {
                 p.policy.clone()
-            };
+            }
+        };
+        for p in &r.points {
+            let name = name_of(p);
             let Some(y) = get(&p.metrics) else { continue };
             let i = match series.iter().position(|s| s.name == name) {
                 Some(i) => i,
@@ -330,8 +387,16 @@ fn charts(r: &CurveReport, path: &std::path::Path) -> Result<()> {
         for s in &mut series {
             s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
         }
+        // The full runs of validated points, on their series.
+        let mut validated: Vec<Vec<(f64, f64)>> = vec![Vec::new(); series.len()];
+        for p in &r.points {
+            let Some(y) = p.full.as_ref().and_then(get) else { continue };
+            if let Some(i) = series.iter().position(|s| s.name == name_of(p)) {
+                validated[i].push((x_of(r, p), y));
+            }
+        }
         let title = format!("{y_label} over {}: {}", x_label.split(' ').next().unwrap_or(""), r.trace);
-        crate::plot::line_chart(&file, &title, &series, false)
+        crate::plot::line_chart_validated(&file, &title, &series, &validated)
             .with_context(|| format!("--png {}", file.display()))?;
     }
     Ok(())

@@ -234,6 +234,7 @@ fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<(
             Column::Rmws,
         ],
         setup: shingled_sim::describe_setup(&base),
+        curve: None,
     };
     let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let bar = progress::Reporter::runs("sim");
@@ -352,11 +353,73 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         base,
         traces: a.on.clone(),
     };
-    let plan = experiments::plan(&a.name, &opts)?;
+    let mut plan = experiments::plan(&a.name, &opts)?;
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let bar = progress::Reporter::runs(&a.name);
-    let report = experiments::run_experiment_with(plan, jobs, &|p| bar.update(p))?;
-    bar.finish();
+    if a.png.is_some() && plan.curve.is_none() {
+        bail!(
+            "--png draws the curve forms of experiments; {} has no curve (try `shingled report --experiment {}`)",
+            a.name,
+            a.name
+        );
+    }
+    let report = match &mut plan.curve {
+        None => {
+            let given = a.sampling.given();
+            if !given.is_empty() {
+                bail!(
+                    "{} applies to the curve forms of experiments ({}) only: {} runs every cell in full",
+                    given.join(", "),
+                    experiments::REGISTRY
+                        .iter()
+                        .filter(|d| d.curve_of.is_some())
+                        .map(|d| d.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    a.name
+                );
+            }
+            let bar = progress::Reporter::runs(&a.name);
+            let report = experiments::run_experiment_with(plan, jobs, &|p| bar.update(p))?;
+            bar.finish();
+            report
+        }
+        Some(opts) => {
+            if a.emit.cdf.is_some() {
+                bail!(
+                    "experiment {}: --cdf has no latency distribution to draw (its points are sampled); \
+                     drop it, or draw the curves with --png",
+                    a.name
+                );
+            }
+            a.sampling.apply(opts)?;
+            let bar = progress::Reporter::curve(&a.name);
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let report = experiments::run_curve_experiment(plan, jobs, &|p| bar.update_curve(p), &stop)?;
+            bar.finish();
+            report
+        }
+    };
+    if let Some(png) = &a.png {
+        for c in &report.curves {
+            let file = if report.curves.len() == 1 {
+                png.clone()
+            } else {
+                let slug = c
+                    .trace
+                    .trim_start_matches("synth:")
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("")
+                    .split(|ch: char| !ch.is_ascii_alphanumeric())
+                    .filter(|x| !x.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("-");
+                let stem = png.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                png.with_file_name(format!("{stem}-{slug}.png"))
+            };
+            curve_cmd::charts(c, &file)?;
+        }
+    }
     emit_experiment(&report, a.emit.output, &a.emit.out, &a.emit.cdf)
 }
 

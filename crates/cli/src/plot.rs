@@ -43,8 +43,32 @@ pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> R
 
 /// [`line_chart`] with a choice of logarithmic x axis too (a latency CDF spans decades of ms).
 pub fn line_chart_xy(path: &Path, title: &str, series: &[Series], log_x: bool, log_y: bool) -> Result<()> {
+    chart(path, title, series, &[], log_x, log_y)
+}
+
+/// [`line_chart`] with, for series `i`, the points `validated[i]` drawn as hollow squares of
+/// its colour, labelled "NAME (full run)": a sampled curve's points checked by full simulations.
+pub fn line_chart_validated(
+    path: &Path,
+    title: &str,
+    series: &[Series],
+    validated: &[Vec<(f64, f64)>],
+) -> Result<()> {
+    chart(path, title, series, validated, false, false)
+}
+
+fn chart(
+    path: &Path,
+    title: &str,
+    series: &[Series],
+    validated: &[Vec<(f64, f64)>],
+    log_x: bool,
+    log_y: bool,
+) -> Result<()> {
     register_font();
-    let pts = || series.iter().flat_map(|s| s.points.iter().chain(s.paper.iter()));
+    let pts = || {
+        series.iter().flat_map(|s| s.points.iter().chain(s.paper.iter())).chain(validated.iter().flatten())
+    };
     if pts().next().is_none() {
         return Err(anyhow!("nothing to plot"));
     }
@@ -107,6 +131,20 @@ pub fn line_chart_xy(path: &Path, title: &str, series: &[Series], log_x: bool, l
                         .map_err(|e| anyhow!("{e}"))?
                         .label(format!("{} (paper{})", s.name, if s.paper_fitted { ", fitted" } else { "" }))
                         .legend(move |(x, y)| Cross::new((x + 10, y), 6, c.stroke_width(2)));
+                }
+                if let Some(full) = validated.get(i).filter(|v| !v.is_empty()) {
+                    let full: Vec<(f64, f64)> =
+                        full.iter().copied().filter(|p| !log_y || p.1 > 0.0).collect();
+                    let square = move |(x, y): (f64, f64)| {
+                        EmptyElement::at((x, y)) + Rectangle::new([(-6, -6), (6, 6)], c.stroke_width(2))
+                    };
+                    chart
+                        .draw_series(full.iter().map(|&p| square(p)))
+                        .map_err(|e| anyhow!("{e}"))?
+                        .label(format!("{} (full run)", s.name))
+                        .legend(move |(x, y)| {
+                            Rectangle::new([(x + 4, y - 6), (x + 16, y + 6)], c.stroke_width(2))
+                        });
                 }
             }
             chart

@@ -96,19 +96,36 @@ impl Reporter {
         Reporter::new(what, None, "{spinner} {msg} {human_pos} requests, {per_sec}, elapsed {elapsed}")
     }
 
-    /// Simulations of unequal lengths (a curve's mini-simulations and full runs): how many are
-    /// finished.
-    pub fn simulations(what: &str) -> Reporter {
-        Reporter::new(what, None, "{msg} [{bar:30}] {pos}/{len} simulations, elapsed {elapsed}, eta {eta}")
+    /// A curve: each phase's requests (the footprint pass, counting, reading the samples,
+    /// the simulations) and the simulations finished.
+    pub fn curve(what: &str) -> Reporter {
+        Reporter::new(
+            what,
+            None,
+            "{msg} [{bar:30}] {percent:>3}% {human_pos}/{human_len} requests, elapsed {elapsed}, eta {eta}",
+        )
     }
 
-    /// Shows `done` of `total` simulations finished.
-    pub fn update_runs(&self, done: usize, total: usize) {
-        if self.bar.length() != Some(total as u64) {
-            self.bar.set_length(total as u64);
+    /// Shows where a curve stands.
+    pub fn update_curve(&self, p: shingled_sim::curve::CurveProgress) {
+        let runs =
+            if p.runs > 0 { format!(", {}/{} simulations", p.runs_done, p.runs) } else { String::new() };
+        let phase = format!("{}{runs}", p.phase);
+        if self.lines.is_some() {
+            self.line(p.requests, p.requests_total, &format!("{phase}, {} requests", p.requests));
+            return;
         }
-        self.bar.set_position(done as u64);
-        self.line(done as u64, total as u64, &format!("{done}/{total} simulations finished"));
+        self.bar.set_message(format!("{}: {phase}", self.what));
+        // A phase of unknown length (measuring) has no bar length: no "100% of 0".
+        let len = (p.requests_total > 0).then_some(p.requests_total);
+        if self.bar.length() != len {
+            match len {
+                Some(n) => self.bar.set_length(n),
+                None => self.bar.unset_length(),
+            }
+            self.bar.reset_eta();
+        }
+        self.bar.set_position(p.requests);
     }
 
     /// Shows where a batch of runs stands.

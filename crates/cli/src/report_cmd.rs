@@ -51,6 +51,10 @@ pub struct ReportCmd {
     #[arg(long, short)]
     pub out: PathBuf,
     /// The run's configuration, as for `shingled compare` (ignored with --from).
+    /// Curve forms of experiments (`--experiment NAME-curve`): how the points are sampled and
+    /// checked, as for `shingled curve`.
+    #[command(flatten)]
+    pub sampling: crate::curve_cmd::SamplingArgs,
     #[command(flatten)]
     pub sim: SimArgs,
 }
@@ -93,10 +97,12 @@ pub fn from_compare(c: CompareReport) -> ExperimentReport {
             cells,
             columns: COMPARE_COLUMNS.to_vec(),
             setup: c.setup,
+            curve: None,
         },
         runs: c.runs,
         traces: vec![c.trace],
         paper: c.paper,
+        curves: Vec::new(),
     }
 }
 
@@ -295,6 +301,21 @@ pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str
         emit_heading(&mut out, format, 2, &heading, &trace_line(e, gi, groups.len(), runs));
         let (header, rows) = table(e, runs);
         emit_table(&mut out, format, &header, &rows);
+        // A curve form: how its points were obtained; sampled runs carry no time breakdown.
+        if let Some(c) = e.curves.iter().find(|c| c.trace == *trace) {
+            let summary = shingled_sim::report::curve_summary(c);
+            match format {
+                ReportFormat::Md => {
+                    let _ = writeln!(out, "```text\n{}```\n", summary);
+                }
+                ReportFormat::Html => {
+                    let _ = writeln!(out, "<pre>{}</pre>", html_escape(&summary));
+                }
+            }
+            if c.rate < 1.0 {
+                continue;
+            }
+        }
         emit_heading(
             &mut out,
             format,
@@ -395,7 +416,19 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
             base,
             traces: a.on.clone(),
         };
-        let plan = experiments::plan(name, &opts)?;
+        let mut plan = experiments::plan(name, &opts)?;
+        if let Some(o) = &mut plan.curve {
+            a.sampling.apply(o)?;
+            let bar = crate::progress::Reporter::curve(name);
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let r = experiments::run_curve_experiment(plan, jobs, &|p| bar.update_curve(p), &stop)?;
+            bar.finish();
+            return Ok(r);
+        }
+        let given = a.sampling.given();
+        if !given.is_empty() {
+            bail!("{} applies to the curve forms of experiments (NAME-curve) only", given.join(", "));
+        }
         let bar = crate::progress::Reporter::runs(name);
         let r = experiments::run_experiment_with(plan, jobs, &|p| bar.update(p))?;
         bar.finish();

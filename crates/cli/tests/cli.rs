@@ -612,3 +612,74 @@ fn curve_refuses_bad_rates_sizes_and_policies_with_a_message() {
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
 }
+
+/// `curve --warmup W` reports `sim --warmup W`'s after-warmup window (rate 1: the same runs).
+#[test]
+fn curve_with_a_warm_up_reports_the_window_sim_reports_after_it() {
+    let trace = "synth:wdev,scale=0.02";
+    for policy in ["lru", "sac"] {
+        let common = ["--trace", trace, "--policy", policy, "--cache-size", "2%", "--warmup", "3000"];
+        let mut a = vec!["curve", "--rate", "1", "--output", "json", "--progress", "none"];
+        a.extend(common);
+        let o = shingled(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(c["window"], "after-warmup (3000)");
+        let mut a = vec!["sim", "--output", "json", "--progress", "none"];
+        a.extend(common);
+        let o = shingled(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let (p, after) = (&c["points"][0], &s["after_warmup"]);
+        assert_ne!(s["total"]["hit_ratio"], after["hit_ratio"], "the window is not the whole run");
+        assert_eq!(p["metrics"]["hit_ratio"], after["hit_ratio"], "{policy}");
+        assert_eq!(p["metrics"]["rmws"].as_f64(), after["drive"]["rmws"].as_f64(), "{policy}");
+        assert_eq!(p["metrics"]["total_time_s"], after["total_time_s"], "{policy}");
+        if policy == "lru" {
+            assert_eq!(p["exact_hit_ratio"], after["hit_ratio"], "LRU's exact curve over the same window");
+        }
+    }
+}
+
+/// The curve forms of experiments print the experiment's table with each trace's curve summary,
+/// write JSON with the curves, CSV rows and charts; the full-run forms refuse --png.
+#[test]
+fn a_curve_experiment_prints_its_table_json_csv_and_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("fig16.png");
+    let trace = "synth:wdev,scale=0.02";
+    let base = ["experiment", "pore-ssd-size-curve", "--on", trace, "--progress", "none", "--rate", "1"];
+    let mut a = base.to_vec();
+    a.extend(["--validate", "2", "--png", png.to_str().unwrap()]);
+    let o = shingled(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("lru 0.5%") && s.contains("pore-bl 5%"), "{s}");
+    assert!(s.contains("full simulations at rate 1.0000") && s.contains("LRU's exact hit ratio"), "{s}");
+    assert!(s.contains("validated against full simulations: lru 0.5%, pore-bl 5%"), "{s}");
+    for f in ["fig16.png", "fig16-wa.png", "fig16-rmws.png", "fig16-time.png"] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    let mut a = base.to_vec();
+    a.extend(["--output", "json"]);
+    let o = shingled(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 30);
+    assert_eq!(v["curves"].as_array().unwrap().len(), 1);
+    assert_eq!(v["curves"][0]["rate"], 1.0);
+    let mut a = base.to_vec();
+    a.extend(["--output", "csv"]);
+    let o = shingled(&a);
+    // One `total` row per point, and its after-warm-up row (the cache first full), as a
+    // full-run experiment's CSV has.
+    let csv = stdout(&o);
+    assert_eq!(csv.lines().filter(|l| l.contains(",total,")).count(), 30, "{csv}");
+    assert_eq!(csv.lines().filter(|l| l.contains(",after-warmup,")).count(), 30, "{csv}");
+    let o = shingled(&["experiment", "pore-ssd-size", "--on", trace, "--png", png.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--png draws the curve forms"), "{}", stderr(&o));
+    let o = shingled(&["experiment", "pore-ssd-size-curve", "--on", trace, "--cdf", "x.csv"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--cdf"), "{}", stderr(&o));
+}

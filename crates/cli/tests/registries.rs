@@ -111,6 +111,34 @@ fn every_experiment_is_listed_accepted_and_seen_from_python() {
             }
         }
     }
+    // The sampling flags reach the curve forms and are refused by the full-run experiments,
+    // whose error names the curve forms.
+    let curves: Vec<&str> = REGISTRY.iter().filter(|d| d.curve_of.is_some()).map(|d| d.name).collect();
+    assert!(curves.contains(&"pore-ssd-size-curve") && curves.contains(&"sac-write-only-curve"));
+    for d in REGISTRY {
+        let missing = dir.path().join(format!("{}.csv", d.name));
+        let missing = missing.to_str().unwrap();
+        for flags in [&["--rate", "0.5"][..], &["--validate", "2", "--samples", "2"], &["--seed", "3"]] {
+            let mut all = vec!["experiment", d.name, "--on", missing];
+            all.extend(flags);
+            let o = shingled(&all);
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{all:?}: {e}");
+            if d.curve_of.is_some() {
+                assert!(e.contains(missing), "{all:?} is accepted: {e}");
+            } else {
+                assert!(
+                    e.contains(flags[0]) && e.contains("curve forms") && curves.iter().all(|c| e.contains(c)),
+                    "{all:?}: {e}"
+                );
+            }
+        }
+        let o = shingled(&["experiment", d.name, "--on", missing, "--rate", "2"]);
+        if d.curve_of.is_some() {
+            let e = stderr(&o);
+            assert!(e.contains("--rate") && e.contains("(0, 1]"), "{}: {e}", d.name);
+        }
+    }
     let e = stderr(&shingled(&["experiment", "no-such-experiment"]));
     assert!(pairs.iter().all(|(n, _)| e.contains(n)), "the error lists every experiment: {e}");
 }

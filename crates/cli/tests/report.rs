@@ -108,3 +108,42 @@ fn report_rejects_other_json() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("neither"), "{}", stderr(&o));
 }
+
+/// A curve form's report says how its points were obtained (the rate, LRU's exact hit ratio,
+/// the validation errors) and leaves out the time breakdown of sampled runs; the sampling flags
+/// are refused for a full-run experiment.
+#[test]
+fn report_of_a_curve_experiment_says_how_its_points_were_sampled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("curve");
+    let trace = "synth:prn,scale=0.05";
+    let o = shingled(
+        tmp.path(),
+        &[
+            "report",
+            "--experiment",
+            "sac-write-only-curve",
+            "--on",
+            trace,
+            "--rate",
+            "0.5",
+            "--validate",
+            "1",
+            "--progress",
+            "none",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("sampled mini-simulations at rate 0.5000"), "{md}");
+    assert!(md.contains("LRU's exact hit ratio") && md.contains("error rmws"), "{md}");
+    assert!(!md.contains("Where the time went"), "no breakdown of sampled runs:\n{md}");
+    let o = shingled(
+        tmp.path(),
+        &["report", "--experiment", "sac-rw", "--on", trace, "--rate", "0.5", "--out", "x"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--rate applies to the curve forms"), "{}", stderr(&o));
+}

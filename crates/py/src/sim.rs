@@ -57,6 +57,59 @@ pub(crate) fn interruptible<T: Send>(
     })
 }
 
+/// [`interruptible`] for a curve: `work` gets a progress sink; the latest
+/// [`shingled_sim::curve::CurveProgress`] is handed to `progress(phase, requests, requests_total,
+/// runs_done, runs)` on the calling thread at most every [`POLL`] (and once at the end).
+pub(crate) fn interruptible_curve<T: Send>(
+    py: Python<'_>,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: impl FnOnce(&AtomicBool, &(dyn Fn(shingled_sim::curve::CurveProgress) + Sync)) -> T + Send,
+) -> PyResult<T> {
+    use shingled_sim::curve::CurveProgress;
+    let latest: Mutex<Option<CurveProgress>> = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel();
+    let rx = Mutex::new(rx);
+    let tell = |p: &Mutex<Option<CurveProgress>>| -> PyResult<()> {
+        let Some(cb) = progress else { return Ok(()) };
+        if let Some(p) = p.lock().unwrap().take() {
+            cb.call1((p.phase, p.requests, p.requests_total, p.runs_done, p.runs))?;
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| {
+        let (stop, latest) = (&stop, &latest);
+        s.spawn(move || {
+            let sink = |p: CurveProgress| *latest.lock().unwrap() = Some(p);
+            let _ = tx.send(work(stop, &sink));
+        });
+        let mut failed: Option<PyErr> = None;
+        loop {
+            match py.detach(|| rx.lock().unwrap().recv_timeout(POLL)) {
+                Ok(v) => {
+                    if failed.is_none() {
+                        tell(latest)?;
+                    }
+                    return failed.map_or(Ok(v), Err);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(ShingledError::new_err(
+                        "internal error: the worker thread stopped without a result",
+                    ))
+                }
+            }
+            if failed.is_none() {
+                // A signal (Ctrl-C) or an exception in the callback stops the work.
+                if let Err(e) = py.check_signals().and_then(|_| tell(latest)) {
+                    stop.store(true, Ordering::Relaxed);
+                    failed = Some(e);
+                }
+            }
+        }
+    })
+}
+
 /// Whether [`run_many`] measures every trace first (a comparison or an experiment reports the
 /// trace's statistics, as the CLI's do) or only when a size depends on it (`simulate`, sweeps:
 /// as `shingled sim`).
@@ -311,7 +364,7 @@ pub(crate) fn experiments_list() -> Vec<(&'static str, &'static str)> {
 
 /// Plans and runs experiment `name`; returns the `ExperimentReport` JSON.
 #[pyfunction]
-#[pyo3(signature = (name, config, traces, mode=None, jobs=None, progress=None, paper_setup=true))]
+#[pyo3(signature = (name, config, traces, mode=None, jobs=None, progress=None, paper_setup=true, curve=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn experiment(
     py: Python<'_>,
@@ -322,6 +375,7 @@ pub(crate) fn experiment(
     jobs: Option<usize>,
     progress: Option<Bound<'_, PyAny>>,
     paper_setup: bool,
+    curve: Option<String>,
 ) -> PyResult<String> {
     let base = parse_config(config)?;
     let mode = match mode {
@@ -331,23 +385,73 @@ pub(crate) fn experiment(
                 .map_err(|e| ConfigError::new_err(format!("configuration field mode: {m:?}: {e}")))?,
         ),
     };
-    let plan: Experiment =
+    let mut plan: Experiment =
         experiments::plan(name, &ExperimentOptions { base, traces, mode, paper_setup }).map_err(sim_err)?;
+    // A curve form's sampling settings: a JSON object of `CurveOptions` fields laid over the plan's.
+    let given = match curve.as_deref() {
+        None => serde_json::Map::new(),
+        Some(c) => match serde_json::from_str::<serde_json::Value>(c) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => {
+                return Err(ConfigError::new_err(format!(
+                    "experiment {name}: curve options {c:?}: not a JSON object"
+                )))
+            }
+        },
+    };
+    let jobs = jobs.unwrap_or_else(default_jobs);
+    if let Some(opts) = &mut plan.curve {
+        let mut v = serde_json::to_value(&*opts).expect("options serialize");
+        for (k, x) in given {
+            v[k.as_str()] = x;
+        }
+        *opts = serde_json::from_value(v)
+            .map_err(|e| ConfigError::new_err(format!("experiment {name}: curve options: {e}")))?;
+        if let shingled_sim::curve::Rate::Fixed(r) = opts.rate {
+            if !(r > 0.0 && r <= 1.0) {
+                return Err(ConfigError::new_err(format!("experiment {name}: rate {r}: must be in (0, 1]")));
+            }
+        }
+        let report = interruptible_curve(py, progress.as_ref(), |stop, tell| {
+            experiments::run_curve_experiment(plan, jobs, tell, stop)
+        })?
+        .map_err(sim_err)?;
+        return Ok(to_json(&report));
+    }
+    if !given.is_empty() {
+        let curves: Vec<&str> =
+            experiments::REGISTRY.iter().filter(|d| d.curve_of.is_some()).map(|d| d.name).collect();
+        return Err(ConfigError::new_err(format!(
+            "experiment {name}: {} apply to the curve forms of experiments ({}) only",
+            given.keys().cloned().collect::<Vec<_>>().join(", "),
+            curves.join(", ")
+        )));
+    }
     let cfgs: Vec<SimConfig> = plan.cells.iter().map(|c| c.config.clone()).collect();
-    let (runs, stats) =
-        run_many(py, &cfgs, jobs.unwrap_or_else(default_jobs), progress.as_ref(), None, Measure::Always)?;
+    let (runs, stats) = run_many(py, &cfgs, jobs, progress.as_ref(), None, Measure::Always)?;
     Ok(to_json(&ExperimentReport::new(plan, runs, stats)))
 }
 
 /// Computes a curve (`shingled_sim::curve`): `config` is the base `SimConfig` JSON, `options`
 /// the `CurveOptions` JSON; returns the `CurveReport` JSON. Runs with the GIL released; Ctrl-C
 /// cancels.
+/// `progress(phase, requests, requests_total, runs_done, runs)`, if given, hears where the curve
+/// stands (`CurveProgress`) on the calling thread.
 #[pyfunction]
-pub(crate) fn curve(py: Python<'_>, config: &str, options: &str) -> PyResult<String> {
+#[pyo3(signature = (config, options, progress=None))]
+pub(crate) fn curve(
+    py: Python<'_>,
+    config: &str,
+    options: &str,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let base = parse_config(config)?;
     let opts: shingled_sim::CurveOptions =
         serde_json::from_str(options).map_err(|e| ConfigError::new_err(format!("curve options: {e}")))?;
-    let r = interruptible(py, |stop| shingled_sim::curve(&base, &opts, &|_| {}, stop))?.map_err(sim_err)?;
+    let r = interruptible_curve(py, progress.as_ref(), |stop, tell| {
+        shingled_sim::curve(&base, &opts, tell, stop)
+    })?
+    .map_err(sim_err)?;
     Ok(to_json(&r))
 }
 

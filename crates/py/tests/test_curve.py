@@ -82,3 +82,55 @@ def test_curve_ray_matches_local():
         pd.testing.assert_frame_equal(local[cols], remote[cols])
     finally:
         ray.shutdown()
+
+
+def test_curve_after_warmup_equals_simulates_after_warmup_window():
+    df = shingled.curve(TRACE, policies=["lru"], cache_sizes="2%", rate=1, warmup=3000)
+    one = shingled.simulate(TRACE, policy="lru", cache="2%", warmup=3000)
+    row = df.iloc[0]
+    assert df.attrs["window"] == "after-warmup (3000)"
+    assert one.after_warmup["hit_ratio"] != one.report["total"]["hit_ratio"]
+    assert row["hit_ratio"] == one.after_warmup["hit_ratio"]
+    assert row["exact_hit_ratio"] == one.after_warmup["hit_ratio"]
+    whole = shingled.curve(TRACE, policies=["lru"], cache_sizes="2%", rate=1)
+    assert whole.attrs["window"] == "total" and whole.iloc[0]["hit_ratio"] == one.hit_ratio
+
+
+def test_curve_experiments_are_listed_and_run_at_rate_one_as_their_full_forms():
+    names = shingled.experiments()
+    assert "pore-ssd-size-curve" in names and "sac-write-only-curve" in names
+    curve = shingled.experiment("sac-write-only-curve", traces=[TRACE], rate=1, validate=1)
+    full = shingled.experiment("sac-write-only", traces=[TRACE])
+    assert len(curve) == 30 and len(full) == 15
+    both = full.merge(curve, on=["trace", "label"], suffixes=("_full", "_curve"))
+    assert len(both) == 15
+    for m in ("hit_ratio", "rmws", "total_time_s"):
+        assert (both[f"{m}_full"] == both[f"{m}_curve"]).all(), m
+    assert set(curve["method"]) == {"full"} and curve["validated"].sum() == 1
+    lru = curve[curve["label"].str.startswith("lru ")]
+    assert (lru["exact_hit_ratio"] == lru["hit_ratio"]).all()
+    (c,) = curve.attrs["curves"]
+    assert set(c["policy"]) == {"lru", "most", "sac"} and len(c) == 30
+
+
+def test_sampling_options_are_refused_by_full_run_experiments():
+    with pytest.raises(shingled.ConfigError, match="curve forms"):
+        shingled.experiment("sac-write-only", traces=[TRACE], rate=0.5)
+    with pytest.raises(shingled.ConfigError, match=r"\(0, 1\]"):
+        shingled.experiment("sac-write-only-curve", traces=[TRACE], rate=2)
+    with pytest.raises(shingled.ConfigError, match="samples"):
+        shingled.experiment("sac-write-only-curve", traces=[TRACE], samples=0)
+
+
+def test_curve_progress_reports_every_phase():
+    seen = []
+    shingled.curve(TRACE, policies=["lru"], cache_sizes=["1%", "2%"], rate=0.5, validate=1,
+                   progress=lambda *p: seen.append(p), **SMALL_BANDS)
+    phases = [p[0] for p in seen]
+    assert phases[-1] == "simulating", seen
+    last = seen[-1]
+    # The last report: every simulation finished (2 points, 1 full run, the exact LRU pass).
+    assert last[3] == last[4] == 4 and last[1] == last[2] > 0, last
+    exp = []
+    shingled.experiment("sac-write-only-curve", traces=[TRACE], rate=1, progress=lambda *p: exp.append(p))
+    assert exp and exp[-1][0] == "simulating" and exp[-1][3] == exp[-1][4], exp[-1]

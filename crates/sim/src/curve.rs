@@ -8,7 +8,8 @@
 //!    resolve against the *full* footprint, as a full run would.
 //! 2. The trace is read once per sample (a rate `r` and a seed) through [`Sampled`]: whole units
 //!    (the drive's bands by default, or fixed zones) are kept with probability `r`, every block
-//!    of a kept unit stays, LBAs do not move. The sample is held in memory.
+//!    of a kept unit stays, LBAs do not move. The sample is held in memory (at rate 1 there is
+//!    none: every point streams the trace as a full run does).
 //! 3. Each grid point replays the sample with its sizes scaled by `r`: cache blocks, PB blocks
 //!    and PB entries, a warm-up request count, and PORE's period or SAC's cycle when given in
 //!    blocks (given relative to the PB, the default, they follow the scaled PB), each rounded and
@@ -34,7 +35,7 @@
 
 use crate::config::{SimConfig, Warmup};
 use crate::metrics::Counters;
-use crate::run::{open_trace, run, run_reader, sizing, Limited};
+use crate::run::{open_trace, sizing, Limited, PROGRESS_EVERY};
 use crate::sample::{InMemory, Sampled, Selector, Units};
 use crate::stack::StackDistances;
 use crate::{CostModel, ParseError, Replay, SimError};
@@ -167,7 +168,9 @@ pub struct CurveOptions {
     pub pb_sizes: Vec<SizeSpec>,
     /// The sampling rate.
     pub rate: Rate,
-    /// Samples (seeds `seed`, `seed + 1`, …) averaged per point; at least 1.
+    /// Samples averaged per point, at least 1: the best-balanced distinct stratified samples
+    /// ([`Selector::stratified_many`]; fewer when fewer exist), or hashed with seeds `seed`,
+    /// `seed + 1`, ….
     pub samples: u32,
     /// Seed of the first sample.
     pub seed: u64,
@@ -186,6 +189,11 @@ pub struct CurveOptions {
     pub validate_points: Vec<usize>,
     /// Simulations run in parallel.
     pub jobs: usize,
+    /// Report the window after the base configuration's warm-up (`sim`'s `after-warmup`)
+    /// instead of the whole replay. Every point, sampled or validated, and LRU's exact curve
+    /// (for a warm-up of a request count or a fraction of the trace) cover that window.
+    #[serde(default)]
+    pub after_warmup: bool,
 }
 
 impl Default for CurveOptions {
@@ -202,6 +210,7 @@ impl Default for CurveOptions {
             validate: 0,
             validate_points: Vec::new(),
             jobs: 1,
+            after_warmup: false,
         }
     }
 }
@@ -358,6 +367,10 @@ pub struct CurveReport {
     /// How units were chosen.
     #[serde(default)]
     pub sampling: Sampling,
+    /// The replay window the figures cover: `total` (the whole replay) or `after-warmup (W)`
+    /// with the warm-up `W` ([`CurveOptions::after_warmup`]).
+    #[serde(default = "total_window")]
+    pub window: String,
     /// Units touched by the full trace (bands counted; zones estimated from its covered-band
     /// bytes).
     pub units_touched: u64,
@@ -407,6 +420,10 @@ impl CurveReport {
     }
 }
 
+fn total_window() -> String {
+    "total".into()
+}
+
 /// One cell of the grid before it runs.
 struct Cell {
     policy: String,
@@ -424,9 +441,6 @@ fn bad(field: &'static str, reason: impl Into<String>) -> SimError {
 
 /// Checks the options against `base`; every error names the option.
 fn check(base: &SimConfig, o: &CurveOptions) -> Result<(), SimError> {
-    if o.policies.is_empty() {
-        return Err(bad("curve.policies", "no policy given"));
-    }
     if let Rate::Fixed(r) = o.rate {
         if !(r > 0.0 && r <= 1.0) {
             return Err(bad("curve.rate", format!("{r}: must be in (0, 1]")));
@@ -647,6 +661,7 @@ impl Sample {
 fn unit_traffic(
     base: &SimConfig,
     units: &Units,
+    tick: &(dyn Fn(u64) + Sync),
     stop: &AtomicBool,
 ) -> Result<Vec<(u64, u64, u64)>, SimError> {
     use shingled_trace::TraceReader;
@@ -666,25 +681,69 @@ fn unit_traffic(
             at = end;
         }
         n += 1;
-        if n.is_multiple_of(1 << 16) && stop.load(Ordering::Relaxed) {
-            return Err(SimError::Cancelled { requests: n });
+        if n.is_multiple_of(PROGRESS_EVERY) {
+            tick(PROGRESS_EVERY);
+            if stop.load(Ordering::Relaxed) {
+                return Err(SimError::Cancelled { requests: n });
+            }
         }
     }
+    tick(n % PROGRESS_EVERY);
     let mut v: Vec<(u64, u64, u64)> = per.into_iter().map(|(u, (a, w))| (u, a, w)).collect();
     v.sort_unstable();
     Ok(v)
+}
+
+/// A reader telling `tick` how many requests it has read, every [`PROGRESS_EVERY`] and the
+/// rest when dropped.
+struct Counted<'a> {
+    inner: Limited,
+    read: u64,
+    told: u64,
+    tick: &'a (dyn Fn(u64) + Sync),
+}
+
+impl shingled_trace::TraceReader for Counted<'_> {
+    fn next_request(&mut self) -> Result<Option<Request>, shingled_trace::TraceError> {
+        let r = self.inner.next_request()?;
+        if r.is_some() {
+            self.read += 1;
+            if self.read - self.told == PROGRESS_EVERY {
+                (self.tick)(PROGRESS_EVERY);
+                self.told = self.read;
+            }
+        }
+        Ok(r)
+    }
+    fn skipped(&self) -> u64 {
+        self.inner.skipped()
+    }
+    fn filtered(&self) -> u64 {
+        self.inner.filtered()
+    }
+    fn format_name(&self) -> &'static str {
+        self.inner.format_name()
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        (self.tick)(self.read - self.told);
+    }
 }
 
 fn read_sample(
     base: &SimConfig,
     units: &Units,
     sel: Selector,
+    tick: &(dyn Fn(u64) + Sync),
     stop: &AtomicBool,
 ) -> Result<Sample, SimError> {
     use shingled_trace::TraceReader;
     let started = Instant::now();
     let inner = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
     let format = inner.inner.format_name();
+    let inner = Counted { inner, read: 0, told: 0, tick };
     let mut reader = Sampled::new(inner, units.clone(), sel);
     let mut requests = Vec::new();
     let mut kept = rustc_hash::FxHashSet::default();
@@ -715,6 +774,7 @@ fn read_sample(
             return Err(SimError::Cancelled { requests: requests.len() as u64 });
         }
     }
+    drop(reader); // tells the last requests read
     Ok(Sample {
         requests: Arc::new(requests),
         format,
@@ -746,11 +806,78 @@ pub(crate) fn parallel<T: Send>(n: usize, jobs: usize, f: impl Fn(usize) -> T + 
     results.into_iter().map(|m| m.into_inner().unwrap().expect("every job ran")).collect()
 }
 
-/// Where a curve stands, for progress displays: simulations finished of all.
-pub type CurveProgress = crate::Progress;
+/// Where a curve stands, for progress displays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CurveProgress {
+    /// What is being done: `measuring` (the footprint pass), `counting` (each unit's traffic,
+    /// stratified sampling), `sampling` (reading the samples), `simulating` (the
+    /// mini-simulations, the validated full runs and the exact LRU pass).
+    pub phase: &'static str,
+    /// Trace requests the phase has read or replayed so far, over all its passes and
+    /// simulations.
+    pub requests: u64,
+    /// Requests the phase reads or replays in all (0 while unknown: `measuring`).
+    pub requests_total: u64,
+    /// Simulations finished.
+    pub runs_done: usize,
+    /// Simulations in all.
+    pub runs: usize,
+}
 
-/// Computes the curve of `o` on `base`'s trace, drive and mode. `progress` hears of each
-/// finished simulation (`runs_done` of `runs`); `stop` cancels.
+/// Requests of a phase counted from many threads, reported as they go.
+struct Ticker<'a> {
+    phase: &'static str,
+    requests: std::sync::atomic::AtomicU64,
+    requests_total: u64,
+    runs_done: AtomicUsize,
+    runs: usize,
+    progress: &'a (dyn Fn(CurveProgress) + Sync),
+}
+
+impl<'a> Ticker<'a> {
+    fn new(
+        phase: &'static str,
+        requests_total: u64,
+        runs: usize,
+        progress: &'a (dyn Fn(CurveProgress) + Sync),
+    ) -> Ticker<'a> {
+        let t = Ticker {
+            phase,
+            requests: Default::default(),
+            requests_total,
+            runs_done: AtomicUsize::new(0),
+            runs,
+            progress,
+        };
+        t.report();
+        t
+    }
+
+    fn report(&self) {
+        (self.progress)(CurveProgress {
+            phase: self.phase,
+            requests: self.requests.load(Ordering::Relaxed),
+            requests_total: self.requests_total,
+            runs_done: self.runs_done.load(Ordering::Relaxed),
+            runs: self.runs,
+        });
+    }
+
+    /// `n` more requests read.
+    fn add(&self, n: u64) {
+        self.requests.fetch_add(n, Ordering::Relaxed);
+        self.report();
+    }
+
+    /// One more simulation finished.
+    fn run_done(&self) {
+        self.runs_done.fetch_add(1, Ordering::Relaxed);
+        self.report();
+    }
+}
+
+/// Computes the curve of `o` on `base`'s trace, drive and mode. `progress` hears where each
+/// phase stands ([`CurveProgress`]); `stop` cancels.
 pub fn curve(
     base: &SimConfig,
     o: &CurveOptions,
@@ -758,9 +885,106 @@ pub fn curve(
     stop: &AtomicBool,
 ) -> Result<CurveReport, SimError> {
     check(base, o)?;
+    if o.policies.is_empty() {
+        return Err(bad("curve.policies", "no policy given"));
+    }
+    progress(CurveProgress { phase: "measuring", ..Default::default() });
     let bands = base.drive.bands_or_default();
     let stats = crate::measure_until(&base.trace, &bands, stop)?;
-    let mut cells = cells(base, o, &stats)?;
+    let cells = cells(base, o, &stats)?;
+    Ok(curve_cells(base, o, stats, cells, progress, stop)?.0)
+}
+
+/// The curve of arbitrary full-size configurations `configs` (an experiment's grid), each one
+/// point on the series it names ([`CurvePoint::policy`]), in their order; `o`'s sampling settings apply (its policies and sizes are not used).
+/// Every configuration must replay the same trace in the same mode on a drive with the same
+/// bands, with a cache; they may differ in anything else (policy, cache size, PB size). Returns
+/// the report and, per point, its counters in both windows ([`Estimate`]).
+pub fn curve_configs(
+    configs: &[(String, SimConfig)],
+    o: &CurveOptions,
+    progress: &(dyn Fn(CurveProgress) + Sync),
+    stop: &AtomicBool,
+) -> Result<(CurveReport, Vec<Estimate>), SimError> {
+    let Some((_, base)) = configs.first() else {
+        return Err(bad("curve.points", "no configuration to compute"));
+    };
+    check(base, o)?;
+    let same = |c: &SimConfig| {
+        c.trace == base.trace
+            && c.mode == base.mode
+            && c.drive.bands_or_default() == base.drive.bands_or_default()
+    };
+    if let Some((_, c)) = configs.iter().find(|(_, c)| !same(c)) {
+        return Err(bad(
+            "curve.points",
+            format!(
+                "{} differs from {} in its trace, mode or bands: a curve samples one trace in one mode",
+                c.display_label(),
+                base.display_label()
+            ),
+        ));
+    }
+    if let Some((_, c)) = configs.iter().find(|(_, c)| c.cache.is_none() || c.replay != Replay::Closed) {
+        return Err(bad(
+            "curve.points",
+            format!("{}: a curve's points need an SSD cache and a closed-loop replay", c.display_label()),
+        ));
+    }
+    progress(CurveProgress { phase: "measuring", ..Default::default() });
+    let stats = crate::measure_until(&base.trace, &base.drive.bands_or_default(), stop)?;
+    let mut cells = Vec::with_capacity(configs.len());
+    for (name, c) in configs {
+        let s = sizing(c, &stats)?;
+        let cache = c.cache.as_ref().expect("checked");
+        cells.push(Cell {
+            policy: name.clone(),
+            cache_size: cache.size,
+            pb_size: match &c.drive {
+                DriveConfig::DmSmr(d) => Some(d.pb_size),
+                _ => None,
+            },
+            full: c.clone(),
+            cache_blocks: s.cache_blocks,
+            pb_blocks: s.pb_blocks,
+        });
+    }
+    curve_cells(base, o, stats, cells, progress, stop)
+}
+
+/// A point's counters, per window, as a run's report would hold them: scaled back to the full
+/// trace for a sampled point (counts rounded; only the fields a curve reads), the run's own at
+/// rate 1. `None` where the window does not exist (a warm-up that never ended).
+#[derive(Clone, Debug, Default)]
+pub struct Estimate {
+    /// The whole replay.
+    pub total: Option<Counters>,
+    /// From the end of the base configuration's warm-up.
+    pub after_warmup: Option<Counters>,
+}
+
+/// The total and after-warm-up windows of one simulation.
+type Windows = [Option<Counters>; 2];
+
+/// The counters of the window a curve reports: the whole run, or from the end of warm-up
+/// (`None` when the run's warm-up never ended).
+fn window(r: &crate::RunReport, after_warmup: bool) -> Option<Counters> {
+    if after_warmup {
+        r.after_warmup.as_ref().map(|m| m.counters.clone())
+    } else {
+        Some(r.total.counters.clone())
+    }
+}
+
+/// The curve of `cells` on `base`'s trace, measured as `stats`.
+fn curve_cells(
+    base: &SimConfig,
+    o: &CurveOptions,
+    stats: TraceStats,
+    mut cells: Vec<Cell>,
+    progress: &(dyn Fn(CurveProgress) + Sync),
+    stop: &AtomicBool,
+) -> Result<(CurveReport, Vec<Estimate>), SimError> {
     let units = units_of(base, o.unit)?;
     let touched = units_touched(&stats, &units);
     let min_cache = cells.iter().map(|c| c.cache_blocks).min().unwrap_or(1);
@@ -786,7 +1010,20 @@ pub fn curve(
             cache.costs = CostModel::Custom(costs);
         }
     }
-    let exact_lru = cells.iter().any(|c| is_plain_lru(&c.full)) && StackDistances::new(base.mode).is_ok();
+    // The exact LRU pass over the reported window: from the start, or from a warm-up's request
+    // (the cache-full warm-up ends at a different request for every size: no exact curve).
+    // `--warmup none` has no after-warm-up window: the whole replay is the window.
+    let after_warmup = o.after_warmup && base.warmup != Warmup::None;
+    let warm_at = match (after_warmup, base.warmup) {
+        (false, _) | (true, Warmup::None) => Some(None),
+        (true, Warmup::Requests(n)) => Some(Some(n)),
+        (true, Warmup::Fraction(f)) => Some(Some((stats.requests as f64 * f) as u64)),
+        (true, Warmup::CacheFull) => None,
+    };
+    let exact_lru = cells.iter().any(|c| is_plain_lru(&c.full))
+        && StackDistances::new(base.mode).is_ok()
+        && warm_at.is_some();
+    let warm_at = warm_at.flatten();
     let validated = if o.validate_points.is_empty() {
         spread(cells.len(), o.validate)
     } else {
@@ -803,33 +1040,39 @@ pub fn curve(
     };
     let sampled = rate < 1.0;
     let samples = if sampled { o.samples } else { 1 };
-    let runs = cells.len() * samples as usize + validated.len() + exact_lru as usize;
-    let done = AtomicUsize::new(0);
-    let tick = || {
-        let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-        progress(CurveProgress { runs_done: d, runs, ..Default::default() });
-    };
-    progress(CurveProgress { runs, ..Default::default() });
+    let full_requests = base.trace.limit.map_or(stats.requests, |l| l.min(stats.requests));
 
     // The samples, each read once (in parallel when several), then every cell × sample.
     let counting = Instant::now();
     let traffic = match o.sampling {
-        Sampling::Stratified if sampled => unit_traffic(base, &units, stop)?,
+        Sampling::Stratified if sampled => {
+            let t = Ticker::new("counting", full_requests, 0, progress);
+            unit_traffic(base, &units, &|n| t.add(n), stop)?
+        }
         _ => Vec::new(),
     };
     let traffic_cost_s = counting.elapsed().as_secs_f64();
-    let selectors: Vec<Selector> = (0..samples)
-        .map(|i| {
-            let seed = o.seed.wrapping_add(i as u64);
-            match o.sampling {
-                Sampling::Stratified if sampled => Selector::stratified(&traffic, rate, seed),
-                _ => Selector::new(rate, seed),
-            }
-            .expect("rate checked")
+    // Several stratified samples are the best-balanced distinct ones (seeds alone would mostly
+    // repeat the best); hashed samples use seeds `seed`, `seed + 1`, ….
+    let selectors: Vec<Selector> = match o.sampling {
+        Sampling::Stratified if sampled => {
+            Selector::stratified_many(&traffic, rate, o.seed, samples as usize).expect("rate checked")
+        }
+        _ => (0..samples)
+            .map(|i| Selector::new(rate, o.seed.wrapping_add(i as u64)).expect("rate checked"))
+            .collect(),
+    };
+    let samples = selectors.len() as u32;
+    // At rate 1 nothing is read here: every point streams the trace itself, as a full run does
+    // (a sample of the whole trace would hold it in memory, 32 bytes a request).
+    let read: Vec<Result<Sample, SimError>> = if !sampled {
+        Vec::new()
+    } else {
+        let t = Ticker::new("sampling", full_requests * selectors.len() as u64, 0, progress);
+        parallel(selectors.len(), o.jobs, |i| {
+            read_sample(base, &units, selectors[i].clone(), &|n| t.add(n), stop)
         })
-        .collect();
-    let read: Vec<Result<Sample, SimError>> =
-        parallel(selectors.len(), o.jobs, |i| read_sample(base, &units, selectors[i].clone(), stop));
+    };
     let read: Vec<Sample> = read.into_iter().collect::<Result<_, _>>()?;
     let sample_stats: Vec<TraceStats> =
         read.iter().map(|s| TraceStats { requests: s.requests.len() as u64, ..stats.clone() }).collect();
@@ -841,36 +1084,67 @@ pub fn curve(
     };
     let n = cells.len();
     let configs: Vec<SimConfig> = (0..n * samples as usize)
-        .map(|j| scaled_config(&cells[j % n], scales[j / n]))
-        .collect::<Result<_, _>>()?;
-    let mini: Vec<Result<(Counters, f64), SimError>> = parallel(n * samples as usize, o.jobs, |j| {
+        .map(|j| {
+            let mut cfg = scaled_config(&cells[j % n], scales[j / n])?;
+            if !sampled {
+                cfg.trace.limit = base.trace.limit; // streamed: the replay cuts it
+            }
+            Ok(cfg)
+        })
+        .collect::<Result<_, SimError>>()?;
+    // Every simulation of the last phase, and the requests each replays.
+    let per_sample: u64 =
+        if sampled { read.iter().map(|s| s.requests.len() as u64).sum::<u64>() } else { full_requests };
+    let sim_requests: u64 =
+        per_sample * n as u64 + full_requests * (validated.len() + exact_lru as usize) as u64;
+    let t = Ticker::new(
+        "simulating",
+        sim_requests,
+        n * samples as usize + validated.len() + exact_lru as usize,
+        progress,
+    );
+    // A simulation's progress callback gives its requests so far; the ticker adds the difference.
+    let counted = |last: &mut u64, now: u64| {
+        t.add(now.saturating_sub(*last));
+        *last = now;
+    };
+    let mini: Vec<Result<(Windows, f64), SimError>> = parallel(n * samples as usize, o.jobs, |j| {
         let s = j / n;
-        let sample = &read[s];
-        let r = run_reader(
-            &configs[j],
-            &sample_stats[s],
-            Box::new(InMemory::new(sample.requests.clone(), sample.format)),
-            Some(stop),
-        );
-        tick();
-        r.map(|r| (r.total.counters, r.wall_time_s))
+        let mut last = 0u64;
+        let r = match read.get(s) {
+            Some(sample) => crate::run::run_reader_with(
+                &configs[j],
+                &sample_stats[s],
+                Box::new(InMemory::new(sample.requests.clone(), sample.format)),
+                &mut |k| counted(&mut last, k),
+                Some(stop),
+            ),
+            None => crate::run::run_with(&configs[j], &stats, &mut |k| counted(&mut last, k), Some(stop)),
+        };
+        t.run_done();
+        r.map(|r| ([window(&r, false), window(&r, true)], r.wall_time_s))
     });
-    let mini: Vec<(Counters, f64)> = mini.into_iter().collect::<Result<_, _>>()?;
+    let mini: Vec<(Windows, f64)> = mini.into_iter().collect::<Result<_, _>>()?;
 
     // The exact LRU curve and the full runs of the validated points, side by side.
     let exact_job = validated.len();
     let extra: Vec<Result<Extra, SimError>> = parallel(validated.len() + exact_lru as usize, o.jobs, |j| {
+        let mut last = 0u64;
         let r = if j == exact_job {
-            let started = Instant::now();
-            let mut reader = open_trace(&base.trace)?;
-            let limit = base.trace.limit.unwrap_or(u64::MAX);
-            StackDistances::read(base.mode, &mut reader, limit)
-                .map(|s| Extra::Exact(s, started.elapsed().as_secs_f64()))
+            exact_pass(base, warm_at, &mut |k| counted(&mut last, k), stop).map(|(s, w)| Extra::Exact(s, w))
         } else {
-            run(&cells[validated[j]].full, &stats, &mut |_| {})
-                .map(|r| Extra::Full(PointMetrics::from_counters(&r.total.counters, 1.0), r.wall_time_s))
+            crate::run::run_with(
+                &cells[validated[j]].full,
+                &stats,
+                &mut |k| counted(&mut last, k),
+                Some(stop),
+            )
+            .map(|r| {
+                let m = window(&r, after_warmup).map(|c| PointMetrics::from_counters(&c, 1.0));
+                Extra::Full(m.unwrap_or_default(), r.wall_time_s)
+            })
         };
-        tick();
+        t.run_done();
         r
     });
     let mut full: Vec<Option<(PointMetrics, f64)>> = vec![None; n];
@@ -883,19 +1157,39 @@ pub fn curve(
     }
 
     let mut points = Vec::with_capacity(n);
+    let mut estimates = Vec::with_capacity(n);
+    let traffic_sum = scales.iter().map(|k| k.traffic).sum::<f64>();
     for (i, c) in cells.iter().enumerate() {
-        let mut sum = Counters::default();
+        // Each window summed over the samples (`None` when a sample's warm-up never ended),
+        // then scaled back; at rate 1 the run's own counters, every field.
         let mut wall = 0.0;
+        let mut est: Windows = [None, None];
+        let mut sums: Windows = [Some(Counters::default()), Some(Counters::default())];
         for s in 0..samples as usize {
             let (k, w) = &mini[s * n + i];
-            add(&mut sum, k);
             wall += w;
+            for (sum, k) in sums.iter_mut().zip(k) {
+                match (sum.as_mut(), k) {
+                    (Some(sum), Some(k)) => add(sum, k),
+                    _ => *sum = None,
+                }
+            }
         }
-        let scale = 1.0 / scales.iter().map(|k| k.traffic).sum::<f64>();
+        for (e, (sum, own)) in est.iter_mut().zip(sums.iter().zip(&mini[i].0)) {
+            *e = if sampled {
+                sum.as_ref().map(|s| scale_counters(s, 1.0 / traffic_sum))
+            } else {
+                own.clone()
+            };
+        }
+        let sum = &sums[after_warmup as usize];
         let exact_hit_ratio = match &exact {
             Some((s, _)) if is_plain_lru(&c.full) => s.hits(c.cache_blocks).hit_ratio(),
             _ => None,
         };
+        let metrics =
+            sum.as_ref().map(|s| PointMetrics::from_counters(s, 1.0 / traffic_sum)).unwrap_or_default();
+        estimates.push(Estimate { total: est[0].take(), after_warmup: est[1].take() });
         points.push(CurvePoint {
             policy: c.policy.clone(),
             cache_size: size_label(&c.cache_size),
@@ -903,14 +1197,17 @@ pub fn curve(
             pb_size: c.pb_size.as_ref().map(size_label),
             pb_blocks: c.pb_blocks,
             method: if sampled { Method::Sampled } else { Method::Full },
-            metrics: PointMetrics::from_counters(&sum, scale),
+            metrics,
             exact_hit_ratio,
             full: full[i].as_ref().map(|(m, _)| m.clone()),
             wall_s: wall,
             full_wall_s: full[i].as_ref().map(|(_, w)| *w),
         });
     }
-    let first = &read[0];
+    let (units_sampled, blocks_sampled) = match read.first() {
+        Some(first) => (first.units, first.blocks),
+        None => (touched, stats.pages),
+    };
     let report = CurveReport {
         trace: base.trace.path.clone(),
         mode: base.mode.name().to_string(),
@@ -918,12 +1215,13 @@ pub fn curve(
         rate_auto: o.rate == Rate::Auto,
         unit: o.unit.to_string(),
         sampling: o.sampling,
+        window: if after_warmup { format!("after-warmup ({})", base.warmup) } else { "total".into() },
         units_touched: touched,
-        units_sampled: first.units,
+        units_sampled,
         samples,
         scale: scales[0],
         blocks_full: stats.pages,
-        blocks_sampled: first.blocks,
+        blocks_sampled,
         errors: Vec::new(),
         sampled_cost_s: traffic_cost_s
             + read.iter().map(|s| s.cost_s).sum::<f64>()
@@ -935,7 +1233,41 @@ pub fn curve(
         base: base.clone(),
     };
     // The errors and the full-run cost estimate, computed as for merged parts.
-    Ok(CurveReport::merge(vec![report]).expect("one part"))
+    Ok((CurveReport::merge(vec![report]).expect("one part"), estimates))
+}
+
+/// LRU's exact hit ratios (one pass of stack distances) over the window a curve reports: the
+/// whole replay, or from where a warm-up of `warm_at` processed requests ends (as the engine
+/// ends it: after the request at which that many were processed, reads dropped by write-only
+/// mode not counted).
+fn exact_pass(
+    base: &SimConfig,
+    warm_at: Option<u64>,
+    progress: &mut dyn FnMut(u64),
+    stop: &AtomicBool,
+) -> Result<(StackDistances, f64), SimError> {
+    use shingled_trace::TraceReader;
+    let started = Instant::now();
+    let mut reader = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
+    let mut s = StackDistances::new(base.mode)?;
+    let (mut n, mut processed, mut warm) = (0u64, 0u64, warm_at.is_none());
+    while let Some(r) = reader.next_request()? {
+        s.request(&r);
+        processed += !(r.op != shingled_core::Op::Write && base.mode == crate::Mode::WriteOnly) as u64;
+        if !warm && processed >= warm_at.unwrap_or(0) {
+            s.reset_counts();
+            warm = true;
+        }
+        n += 1;
+        if n.is_multiple_of(PROGRESS_EVERY) {
+            progress(n);
+            if stop.load(Ordering::Relaxed) {
+                return Err(SimError::Cancelled { requests: n });
+            }
+        }
+    }
+    progress(n);
+    Ok((s, started.elapsed().as_secs_f64()))
 }
 
 /// Whether `cfg` caches with textbook LRU (one victim per eviction), the policy whose hit ratio
@@ -961,8 +1293,54 @@ pub fn spread(n: usize, k: usize) -> Vec<usize> {
     v
 }
 
+/// `c` scaled by `k` (counts rounded): the full-trace estimate of a sample's counters, for the
+/// fields [`add`] sums (the others stay 0).
+fn scale_counters(c: &Counters, k: f64) -> Counters {
+    let n = |x: u64| (x as f64 * k).round() as u64;
+    let t = |x: shingled_core::Nanos| shingled_core::Nanos(n(x.0));
+    let drive = shingled_device::DriveStats {
+        rmws: n(c.drive.rmws),
+        pb_writes: n(c.drive.pb_writes),
+        pb_reads: n(c.drive.pb_reads),
+        band_bytes_read: n(c.drive.band_bytes_read),
+        band_bytes_written: n(c.drive.band_bytes_written),
+        pb_blocks_cleaned: n(c.drive.pb_blocks_cleaned),
+        ..Default::default()
+    };
+    Counters {
+        requests: n(c.requests),
+        read_requests: n(c.read_requests),
+        write_requests: n(c.write_requests),
+        skipped_requests: n(c.skipped_requests),
+        blocks_read: n(c.blocks_read),
+        blocks_written: n(c.blocks_written),
+        read_hits: n(c.read_hits),
+        write_hits: n(c.write_hits),
+        ssd_blocks_read: n(c.ssd_blocks_read),
+        ssd_blocks_written: n(c.ssd_blocks_written),
+        drive_blocks_read: n(c.drive_blocks_read),
+        drive_blocks_written: n(c.drive_blocks_written),
+        dirty_evictions: n(c.dirty_evictions),
+        clean_evictions: n(c.clean_evictions),
+        ssd_read_time: t(c.ssd_read_time),
+        ssd_write_time: t(c.ssd_write_time),
+        drive_read_time: t(c.drive_read_time),
+        drive_write_time: t(c.drive_write_time),
+        drive,
+        ..Default::default()
+    }
+}
+
 /// Adds the counters a curve reads.
 fn add(sum: &mut Counters, c: &Counters) {
+    sum.read_requests += c.read_requests;
+    sum.write_requests += c.write_requests;
+    sum.skipped_requests += c.skipped_requests;
+    sum.ssd_blocks_read += c.ssd_blocks_read;
+    sum.ssd_blocks_written += c.ssd_blocks_written;
+    sum.drive_blocks_read += c.drive_blocks_read;
+    sum.drive.pb_reads += c.drive.pb_reads;
+    sum.drive.band_bytes_read += c.drive.band_bytes_read;
     sum.requests += c.requests;
     sum.blocks_read += c.blocks_read;
     sum.blocks_written += c.blocks_written;

@@ -150,6 +150,11 @@ pub struct Experiment {
     /// The set-up the runs use ([`crate::setup::describe`]).
     #[serde(default)]
     pub setup: String,
+    /// A curve form ([`Definition::curve_of`]): how its cells are sampled (the grid's policies
+    /// and sizes are the cells'; only the sampling settings, validation, jobs and window of
+    /// these options apply). `None`: full simulations.
+    #[serde(default)]
+    pub curve: Option<crate::curve::CurveOptions>,
 }
 
 /// A finished experiment.
@@ -164,6 +169,11 @@ pub struct ExperimentReport {
     /// The paper's headline numbers for this experiment beside ours.
     #[serde(default)]
     pub paper: Vec<crate::paper::Claim>,
+    /// A curve form's curves, one per trace (in the order of the cells' traces): the rate, the
+    /// sample, LRU's exact hit ratios, the validated points and their errors. The runs hold
+    /// each point's estimate.
+    #[serde(default)]
+    pub curves: Vec<crate::curve::CurveReport>,
 }
 
 /// What the user chose for an experiment.
@@ -200,6 +210,11 @@ pub struct Definition {
     pub fixed: &'static [Fixed],
     /// Adds the cells: traces × schemes × parameter values.
     grid: fn(&mut Planner) -> Result<(), SimError>,
+    /// A curve form: the name of the full-run experiment whose sweep this one draws as curves
+    /// (its cells are computed by sampled mini-simulations, [`crate::curve::curve_configs`],
+    /// with LRU's exact hit ratio beside; the paper's figures are checked as for that
+    /// experiment). `None`: every cell is a full simulation.
+    pub curve_of: Option<&'static str>,
 }
 
 /// The set-up an experiment's runs are planned in.
@@ -283,6 +298,7 @@ pub const REGISTRY: &[Definition] = &[
             }
             Ok(())
         },
+        curve_of: None,
     },
     Definition {
         name: "pore-schemes",
@@ -299,6 +315,7 @@ pub const REGISTRY: &[Definition] = &[
             }
             Ok(())
         },
+        curve_of: None,
     },
     Definition {
         name: "pore-zone-size",
@@ -318,6 +335,7 @@ pub const REGISTRY: &[Definition] = &[
             }
             Ok(())
         },
+        curve_of: None,
     },
     Definition {
         name: "pore-period",
@@ -339,6 +357,7 @@ pub const REGISTRY: &[Definition] = &[
             }
             Ok(())
         },
+        curve_of: None,
     },
     Definition {
         name: "pore-ssd-size",
@@ -347,16 +366,19 @@ pub const REGISTRY: &[Definition] = &[
         mode: Mode::WriteOnly,
         columns: &[TotalTime, HitRatio, Wa, Rmws],
         fixed: &[Fixed::CacheSize],
-        grid: |p| {
-            for t in p.traces(PORE_TRACES) {
-                for s in ["lru", "lru-band", "pore-bl"] {
-                    for pct in [1, 2, 3, 4, 5] {
-                        p.add(&t, &format!("{s} {pct}%"), s, |c| cache_size(c, pct as f64 / 100.0))?;
-                    }
-                }
-            }
-            Ok(())
-        },
+        grid: |p| pore_ssd_size(p, &PAPER_SIZES),
+        curve_of: None,
+    },
+    Definition {
+        name: "pore-ssd-size-curve",
+        title: "PORE Fig. 16 as curves: SSD size 0.5-5% for LRU, LRU-band, PORE-BL by sampled \
+                mini-simulations, LRU's exact hit ratio beside (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, HitRatio, Wa, Rmws],
+        fixed: &[Fixed::CacheSize, Fixed::Replay],
+        grid: |p| pore_ssd_size(p, &CURVE_SIZES),
+        curve_of: Some("pore-ssd-size"),
     },
     Definition {
         name: "sac-write-only",
@@ -365,16 +387,19 @@ pub const REGISTRY: &[Definition] = &[
         mode: Mode::WriteOnly,
         columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, Rmws],
         fixed: &[Fixed::CacheSize],
-        grid: |p| {
-            for t in p.traces(SAC_TRACES) {
-                for pct in [1, 2, 3, 4, 5] {
-                    for (s, spec) in [("lru", "lru"), ("most", SAC_MOST), ("sac", "sac")] {
-                        p.add(&t, &format!("{s} {pct}%"), spec, |c| cache_size(c, pct as f64 / 100.0))?;
-                    }
-                }
-            }
-            Ok(())
-        },
+        grid: |p| sac_write_only(p, &PAPER_SIZES),
+        curve_of: None,
+    },
+    Definition {
+        name: "sac-write-only-curve",
+        title: "SAC Figs. 13-14 as curves: LRU, MOST, SAC over cache sizes 0.5-5% by sampled \
+                mini-simulations, LRU's exact hit ratio beside (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, Rmws],
+        fixed: &[Fixed::CacheSize, Fixed::Replay],
+        grid: |p| sac_write_only(p, &CURVE_SIZES),
+        curve_of: Some("sac-write-only"),
     },
     Definition {
         name: "sac-rw",
@@ -403,6 +428,7 @@ pub const REGISTRY: &[Definition] = &[
             }
             Ok(())
         },
+        curve_of: None,
     },
     Definition {
         name: "sac-tbs",
@@ -419,6 +445,7 @@ pub const REGISTRY: &[Definition] = &[
             }
             Ok(())
         },
+        curve_of: None,
     },
     Definition {
         name: "sac-cycle",
@@ -435,6 +462,7 @@ pub const REGISTRY: &[Definition] = &[
             }
             Ok(())
         },
+        curve_of: None,
     },
     Definition {
         name: "sac-band-size",
@@ -451,6 +479,7 @@ pub const REGISTRY: &[Definition] = &[
             }
             Ok(())
         },
+        curve_of: None,
     },
     Definition {
         name: "smart-response",
@@ -461,6 +490,7 @@ pub const REGISTRY: &[Definition] = &[
         columns: &[RespMean, RespP50, RespP90, RespP99],
         fixed: SMART_FIXED,
         grid: plan_smart,
+        curve_of: None,
     },
     Definition {
         name: "smart-gc",
@@ -478,6 +508,7 @@ pub const REGISTRY: &[Definition] = &[
         ],
         fixed: SMART_FIXED,
         grid: plan_smart,
+        curve_of: None,
     },
     Definition {
         name: "smart-fragmentation",
@@ -487,6 +518,7 @@ pub const REGISTRY: &[Definition] = &[
         columns: &[FragmentedReadPct, FragmentRatio, FragmentAtMost3Pct],
         fixed: SMART_FIXED,
         grid: plan_smart,
+        curve_of: None,
     },
     Definition {
         name: "smart-summary",
@@ -496,6 +528,7 @@ pub const REGISTRY: &[Definition] = &[
         columns: &[RespMean, RespP99, InPlacePct, MapMib, SpaceGainPct, GcOnDemandPerM, FragmentedReadPct],
         fixed: SMART_FIXED,
         grid: plan_smart,
+        curve_of: None,
     },
     Definition {
         name: "cache-open-loop",
@@ -513,6 +546,7 @@ pub const REGISTRY: &[Definition] = &[
             }
             Ok(())
         },
+        curve_of: None,
     },
 ];
 
@@ -635,6 +669,42 @@ const SAC_TRACES: &[&str] = &["synth:wdev", "synth:hm", "synth:rsrch", "synth:st
 /// not on the drive's true bands.
 const SAC_MOST: &str = "most:band_size=20480000";
 
+/// The cache sizes (percent of the footprint) of PORE Fig. 16 and SAC Figs. 13-14.
+const PAPER_SIZES: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 5.0];
+/// The same range drawn as curves: twice as many points (a sampled point costs a fraction of a
+/// full run), the papers' five among them.
+const CURVE_SIZES: [f64; 10] = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0];
+
+/// PORE Fig. 16's grid at cache sizes `pcts`: scheme by scheme, size by size.
+fn pore_ssd_size(p: &mut Planner, pcts: &[f64]) -> Result<(), SimError> {
+    for t in p.traces(PORE_TRACES) {
+        for s in ["lru", "lru-band", "pore-bl"] {
+            for &pct in pcts {
+                let size = SizeSpec::Fraction(pct / 100.0);
+                p.add(&t, &format!("{s} {}", crate::curve::size_label(&size)), s, |c| {
+                    cache_size(c, pct / 100.0)
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// SAC Figs. 13-14's grid at cache sizes `pcts`: size by size, scheme by scheme.
+fn sac_write_only(p: &mut Planner, pcts: &[f64]) -> Result<(), SimError> {
+    for t in p.traces(SAC_TRACES) {
+        for &pct in pcts {
+            let size = SizeSpec::Fraction(pct / 100.0);
+            for (s, spec) in [("lru", "lru"), ("most", SAC_MOST), ("sac", "sac")] {
+                p.add(&t, &format!("{s} {}", crate::curve::size_label(&size)), spec, |c| {
+                    cache_size(c, pct / 100.0)
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Sets a cell's cache size to `fraction` (of the trace's range), if it has a cache.
 fn cache_size(c: &mut SimConfig, fraction: f64) {
     if let Some(cache) = &mut c.cache {
@@ -701,7 +771,22 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
             (format!("{} [mode {}]", def.title, p.mode.name()), crate::setup::describe(&opts.base))
         }
     };
-    Ok(Experiment { name: name.to_string(), title, cells: p.cells, columns: def.columns.to_vec(), setup })
+    let curve =
+        def.curve_of.map(|_| crate::curve::CurveOptions { policies: Vec::new(), ..Default::default() });
+    if curve.is_some() {
+        // Curves sample closed-loop replays only (open-loop queueing depends on the load).
+        for c in &mut p.cells {
+            c.config.replay = crate::Replay::Closed;
+        }
+    }
+    Ok(Experiment {
+        name: name.to_string(),
+        title,
+        cells: p.cells,
+        columns: def.columns.to_vec(),
+        setup,
+        curve,
+    })
 }
 
 /// Runs a planned experiment, `jobs` simulations at a time.
@@ -719,15 +804,98 @@ pub fn run_experiment_with(
     jobs: usize,
     progress: &(dyn Fn(crate::Progress) + Sync),
 ) -> Result<ExperimentReport, SimError> {
+    if exp.curve.is_some() {
+        let progress = |p: crate::curve::CurveProgress| {
+            progress(crate::Progress {
+                requests: p.requests,
+                requests_total: p.requests_total,
+                runs_done: p.runs_done,
+                runs: p.runs,
+            })
+        };
+        return run_curve_experiment(exp, jobs, &progress, &std::sync::atomic::AtomicBool::new(false));
+    }
     let configs: Vec<SimConfig> = exp.cells.iter().map(|c| c.config.clone()).collect();
     let (runs, traces) = crate::run_all_with(&configs, jobs, progress)?;
     Ok(ExperimentReport::new(exp, runs, traces))
 }
 
+/// Runs a curve form ([`Experiment::curve`]; full simulations without one): per trace, every
+/// cell from the same samples ([`crate::curve::curve_configs`]), `jobs` simulations at a time.
+/// Each run holds its point's estimates over the whole replay and after warm-up (as a full
+/// run's report does), counts scaled back to the full trace (no latency distribution: a
+/// sample's is not the trace's), or at rate 1 the full run's counters; [`ExperimentReport::curves`] holds the curves.
+pub fn run_curve_experiment(
+    exp: Experiment,
+    jobs: usize,
+    progress: &(dyn Fn(crate::curve::CurveProgress) + Sync),
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<ExperimentReport, SimError> {
+    let Some(mut opts) = exp.curve.clone() else {
+        let configs: Vec<SimConfig> = exp.cells.iter().map(|c| c.config.clone()).collect();
+        let (runs, traces) = crate::run_all(&configs, jobs, &|_| {})?;
+        return Ok(ExperimentReport::new(exp, runs, traces));
+    };
+    opts.jobs = jobs.max(1);
+    let mut traces: Vec<&str> = Vec::new();
+    for c in &exp.cells {
+        if !traces.contains(&c.trace.as_str()) {
+            traces.push(&c.trace);
+        }
+    }
+    let mut runs: Vec<Option<RunReport>> = vec![None; exp.cells.len()];
+    let mut stats = Vec::new();
+    let mut curves = Vec::new();
+    for t in traces {
+        let at: Vec<usize> = (0..exp.cells.len()).filter(|&i| exp.cells[i].trace == t).collect();
+        // Each point's series: its label without the cache size (`lru 1.5%` is on `lru`).
+        let configs: Vec<(String, SimConfig)> = at
+            .iter()
+            .map(|&i| {
+                let c = &exp.cells[i];
+                let size = c.config.cache.as_ref().map(|k| crate::curve::size_label(&k.size));
+                let name = match (c.label.rsplit_once(' '), size) {
+                    (Some((name, last)), Some(size)) if last == size => name.to_string(),
+                    _ => c.label.clone(),
+                };
+                (name, c.config.clone())
+            })
+            .collect();
+        let (curve, estimates) = crate::curve::curve_configs(&configs, &opts, progress, stop)?;
+        for ((&i, point), counters) in at.iter().zip(&curve.points).zip(estimates) {
+            let cfg = &exp.cells[i].config;
+            runs[i] = Some(RunReport {
+                label: exp.cells[i].label.clone(),
+                mode: cfg.mode.name().to_string(),
+                policy: cfg.cache.as_ref().map(|c| c.policy.name().to_string()),
+                drive: cfg.drive.short_name().to_string(),
+                sizing: crate::sizing(cfg, &curve.stats)?,
+                total: crate::metrics::Metrics::new(counters.total.unwrap_or_default(), &Default::default()),
+                after_warmup: counters
+                    .after_warmup
+                    .map(|c| crate::metrics::Metrics::new(c, &Default::default())),
+                warmup_requests: None,
+                dirty_left: 0,
+                skipped_lines: 0,
+                wall_time_s: point.wall_s,
+                block_requests_per_s: 0.0,
+                latency_cdf: Vec::new(),
+                config: cfg.clone(),
+            });
+        }
+        stats.push(curve.stats.clone());
+        curves.push(curve);
+    }
+    let runs = runs.into_iter().map(|r| r.expect("every cell belongs to a trace")).collect();
+    let mut report = ExperimentReport::new(exp, runs, stats);
+    report.curves = curves;
+    Ok(report)
+}
+
 impl ExperimentReport {
     /// The report of `experiment`'s `runs`, with the paper's figures beside ours.
     pub fn new(experiment: Experiment, runs: Vec<RunReport>, traces: Vec<TraceStats>) -> ExperimentReport {
-        let mut report = ExperimentReport { experiment, runs, traces, paper: Vec::new() };
+        let mut report = ExperimentReport { experiment, runs, traces, paper: Vec::new(), curves: Vec::new() };
         report.paper = crate::paper::experiment_claims(&report);
         report
     }
@@ -768,6 +936,21 @@ mod tests {
                 assert!(e.title.starts_with(def.title), "{}", def.name);
                 let mode = e.cells.iter().find(|c| c.config.cache.is_some()).map(|c| c.config.mode);
                 assert!(mode.is_none_or(|m| m == def.mode), "{}: runs in its mode", def.name);
+            }
+        }
+        // A curve form draws a full-run experiment's sweep: same set-up, mode and columns.
+        for def in REGISTRY.iter().filter(|d| d.curve_of.is_some()) {
+            let of = definition(def.curve_of.unwrap()).expect("curve_of names an experiment");
+            assert!(of.curve_of.is_none(), "{}", def.name);
+            assert_eq!((of.setup, of.mode, of.columns), (def.setup, def.mode, def.columns), "{}", def.name);
+            let e = plan(def.name, &opts(true)).unwrap();
+            assert!(e.curve.is_some(), "{}", def.name);
+            // Its grid holds every cell of the full-run form, with the same label and configuration.
+            let full = plan(of.name, &opts(true)).unwrap();
+            for c in &full.cells {
+                let twin = e.cells.iter().find(|d| d.trace == c.trace && d.label == c.label);
+                let twin = twin.unwrap_or_else(|| panic!("{}: no cell {} {}", def.name, c.trace, c.label));
+                assert_eq!(format!("{:?}", twin.config), format!("{:?}", c.config), "{}", def.name);
             }
         }
         assert!(definition("nope").is_none());

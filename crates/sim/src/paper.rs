@@ -651,7 +651,11 @@ fn smart_claims(out: &mut Vec<Claim>, name: &str, groups: &[(&str, Vec<&RunRepor
 pub fn experiment_claims(r: &ExperimentReport) -> Vec<Claim> {
     let groups = by_trace(r.experiment.cells.iter().zip(&r.runs).map(|(c, run)| (c.trace.as_str(), run)));
     let write_only = r.experiment.cells.first().is_some_and(|c| c.config.mode == crate::Mode::WriteOnly);
-    claims_of(&r.experiment.name, write_only, &groups)
+    // A curve form is checked as the experiment whose sweep it draws.
+    let name = crate::experiments::definition(&r.experiment.name)
+        .and_then(|d| d.curve_of)
+        .unwrap_or(&r.experiment.name);
+    claims_of(name, write_only, &groups)
 }
 
 /// The claims of experiment `name` on runs grouped by trace (`(trace, runs)` in order), for a

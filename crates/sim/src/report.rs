@@ -630,10 +630,72 @@ pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
         out.push_str(&table(&header, &rows));
         out.push('\n');
     }
+    for c in &e.curves {
+        out.push_str(&curve_summary(c));
+        out.push('\n');
+    }
     if !e.paper.is_empty() {
         out.push_str(crate::paper::CLAIMS_PREAMBLE);
         out.push('\n');
         out.push_str(&crate::paper::claims_table(&e.paper));
     }
+    out
+}
+
+/// How a curve form's figures on one trace were obtained: the sample, LRU's exact hit ratios,
+/// and the validated points' errors.
+pub fn curve_summary(c: &crate::curve::CurveReport) -> String {
+    let mut out = format!(
+        "trace {}: {} at rate {:.4}{} by {}, {} ({} of {} units), {} sample(s), window {}\n",
+        c.trace,
+        if c.rate < 1.0 { "sampled mini-simulations" } else { "full simulations" },
+        c.rate,
+        if c.rate_auto { " (auto)" } else { "" },
+        c.unit,
+        format!("{:?}", c.sampling).to_lowercase(),
+        c.units_sampled,
+        c.units_touched,
+        c.samples,
+        c.window
+    );
+    let exact: Vec<String> = c
+        .points
+        .iter()
+        .filter_map(|p| Some(format!("{} {:.2}%", p.cache_size, p.exact_hit_ratio? * 100.0)))
+        .collect();
+    if !exact.is_empty() {
+        let _ = writeln!(out, "  LRU's exact hit ratio (stack distances): {}", exact.join(", "));
+    }
+    let validated: Vec<String> = c
+        .points
+        .iter()
+        .filter(|p| p.full.is_some())
+        .map(|p| format!("{} {}", p.policy, p.cache_size))
+        .collect();
+    if !validated.is_empty() {
+        let _ = writeln!(out, "  validated against full simulations: {}", validated.join(", "));
+        for e in &c.errors {
+            let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.2}"));
+            let _ = writeln!(
+                out,
+                "  error {:<20} mean {} {}, max {} {} over {} points",
+                e.metric,
+                f(e.mean_abs),
+                e.unit,
+                f(e.max_abs),
+                e.unit,
+                e.points
+            );
+        }
+    }
+    let what = if c.rate < 1.0 { "sampled" } else { "of simulations" };
+    let _ = write!(out, "  cost {:.1} s {what}", c.sampled_cost_s);
+    if c.exact_cost_s > 0.0 {
+        let _ = write!(out, ", {:.1} s exact LRU pass", c.exact_cost_s);
+    }
+    if let Some(full) = c.full_cost_s {
+        let _ = write!(out, "; full runs of every point ~{full:.1} s");
+    }
+    out.push('\n');
     out
 }

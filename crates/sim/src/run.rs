@@ -249,13 +249,14 @@ pub fn run_with(
 
 /// [`run_with`] replaying `reader` instead of opening `cfg.trace` (a sample held in memory:
 /// [`crate::curve`]). `stats` sizes the run as for [`run`]; `cfg.trace.limit` still applies.
-pub(crate) fn run_reader(
+pub(crate) fn run_reader_with(
     cfg: &SimConfig,
     stats: &TraceStats,
     reader: Box<dyn TraceReader>,
+    progress: &mut dyn FnMut(u64),
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<RunReport, SimError> {
-    replay(cfg, Some(stats), &mut |_| {}, cancel, Some(reader))
+    replay(cfg, Some(stats), progress, cancel, Some(reader))
 }
 
 /// [`run_with`] without a footprint: the trace is read once, by the replay itself. For

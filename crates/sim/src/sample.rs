@@ -99,6 +99,20 @@ impl Selector {
     /// `1/rate` that holds the busiest, nor the one that holds none of the busy ones.
     /// `None` unless `0 < rate <= 1`.
     pub fn stratified(traffic: &[(u64, u64, u64)], rate: f64, seed: u64) -> Option<Selector> {
+        Selector::stratified_many(traffic, rate, seed, 1).map(|mut v| v.remove(0))
+    }
+
+    /// [`Selector::stratified`]'s `count` best-balanced *distinct* samples, best first: the
+    /// samples a curve averages (`--samples`). Different seeds alone would mostly pick the same
+    /// best offset, so averaging them would repeat one sample. Fewer than `count` (at least one)
+    /// when the candidate offsets give fewer distinct samples (at rate 1/2 there are two).
+    /// `None` unless `0 < rate <= 1`.
+    pub fn stratified_many(
+        traffic: &[(u64, u64, u64)],
+        rate: f64,
+        seed: u64,
+        count: usize,
+    ) -> Option<Vec<Selector>> {
         if !(rate > 0.0 && rate <= 1.0) {
             return None;
         }
@@ -123,9 +137,25 @@ impl Selector {
             off(a, all) + off(w, writes)
         };
         let offsets = (0..BALANCE_CANDIDATES).map(|k| (k as f64 + shift) / BALANCE_CANDIDATES as f64 * step);
-        let best = offsets.map(|o| (miss(o), o)).min_by(|a, b| a.0.total_cmp(&b.0)).map_or(0.0, |(_, o)| o);
-        let keep: rustc_hash::FxHashSet<u64> = kept(best).map(|i| order[i].0).collect();
-        Some(Selector::Set(Arc::new(keep)))
+        let mut ranked: Vec<(f64, f64)> = offsets.map(|o| (miss(o), o)).collect();
+        // Stable: equally balanced offsets keep their order, so the choice is reproducible.
+        ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut chosen: Vec<Vec<usize>> = Vec::new();
+        for (_, o) in ranked {
+            let set: Vec<usize> = kept(o).collect();
+            if !chosen.contains(&set) {
+                chosen.push(set);
+            }
+            if chosen.len() == count.max(1) {
+                break;
+            }
+        }
+        Some(
+            chosen
+                .into_iter()
+                .map(|set| Selector::Set(Arc::new(set.into_iter().map(|i| order[i].0).collect())))
+                .collect(),
+        )
     }
 
     /// Whether unit `u` is in the sample.
@@ -349,6 +379,23 @@ mod tests {
         let all = Selector::stratified(&traffic, 1.0, 3).unwrap();
         assert!((0..10).all(|u| all.keeps(u)));
         assert!(Selector::stratified(&traffic, 0.0, 3).is_none());
+    }
+
+    #[test]
+    fn several_stratified_samples_are_the_best_balanced_distinct_ones() {
+        // The example above: the offsets give {8, 4, 0} (150, off by 12.5), {9, 5, 1} (180, off
+        // by 42.5), {7, 3} (120, off by 17.5), {6, 2} (100, off by 37.5); the seed would not change
+        // the best, so several samples must be the next best, not copies of it.
+        let traffic: Vec<(u64, u64, u64)> = (0..10).map(|u| (u, 10 * (u + 1), 0)).collect();
+        let kept = |sel: &Selector| (0..10).rev().filter(|&u| sel.keeps(u)).collect::<Vec<u64>>();
+        for seed in 0..5 {
+            let v = Selector::stratified_many(&traffic, 0.25, seed, 3).unwrap();
+            let sets: Vec<Vec<u64>> = v.iter().map(kept).collect();
+            assert_eq!(sets, vec![vec![8, 4, 0], vec![7, 3], vec![6, 2]], "seed {seed}");
+            assert_eq!(kept(&Selector::stratified(&traffic, 0.25, seed).unwrap()), sets[0]);
+        }
+        // Only four distinct samples exist at rate 1/4: asking for more gives those four.
+        assert_eq!(Selector::stratified_many(&traffic, 0.25, 0, 9).unwrap().len(), 4);
     }
 
     #[test]

@@ -135,6 +135,15 @@ impl StackDistances {
         self.now = k as u32;
     }
 
+    /// Forgets the accesses counted so far but not the stack: the hits counted from here on are
+    /// those of a cache warmed by everything before (a replay's after-warm-up window).
+    pub fn reset_counts(&mut self) {
+        self.reads.iter_mut().for_each(|x| *x = 0);
+        self.writes.iter_mut().for_each(|x| *x = 0);
+        self.blocks_read = 0;
+        self.blocks_written = 0;
+    }
+
     /// The hits of an LRU cache of `capacity` blocks.
     pub fn hits(&self, capacity: u64) -> LruHits {
         let upto = |h: &[u64]| h.iter().take(capacity as usize).sum::<u64>();

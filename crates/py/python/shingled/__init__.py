@@ -119,13 +119,24 @@ class _TqdmProgress:
     def __init__(self, desc: str):
         from tqdm.auto import tqdm
 
+        self.desc = desc
         self.bar = tqdm(desc=desc, unit=" req", unit_scale=True)
 
     def set_total(self, total: int) -> None:
         self.bar.total = total
         self.bar.refresh()
 
-    def __call__(self, n: int) -> None:
+    def __call__(self, n, *curve) -> None:
+        # A curve's progress: (phase, requests, requests_total, runs_done, runs), each phase a
+        # pass of its own length.
+        if curve:
+            phase, requests, total, done, runs = (n, *curve)
+            desc = f"{self.desc}: {phase}" + (f" ({done}/{runs} simulations)" if runs else "")
+            if self.bar.desc != desc:
+                self.bar.set_description_str(desc, refresh=False)
+            if self.bar.total != (total or None):
+                self.bar.reset(total=total or None)
+            n = requests
         self.bar.update(n - self.bar.n)
 
     def close(self) -> None:
@@ -302,6 +313,12 @@ def experiment(
     jobs: Optional[int] = None,
     progress: Any = None,
     setup: Optional[str] = None,
+    rate: Union[str, float, None] = None,
+    samples: Optional[int] = None,
+    seed: Optional[int] = None,
+    unit: Optional[str] = None,
+    sampling: Optional[str] = None,
+    validate: Optional[int] = None,
     **fields: Any,
 ):
     """Runs one of the papers' experiments (``shingled experiment NAME``); a DataFrame with a
@@ -309,26 +326,61 @@ def experiment(
     paper's figures beside ours in ``report["paper"]``).
 
     The runs use the paper's set-up (``pore`` or ``sac``) unless ``setup``, ``config`` or a
-    drive field says otherwise, as on the command line."""
+    drive field says otherwise, as on the command line.
+
+    The curve forms (``pore-ssd-size-curve``, ``sac-write-only-curve``) compute their cells by
+    sampled mini-simulations as `curve` does: ``rate``, ``samples``, ``seed``, ``unit``,
+    ``sampling`` and ``validate`` mean what they mean there (the other experiments refuse them
+    with a `ConfigError`; a ``progress`` callable then gets ``(phase, requests,
+    requests_total, runs_done, runs)``, as in `curve`). Their rows also hold ``method``, ``exact_hit_ratio`` (LRU) and
+    ``validated``; ``df.attrs["curves"]`` holds one `curve` DataFrame per trace (for
+    `shingled.plot.curve`)."""
     import pandas as pd
 
+    from ._curve import _rate, _unit, frame
+
+    curve = {}
+    if rate is not None:
+        curve["rate"] = _rate(rate)
+    if unit is not None:
+        curve["unit"] = _unit(unit)
+    if sampling is not None:
+        if sampling not in ("stratified", "hash"):
+            raise ConfigError(f"experiment sampling {sampling!r}: use 'stratified' or 'hash'")
+        curve["sampling"] = sampling
+    for k, v, least in (("samples", samples, 1), ("seed", seed, 0), ("validate", validate, 0)):
+        if v is not None:
+            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+                raise ConfigError(f"experiment {k} {v!r}: an integer, at least {least}")
+            curve[k] = v
     paper_setup = setup is None and config is None and not any(k.startswith("drive") or k == "io_unit" for k in fields)
     cfg = make_config(config=config, setup=setup, **fields)
     cb, close = _progress(progress, name)
     try:
         rep = json.loads(
-            _core.experiment(name, cfg.to_json(), list(traces or []), mode, jobs, cb, paper_setup)
+            _core.experiment(name, cfg.to_json(), list(traces or []), mode, jobs, cb, paper_setup,
+                             json.dumps(curve) if curve else None)
         )
     finally:
         close()
+    curves = rep.get("curves") or []
     rows = []
-    for cell, run in zip(rep["experiment"]["cells"], rep["runs"]):
+    for i, (cell, run) in enumerate(zip(rep["experiment"]["cells"], rep["runs"])):
         row = Result(run).row()
         row["trace"] = cell["trace"]
         row["label"] = cell["label"]
         rows.append(row)
+    # A curve per trace, its points in the order of that trace's cells.
+    for c in curves:
+        mine = [row for row in rows if row["trace"] == c["trace"]]
+        for row, p in zip(mine, c["points"]):
+            row["method"] = p["method"]
+            row["exact_hit_ratio"] = p["exact_hit_ratio"]
+            row["validated"] = p["full"] is not None
     df = pd.DataFrame(rows)
     df.attrs["report"] = rep
+    if curves:
+        df.attrs["curves"] = [frame(c) for c in curves]
     return df
 
 

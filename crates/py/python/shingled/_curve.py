@@ -132,6 +132,8 @@ def curve(
     backend: str = "local",
     config=None,
     plot: Optional[str] = None,
+    warmup: Union[str, int, None] = None,
+    progress: Any = None,
     **fields: Any,
 ):
     """Curves over cache sizes (and PB sizes) for each policy on one trace (``shingled curve``).
@@ -147,7 +149,12 @@ def curve(
     ``"local"`` (threads of the Rust core, ``jobs`` at a time) or ``"ray"`` (one task per
     policy). ``config`` and ``fields`` make the base configuration as in `simulate`
     (``drive=``, ``mode=``, ``setup=``, ``drive__bands=…``). ``plot``: a file name to also draw
-    the hit-ratio curve there (`shingled.plot.curve`).
+    the hit-ratio curve there (`shingled.plot.curve`). ``warmup`` (as in `simulate`: a request
+    count, ``"10%"``, ``"cache-full"``, ``"none"``): every point, the validated full runs and
+    LRU's exact curve cover the window after it (`simulate`'s ``after_warmup``); without it,
+    the whole replay (``df.attrs["window"]`` says which). ``progress``: ``"tqdm"`` or True (a
+    bar per phase: measuring, counting, sampling, simulating) or a callable getting ``(phase,
+    requests, requests_total, runs_done, runs)`` (local backend).
 
     Returns a DataFrame (see `frame`)."""
     from . import make_config
@@ -168,6 +175,8 @@ def curve(
         raise _core.ConfigError(f"curve validate {validate!r}: a count of points, 0 or more")
     for p in policies:
         _core.parse_policy(p)
+    if warmup is not None:
+        fields["warmup"] = warmup
     cfg = make_config(trace, config=config, **fields)
     opts = {
         "policies": policies,
@@ -181,9 +190,16 @@ def curve(
         "validate": validate,
         "validate_points": [],
         "jobs": jobs or os.cpu_count() or 1,
+        "after_warmup": warmup is not None,
     }
     if backend == "local":
-        report = _core.curve(cfg.to_json(), json.dumps(opts))
+        from . import _progress
+
+        cb, close = _progress(progress, f"curve on {json.loads(cfg.to_json())['trace']['path']}")
+        try:
+            report = _core.curve(cfg.to_json(), json.dumps(opts), cb)
+        finally:
+            close()
     elif backend == "ray":
         report = _curve_ray(cfg.to_json(), opts, jobs)
     else:

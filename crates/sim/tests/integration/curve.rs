@@ -235,3 +235,202 @@ fn a_grid_split_by_policy_and_merged_is_the_whole_grid() {
     let e = curve(&base, &CurveOptions { validate_points: vec![9], ..whole }, &|_| {}, &never()).unwrap_err();
     assert!(e.to_string().contains("beyond the grid"), "{e}");
 }
+
+/// A curve form of an experiment at rate 1 is its full-run twin at every shared point: the same
+/// counters (so every column of the table), from the same plan.
+#[test]
+fn a_curve_experiment_at_rate_one_is_the_full_run_grid_at_the_shared_points() {
+    use shingled_sim::experiments::{plan, run_curve_experiment, run_experiment, ExperimentOptions};
+    for (curve_form, full_form) in
+        [("pore-ssd-size-curve", "pore-ssd-size"), ("sac-write-only-curve", "sac-write-only")]
+    {
+        let opts = ExperimentOptions {
+            base: SimConfig::default(),
+            traces: vec!["synth:wdev,scale=0.02".into()],
+            mode: None,
+            paper_setup: true,
+        };
+        let mut curve_plan = plan(curve_form, &opts).unwrap();
+        curve_plan.curve.as_mut().expect("a curve form").rate = Rate::Fixed(1.0);
+        let curves = run_curve_experiment(curve_plan, 2, &|_| {}, &never()).unwrap();
+        let full = run_experiment(plan(full_form, &opts).unwrap(), 2, &|_| {}).unwrap();
+        assert_eq!(curves.curves.len(), 1);
+        let c = &curves.curves[0];
+        assert_eq!((c.rate, c.points.len()), (1.0, curves.runs.len()));
+        let mut shared = 0;
+        for (cell, r) in full.experiment.cells.iter().zip(&full.runs) {
+            let i = curves.experiment.cells.iter().position(|c| c.label == cell.label).unwrap();
+            let ours = &curves.runs[i];
+            assert_eq!(ours.total.counters, r.total.counters, "{curve_form} {}", cell.label);
+            assert_eq!(ours.total.total_time_s, r.total.total_time_s, "{curve_form} {}", cell.label);
+            assert_eq!(ours.total.write_amplification, r.total.write_amplification);
+            // The after-warm-up window too (the default warm-up: the cache first full).
+            let after = |r: &shingled_sim::RunReport| r.after_warmup.as_ref().map(|m| m.counters.clone());
+            assert!(after(r).is_some(), "{}", cell.label);
+            assert_eq!(after(ours), after(r), "{curve_form} {} after warm-up", cell.label);
+            assert_eq!(c.points[i].method, Method::Full);
+            // LRU's exact hit ratio beside its point, equal to the full run's.
+            if cell.label.starts_with("lru ") {
+                assert_eq!(c.points[i].exact_hit_ratio, r.total.hit_ratio, "{}", cell.label);
+                assert_eq!(c.points[i].policy, "lru");
+            }
+            shared += 1;
+        }
+        assert_eq!(shared, full.runs.len());
+        assert!(curves.runs.len() > full.runs.len(), "the curve form has more points");
+        // The paper's figures are checked on the curve form as on its twin.
+        assert_eq!(curves.paper.len(), full.paper.len(), "{curve_form}");
+    }
+}
+
+/// A sampled curve experiment scales each point back to the full trace and validates.
+#[test]
+fn a_sampled_curve_experiment_validates_against_full_runs() {
+    use shingled_sim::experiments::{plan, run_curve_experiment, ExperimentOptions};
+    let opts = ExperimentOptions {
+        base: SimConfig::default(),
+        traces: vec!["synth:prn,scale=0.1".into()],
+        mode: None,
+        paper_setup: true,
+    };
+    let mut p = plan("sac-write-only-curve", &opts).unwrap();
+    let o = p.curve.as_mut().unwrap();
+    o.rate = Rate::Fixed(0.25);
+    o.validate = 2;
+    let r = run_curve_experiment(p, 2, &|_| {}, &never()).unwrap();
+    let c = &r.curves[0];
+    assert_eq!(c.rate, 0.25);
+    assert!(c.units_sampled < c.units_touched);
+    let validated: Vec<usize> = (0..c.points.len()).filter(|&i| c.points[i].full.is_some()).collect();
+    assert_eq!(validated.len(), 2);
+    for i in validated {
+        let (run, full) = (&r.runs[i], c.points[i].full.as_ref().unwrap());
+        // The run holds the sampled estimate (counts rounded), not the full run's figures.
+        let (ours, est) = (run.total.hit_ratio.unwrap(), c.points[i].metrics.hit_ratio.unwrap());
+        assert!((ours - est).abs() < 1e-5, "{ours} vs {est}");
+        assert_ne!(Some(ours), full.hit_ratio);
+        let (s, f) = (run.total.counters.requests as f64, full.requests.unwrap());
+        assert!(s > 0.5 * f && s < 2.0 * f, "requests {s} vs {f}");
+    }
+    assert!(c.errors.iter().all(|e| e.points == 2));
+}
+
+/// With `after_warmup`, every point and the validated runs cover the window after the base's
+/// warm-up: at rate 1 a point is `sim`'s after-warmup window, and LRU's exact curve counts from
+/// the same request.
+#[test]
+fn a_curve_after_warm_up_is_the_after_warmup_window_of_the_full_run() {
+    for (mode, warmup) in [
+        (Mode::ReadWrite, shingled_sim::Warmup::Requests(3000)),
+        (Mode::WriteOnly, shingled_sim::Warmup::Fraction(0.3)),
+        (Mode::WriteOnly, shingled_sim::Warmup::CacheFull),
+    ] {
+        let mut base = synth(mode);
+        base.warmup = warmup;
+        let o = CurveOptions {
+            policies: vec!["lru".into(), "sac".into()],
+            cache_sizes: vec![SizeSpec::Fraction(0.01), SizeSpec::Fraction(0.04)],
+            rate: Rate::Fixed(1.0),
+            validate: 1,
+            after_warmup: true,
+            jobs: 2,
+            ..Default::default()
+        };
+        let c = curve(&base, &o, &|_| {}, &never()).unwrap();
+        assert!(c.window.starts_with("after-warmup"), "{}", c.window);
+        let stats = measure(&base.trace, &base.drive.bands_or_default()).unwrap();
+        for p in &c.points {
+            let mut cfg = base.clone();
+            cfg.cache = Some(shingled_sim::CacheConfig {
+                size: p.cache_size.parse().unwrap(),
+                policy: p.policy.parse().unwrap(),
+                ..Default::default()
+            });
+            let r = run(&cfg, &stats, &mut |_| {}).unwrap();
+            let after = r.after_warmup.expect("the warm-up ends");
+            let what = format!("{} at {} after {warmup}", p.policy, p.cache_size);
+            assert_ne!(after.counters, r.total.counters, "{what}: a window shorter than the run");
+            assert_eq!(p.metrics.hit_ratio, after.hit_ratio, "{what}");
+            assert_eq!(p.metrics.rmws, Some(after.counters.drive.rmws as f64), "{what}");
+            assert_eq!(p.metrics.total_time_s, Some(after.total_time_s), "{what}");
+            if let Some(full) = &p.full {
+                assert_eq!(full.hit_ratio, after.hit_ratio, "{what}: the validated run's window");
+            }
+            // LRU's exact curve over the same window (no single one after a cache-full warm-up).
+            match (p.policy.as_str(), warmup) {
+                ("lru", shingled_sim::Warmup::CacheFull) => assert_eq!(p.exact_hit_ratio, None, "{what}"),
+                ("lru", _) => assert_eq!(p.exact_hit_ratio, after.hit_ratio, "{what}"),
+                _ => {}
+            }
+        }
+    }
+    // `--warmup none`: no after-warm-up window, so the whole replay.
+    let mut base = synth(Mode::ReadWrite);
+    base.warmup = shingled_sim::Warmup::None;
+    let o = CurveOptions {
+        cache_sizes: vec![SizeSpec::Fraction(0.01)],
+        rate: Rate::Fixed(1.0),
+        after_warmup: true,
+        ..Default::default()
+    };
+    let c = curve(&base, &o, &|_| {}, &never()).unwrap();
+    assert_eq!(c.window, "total");
+    assert!(
+        c.points[0].metrics.hit_ratio.is_some()
+            && c.points[0].exact_hit_ratio == c.points[0].metrics.hit_ratio
+    );
+}
+
+/// At rate 1 the points stream the trace (no sample in memory), and a request limit cuts each
+/// replay where the full run cuts it.
+#[test]
+fn rate_one_streams_the_trace_and_honours_its_limit() {
+    let mut base = synth(Mode::WriteOnly);
+    base.trace.limit = Some(4000);
+    let o = CurveOptions {
+        policies: vec!["lru".into(), "most".into()],
+        cache_sizes: vec![SizeSpec::Fraction(0.02)],
+        rate: Rate::Fixed(1.0),
+        ..Default::default()
+    };
+    let c = curve(&base, &o, &|_| {}, &never()).unwrap();
+    let stats = measure(&base.trace, &base.drive.bands_or_default()).unwrap();
+    assert_eq!(stats.requests, 4000);
+    assert_eq!((c.units_sampled, c.blocks_sampled), (c.units_touched, c.blocks_full));
+    for p in &c.points {
+        let mut cfg = base.clone();
+        cfg.cache = Some(shingled_sim::CacheConfig {
+            size: p.cache_size.parse().unwrap(),
+            policy: p.policy.parse().unwrap(),
+            ..Default::default()
+        });
+        let full = run(&cfg, &stats, &mut |_| {}).unwrap().total;
+        assert_eq!(p.metrics.requests, Some(full.counters.requests as f64), "{}", p.policy);
+        assert_eq!(p.metrics.rmws, Some(full.counters.drive.rmws as f64), "{}", p.policy);
+        assert_eq!(p.metrics.hit_ratio, full.hit_ratio, "{}", p.policy);
+    }
+}
+
+/// Averaging several stratified samples averages different samples: the second is another
+/// balanced offset, not the first again (which seeds alone would mostly give).
+#[test]
+fn several_stratified_samples_are_different_samples() {
+    let base = synth(Mode::WriteOnly);
+    let at = |samples: u32| {
+        let o = CurveOptions {
+            policies: vec!["lru".into()],
+            cache_sizes: vec![SizeSpec::Fraction(0.02)],
+            rate: Rate::Fixed(0.2),
+            samples,
+            jobs: 2,
+            ..Default::default()
+        };
+        curve(&base, &o, &|_| {}, &never()).unwrap()
+    };
+    let (one, two) = (at(1), at(2));
+    assert_eq!((one.samples, two.samples), (1, 2));
+    // The first sample is the same; the average differs, so the second sample does.
+    assert_eq!(one.units_sampled, two.units_sampled);
+    assert_ne!(one.points[0].metrics.hit_ratio, two.points[0].metrics.hit_ratio);
+    assert_ne!(one.points[0].metrics.requests, two.points[0].metrics.requests);
+}
