@@ -43,6 +43,9 @@ fn mode() -> ProgressMode {
 struct Lines {
     start: Instant,
     last: Instant,
+    /// The phase being shown (curves) and when it began: its ETA counts from there.
+    phase: &'static str,
+    phase_start: Instant,
 }
 
 /// A progress display for one command.
@@ -68,7 +71,8 @@ impl Reporter {
             bar.enable_steady_tick(Duration::from_millis(250));
         }
         let now = Instant::now();
-        let lines = (m == ProgressMode::Lines).then(|| Mutex::new(Lines { start: now, last: now }));
+        let lines = (m == ProgressMode::Lines)
+            .then(|| Mutex::new(Lines { start: now, last: now, phase: "", phase_start: now }));
         Reporter { bar, lines, what: what.to_string() }
     }
 
@@ -111,7 +115,14 @@ impl Reporter {
         let runs =
             if p.runs > 0 { format!(", {}/{} simulations", p.runs_done, p.runs) } else { String::new() };
         let phase = format!("{}{runs}", p.phase);
-        if self.lines.is_some() {
+        if let Some(lines) = &self.lines {
+            {
+                let mut l = lines.lock().unwrap_or_else(|e| e.into_inner());
+                if l.phase != p.phase {
+                    l.phase = p.phase;
+                    l.phase_start = Instant::now();
+                }
+            }
             self.line(p.requests, p.requests_total, &format!("{phase}, {} requests", p.requests));
             return;
         }
@@ -156,8 +167,10 @@ impl Reporter {
         }
         l.last = now;
         let elapsed = now.duration_since(l.start).as_secs_f64();
+        // `done` and `total` are the current phase's (the whole run's outside curves).
+        let in_phase = now.duration_since(l.phase_start).as_secs_f64();
         let eta = if done > 0 && total > done {
-            format!(", about {:.0} s left", elapsed * (total - done) as f64 / done as f64)
+            format!(", about {:.0} s left", in_phase * (total - done) as f64 / done as f64)
         } else {
             String::new()
         };

@@ -50,11 +50,11 @@ pub struct ReportCmd {
     /// Directory to write the report and its figures into (created if missing).
     #[arg(long, short)]
     pub out: PathBuf,
-    /// The run's configuration, as for `shingled compare` (ignored with --from).
     /// Curve forms of experiments (`--experiment NAME-curve`): how the points are sampled and
     /// checked, as for `shingled curve`.
     #[command(flatten)]
     pub sampling: crate::curve_cmd::SamplingArgs,
+    /// The run's configuration, as for `shingled compare` (ignored with --from).
     #[command(flatten)]
     pub sim: SimArgs,
 }
@@ -403,7 +403,11 @@ pub fn figures(e: &ExperimentReport, dir: &Path) -> Result<Vec<(&'static str, &'
 }
 
 fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
+    let sampling = a.sampling.given();
     if let Some(p) = &a.from {
+        if !sampling.is_empty() {
+            bail!("{} cannot apply to a report read with --from (its runs are done)", sampling.join(", "));
+        }
         return load(p);
     }
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
@@ -433,6 +437,12 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
         let r = experiments::run_experiment_with(plan, jobs, &|p| bar.update(p))?;
         bar.finish();
         return Ok(r);
+    }
+    if !sampling.is_empty() {
+        bail!(
+            "{} applies to the curve forms of experiments (--experiment NAME-curve) only",
+            sampling.join(", ")
+        );
     }
     let mut cfg = base;
     if let Some(s) = &a.schemes {

@@ -603,6 +603,7 @@ fn curve_refuses_bad_rates_sizes_and_policies_with_a_message() {
         (vec!["--policy", "nope"], "unknown policy"),
         (vec!["--unit", "stripe"], "band or zone"),
         (vec!["--samples", "0"], "at least 1"),
+        (vec!["--samples", "65"], "at most 64 samples per point"),
     ] {
         let mut a = vec!["curve", "--trace", "synth:wdev,scale=0.01", "--progress", "none"];
         a.extend(args.iter());
@@ -611,6 +612,37 @@ fn curve_refuses_bad_rates_sizes_and_policies_with_a_message() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
+}
+
+/// A warm-up the trace never reaches leaves no window: no point, validated run or exact LRU
+/// figure is reported for it (the exact pass once gave the whole run's hit ratio there).
+#[test]
+fn curve_with_a_warm_up_never_reached_reports_no_figures() {
+    let a = [
+        "curve",
+        "--trace",
+        "synth:wdev,scale=0.01",
+        "--policy",
+        "lru",
+        "--cache-size",
+        "2%",
+        "--rate",
+        "1",
+        "--warmup",
+        "1000000000",
+        "--validate",
+        "1",
+        "--output",
+        "json",
+        "--progress",
+        "none",
+    ];
+    let o = shingled(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = &c["points"][0];
+    assert!(p["exact_hit_ratio"].is_null(), "{p}");
+    assert!(p["full"].is_null(), "{p}");
 }
 
 /// `curve --warmup W` reports `sim --warmup W`'s after-warmup window (rate 1: the same runs).

@@ -109,6 +109,20 @@ fn report_rejects_other_json() {
     assert!(stderr(&o).contains("neither"), "{}", stderr(&o));
 }
 
+/// Sampling flags mean nothing for a report read back with --from or for a comparison: refused.
+#[test]
+fn report_refuses_sampling_flags_where_they_cannot_apply() {
+    let tmp = tempfile::tempdir().unwrap();
+    let j = tmp.path().join("x.json");
+    std::fs::write(&j, "{}").unwrap();
+    let o = shingled(tmp.path(), &["report", "--from", j.to_str().unwrap(), "--out", "o", "--rate", "0.1"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--rate cannot apply to a report read with --from"), "{}", stderr(&o));
+    let o = shingled(tmp.path(), &["report", "--schemes", "lru", "--validate", "3", "--out", "o"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--validate applies to the curve forms"), "{}", stderr(&o));
+}
+
 /// A curve form's report says how its points were obtained (the rate, LRU's exact hit ratio,
 /// the validation errors) and leaves out the time breakdown of sampled runs; the sampling flags
 /// are refused for a full-run experiment.

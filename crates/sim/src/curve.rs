@@ -168,7 +168,7 @@ pub struct CurveOptions {
     pub pb_sizes: Vec<SizeSpec>,
     /// The sampling rate.
     pub rate: Rate,
-    /// Samples averaged per point, at least 1: the best-balanced distinct stratified samples
+    /// Samples averaged per point, 1 to [`MAX_SAMPLES`]: the best-balanced distinct stratified samples
     /// ([`Selector::stratified_many`]; fewer when fewer exist), or hashed with seeds `seed`,
     /// `seed + 1`, ….
     pub samples: u32,
@@ -439,6 +439,9 @@ fn bad(field: &'static str, reason: impl Into<String>) -> SimError {
     SimError::Config { field, reason: reason.into() }
 }
 
+/// Most samples averaged per point (`--samples`).
+pub const MAX_SAMPLES: u32 = 64;
+
 /// Checks the options against `base`; every error names the option.
 fn check(base: &SimConfig, o: &CurveOptions) -> Result<(), SimError> {
     if let Rate::Fixed(r) = o.rate {
@@ -448,6 +451,13 @@ fn check(base: &SimConfig, o: &CurveOptions) -> Result<(), SimError> {
     }
     if o.samples == 0 {
         return Err(bad("curve.samples", "at least one sample per point"));
+    }
+    if o.samples > MAX_SAMPLES {
+        // Every sample is held in memory while the points replay it.
+        return Err(bad(
+            "curve.samples",
+            format!("{}: at most {MAX_SAMPLES} samples per point (each is held in memory)", o.samples),
+        ));
     }
     if base.replay != Replay::Closed {
         return Err(bad(
@@ -1140,18 +1150,19 @@ fn curve_cells(
                 Some(stop),
             )
             .map(|r| {
+                // `None` when the run has no such window (its warm-up never ended): not validated.
                 let m = window(&r, after_warmup).map(|c| PointMetrics::from_counters(&c, 1.0));
-                Extra::Full(m.unwrap_or_default(), r.wall_time_s)
+                Extra::Full(m, r.wall_time_s)
             })
         };
         t.run_done();
         r
     });
     let mut full: Vec<Option<(PointMetrics, f64)>> = vec![None; n];
-    let mut exact: Option<(StackDistances, f64)> = None;
+    let mut exact: Option<(Option<StackDistances>, f64)> = None;
     for (j, e) in extra.into_iter().enumerate() {
         match e? {
-            Extra::Full(m, w) => full[validated[j]] = Some((m, w)),
+            Extra::Full(m, w) => full[validated[j]] = m.map(|m| (m, w)),
             Extra::Exact(s, w) => exact = Some((s, w)),
         }
     }
@@ -1184,7 +1195,7 @@ fn curve_cells(
         }
         let sum = &sums[after_warmup as usize];
         let exact_hit_ratio = match &exact {
-            Some((s, _)) if is_plain_lru(&c.full) => s.hits(c.cache_blocks).hit_ratio(),
+            Some((Some(s), _)) if is_plain_lru(&c.full) => s.hits(c.cache_blocks).hit_ratio(),
             _ => None,
         };
         let metrics =
@@ -1239,13 +1250,13 @@ fn curve_cells(
 /// LRU's exact hit ratios (one pass of stack distances) over the window a curve reports: the
 /// whole replay, or from where a warm-up of `warm_at` processed requests ends (as the engine
 /// ends it: after the request at which that many were processed, reads dropped by write-only
-/// mode not counted).
+/// mode not counted). `None` when the warm-up never ended: there is no such window.
 fn exact_pass(
     base: &SimConfig,
     warm_at: Option<u64>,
     progress: &mut dyn FnMut(u64),
     stop: &AtomicBool,
-) -> Result<(StackDistances, f64), SimError> {
+) -> Result<(Option<StackDistances>, f64), SimError> {
     use shingled_trace::TraceReader;
     let started = Instant::now();
     let mut reader = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
@@ -1267,7 +1278,7 @@ fn exact_pass(
         }
     }
     progress(n);
-    Ok((s, started.elapsed().as_secs_f64()))
+    Ok((warm.then_some(s), started.elapsed().as_secs_f64()))
 }
 
 /// Whether `cfg` caches with textbook LRU (one victim per eviction), the policy whose hit ratio
@@ -1277,8 +1288,8 @@ fn is_plain_lru(cfg: &SimConfig) -> bool {
 }
 
 enum Extra {
-    Full(PointMetrics, f64),
-    Exact(StackDistances, f64),
+    Full(Option<PointMetrics>, f64),
+    Exact(Option<StackDistances>, f64),
 }
 
 /// `k` indices spread evenly over `0..n` (first and last included), at most `n`.

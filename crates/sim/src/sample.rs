@@ -142,13 +142,18 @@ impl Selector {
         ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut chosen: Vec<Vec<usize>> = Vec::new();
         for (_, o) in ranked {
+            // An offset past the last unit (fewer units than 1/rate) keeps none: never a sample
+            // while a non-empty one exists.
             let set: Vec<usize> = kept(o).collect();
-            if !chosen.contains(&set) {
+            if !set.is_empty() && !chosen.contains(&set) {
                 chosen.push(set);
             }
             if chosen.len() == count.max(1) {
                 break;
             }
+        }
+        if chosen.is_empty() {
+            chosen.push(Vec::new()); // no unit at all: the caller reports the empty sample
         }
         Some(
             chosen
@@ -396,6 +401,23 @@ mod tests {
         }
         // Only four distinct samples exist at rate 1/4: asking for more gives those four.
         assert_eq!(Selector::stratified_many(&traffic, 0.25, 0, 9).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn fewer_units_than_one_over_the_rate_never_give_an_empty_sample() {
+        // Five units at rate 1/10: half the offsets fall past the last unit and keep nothing;
+        // the samples are the five single units, never the empty set.
+        let traffic: Vec<(u64, u64, u64)> = (0..5).map(|u| (u, 10 * (u + 1), 0)).collect();
+        for count in [1, 5, 8] {
+            let v = Selector::stratified_many(&traffic, 0.1, 3, count).unwrap();
+            assert_eq!(v.len(), count.min(5), "count {count}");
+            for sel in &v {
+                assert_eq!((0..5).filter(|&u| sel.keeps(u)).count(), 1, "count {count}");
+            }
+        }
+        // No unit at all: one (empty) sample, which the caller reports.
+        let none = Selector::stratified_many(&[], 0.1, 3, 4).unwrap();
+        assert_eq!(none.len(), 1);
     }
 
     #[test]
