@@ -75,6 +75,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::run_configs, m)?)?;
     m.add_function(wrap_pyfunction!(sim::compare, m)?)?;
     m.add_function(wrap_pyfunction!(sim::experiments_list, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::experiment_fixed, m)?)?;
     m.add_function(wrap_pyfunction!(sim::experiment, m)?)?;
     m.add_function(wrap_pyfunction!(sim::curve, m)?)?;
     m.add_function(wrap_pyfunction!(sim::curve_merge, m)?)?;

@@ -362,6 +362,28 @@ pub(crate) fn experiments_list() -> Vec<(&'static str, &'static str)> {
     experiments::EXPERIMENTS.to_vec()
 }
 
+/// The parts of every run's configuration experiment `name` sets itself (what
+/// `shingled experiment NAME` refuses flags for): `cache-size`, `mode`, `replay`, `io-unit`,
+/// `drive`, `trace-scaling`, `no-cache`. Empty for an unknown name.
+#[pyfunction]
+pub(crate) fn experiment_fixed(name: &str) -> Vec<&'static str> {
+    use experiments::Fixed;
+    let Some(d) = experiments::definition(name) else { return Vec::new() };
+    [
+        (Fixed::CacheSize, "cache-size"),
+        (Fixed::Mode, "mode"),
+        (Fixed::Replay, "replay"),
+        (Fixed::IoUnit, "io-unit"),
+        (Fixed::Drive, "drive"),
+        (Fixed::TraceScaling, "trace-scaling"),
+        (Fixed::NoCache, "no-cache"),
+    ]
+    .into_iter()
+    .filter(|&(f, _)| d.fixes(f))
+    .map(|(_, n)| n)
+    .collect()
+}
+
 /// Plans and runs experiment `name`; returns the `ExperimentReport` JSON.
 #[pyfunction]
 #[pyo3(signature = (name, config, traces, mode=None, jobs=None, progress=None, paper_setup=true, curve=None))]

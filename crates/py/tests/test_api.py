@@ -115,6 +115,25 @@ def test_typed_errors(tmp_path):
         assert issubclass(e, shingled.ShingledError)
 
 
+@pytest.mark.parametrize(
+    "name, kwargs, says",
+    [
+        ("sac-write-only-curve", dict(replay="open"), "sets replay itself"),
+        ("sac-write-only", dict(cache__size="2%"), "sets cache.size itself"),
+        ("sac-rw", dict(**{"cache.policy": "lru"}), "sets cache.policy itself"),
+        ("smart-gc", dict(drive__pb_size="1%", mode="write-only"), "sets mode, drive.pb_size itself; drop them"),
+        ("pore-overall", dict(trace__path="synth:wdev"), "sets trace.path itself"),
+    ],
+)
+def test_experiment_refuses_what_it_sets_itself_as_the_cli_does(name, kwargs, says):
+    # The CLI refuses these flags (`shingled experiment NAME --replay open` ...); Python used to
+    # drop them silently.
+    fixed = shingled._core.experiment_fixed(name)
+    assert fixed == [] or set(fixed) <= {"cache-size", "mode", "replay", "io-unit", "drive", "trace-scaling", "no-cache"}
+    with pytest.raises(shingled.ConfigError, match=says):
+        shingled.experiment(name, traces=[SYNTH], **kwargs)
+
+
 def test_progress_and_interrupt():
     seen = []
     shingled.simulate("synth:wdev,scale=0.1", mode="write-only", progress=seen.append)

@@ -353,6 +353,12 @@ def experiment(
             if isinstance(v, bool) or not isinstance(v, int) or v < least:
                 raise ConfigError(f"experiment {k} {v!r}: an integer, at least {least}")
             curve[k] = v
+    ignored = _ignored_experiment_fields(name, mode, setup, fields)
+    if ignored:
+        raise ConfigError(
+            f"experiment {name} sets {', '.join(ignored)} itself; drop "
+            + ("it (it would be ignored)" if len(ignored) == 1 else "them (they would be ignored)")
+        )
     paper_setup = setup is None and config is None and not any(k.startswith("drive") or k == "io_unit" for k in fields)
     cfg = make_config(config=config, setup=setup, **fields)
     cb, close = _progress(progress, name)
@@ -382,6 +388,33 @@ def experiment(
     if curves:
         df.attrs["curves"] = [frame(c) for c in curves]
     return df
+
+
+def _ignored_experiment_fields(name: str, mode: Optional[str], setup: Optional[str], fields: Mapping[str, Any]) -> List[str]:
+    """The arguments `experiment` would silently drop, as ``shingled experiment`` refuses its
+    flags: the trace and the policy always, and the parts the experiment sets itself
+    (`_core.experiment_fixed`)."""
+    fixed = set(_core.experiment_fixed(name))
+    keys = [k.replace("__", ".") for k in fields]
+    out: List[str] = []
+
+    def given(part: Optional[str], pred: Any) -> None:
+        if part is None or part in fixed:
+            out.extend(k for k in keys if pred(k) and k not in out)
+
+    given(None, lambda k: k in ("trace", "trace.path"))
+    given(None, lambda k: k == "cache.policy" or k.startswith("cache.policy."))
+    given("cache-size", lambda k: k in ("cache", "cache.size"))
+    if mode is not None and "mode" in fixed:
+        out.append("mode")
+    given("replay", lambda k: k == "replay")
+    given("io-unit", lambda k: k == "io_unit")
+    if "drive" in fixed and setup is not None:
+        out.append("setup")
+    given("drive", lambda k: k == "drive" or k.startswith("drive."))
+    given("trace-scaling", lambda k: k in ("trace.lba_scale", "trace.fold"))
+    given("no-cache", lambda k: k in ("warmup", "ssd") or k.startswith("ssd."))
+    return out
 
 
 # Traces -------------------------------------------------------------------------------------
