@@ -372,11 +372,10 @@ fn replay(
         if next == batch.len() {
             batch.clear();
             next = 0;
-            while batch.len() < WARM_BATCH && read + (batch.len() as u64) < limit {
-                match reader.next_request()? {
-                    Some(r) => batch.push(r),
-                    None => break,
-                }
+            // One call per batch (a `bin` trace decodes it in one loop), up to the limit.
+            let want = (WARM_BATCH as u64).min(limit - read) as usize;
+            if want > 0 {
+                reader.next_batch(&mut batch, want)?;
             }
             if stats.is_none() {
                 beyond(batch.iter().map(|r| r.offset.saturating_add(r.len as u64)).max().unwrap_or(0))?;

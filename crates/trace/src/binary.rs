@@ -301,6 +301,9 @@ impl BinaryReader {
 }
 
 impl TraceReader for BinaryReader {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        BinaryReader::next_batch(self, out, max)
+    }
     #[inline]
     fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         loop {

@@ -50,11 +50,29 @@ pub trait TraceReader: Send {
 
     /// Short name of the format being read (e.g. `msr`).
     fn format_name(&self) -> &'static str;
+
+    /// Appends up to `max` requests to `out` and returns how many; 0 means the end. The same
+    /// requests and errors as `max` calls of [`TraceReader::next_request`] (after an error,
+    /// the requests appended before it are the caller's to drop or use). Readers that can decode
+    /// several at once override it: one call per batch instead of one per request.
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, crate::TraceError> {
+        let before = out.len();
+        while out.len() - before < max {
+            match self.next_request()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(out.len() - before)
+    }
 }
 
 impl<T: TraceReader + ?Sized> TraceReader for Box<T> {
     fn next_request(&mut self) -> Result<Option<Request>, crate::TraceError> {
         (**self).next_request()
+    }
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, crate::TraceError> {
+        (**self).next_batch(out, max)
     }
     fn skipped(&self) -> u64 {
         (**self).skipped()

@@ -79,3 +79,56 @@ fn flags_and_batches() {
     assert_eq!((out.len(), batches), (10_000, 4));
     assert!(out.iter().enumerate().all(|(i, q)| q.time_ns == i as u64));
 }
+
+/// `TraceReader::next_batch` through `open`'s boxed reader (the `bin` reader's batch decoder,
+/// and the default one request at a time for a CSV) gives exactly what `next_request` gives,
+/// with the volume filter and its count, and the same error at a truncated end.
+#[test]
+fn batches_through_the_trait_equal_one_request_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("b.bin");
+    let mut w = BinaryWriter::create_with_flags(&p, 0).unwrap();
+    for i in 0..1000u64 {
+        let op = if i % 2 == 0 { Op::Write } else { Op::Read };
+        w.write(&Request { time_ns: i, volume: (i % 3) as u32, op, offset: i * 8192, len: 4096 }).unwrap();
+    }
+    w.finish().unwrap();
+    let csv = dir.path().join("t.csv");
+    let mut text = String::new();
+    for i in 0..100u64 {
+        text.push_str(&format!("{},hm,{},Write,{},4096,10\n", 128166372003061629 + i, i % 2, i * 4096));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let mut cut = std::fs::read(&p).unwrap();
+    cut.truncate(cut.len() - RECORD_SIZE / 2);
+    let truncated = dir.path().join("cut.bin");
+    std::fs::write(&truncated, cut).unwrap();
+    for path in [&p, &csv, &truncated] {
+        for volume in [None, Some(1)] {
+            let opts = OpenOptions { volume, ..Default::default() };
+            let path = path.to_str().unwrap();
+            let mut one = open(path, &opts).unwrap();
+            let mut all = Vec::new();
+            let end = loop {
+                match one.next_request() {
+                    Ok(Some(r)) => all.push(r),
+                    Ok(None) => break None,
+                    Err(e) => break Some(e.to_string()),
+                }
+            };
+            let mut batched = open(path, &opts).unwrap();
+            let mut got = Vec::new();
+            let end_batched = loop {
+                match batched.next_batch(&mut got, 7) {
+                    Ok(0) => break None,
+                    Ok(_) => {}
+                    Err(e) => break Some(e.to_string()),
+                }
+            };
+            assert_eq!(end_batched, end, "{path} {volume:?}");
+            // On an error, the batch it ended holds the requests before it, all read already.
+            assert_eq!(got, all, "{path} {volume:?}");
+            assert_eq!(batched.filtered(), one.filtered(), "{path} {volume:?}");
+        }
+    }
+}
