@@ -77,9 +77,12 @@ def test_curve_ray_matches_local():
     try:
         kw = dict(policies=["lru", "most"], cache_sizes=["1%", "3%"], rate=0.5, validate=3, **SMALL_BANDS)
         local = shingled.curve(TRACE, **kw)
-        remote = shingled.curve(TRACE, backend="ray", **kw)
+        seen = []
+        remote = shingled.curve(TRACE, backend="ray", progress=lambda *p: seen.append(p), **kw)
         cols = ["policy", "cache_size", "hit_ratio", "rmws", "exact_hit_ratio", "validated", "full_rmws"]
         pd.testing.assert_frame_equal(local[cols], remote[cols])
+        # Progress by finished tasks, one per policy, ending at all of them.
+        assert seen[0] == ("simulating", 0, 2, 0, 2) and seen[-1] == ("simulating", 2, 2, 2, 2), seen
     finally:
         ray.shutdown()
 

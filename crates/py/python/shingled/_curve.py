@@ -91,7 +91,7 @@ def frame(report: dict):
     return df
 
 
-def _curve_ray(cfg_json: str, opts: dict, jobs: Optional[int]) -> str:
+def _curve_ray(cfg_json: str, opts: dict, jobs: Optional[int], cb: Any = None) -> str:
     """The grid split by policy into Ray tasks (each reads the same seeded samples, so every
     point is what the local backend computes), the validated points chosen over the whole grid,
     and the parts merged."""
@@ -109,6 +109,15 @@ def _curve_ray(cfg_json: str, opts: dict, jobs: Optional[int]) -> str:
         part = dict(opts, policies=[p], validate=0, jobs=1,
                     validate_points=[c - i * per for c in chosen if i * per <= c < (i + 1) * per])
         refs.append(remote.remote(cfg_json, json.dumps(part)))
+    # Progress by finished tasks (one per policy): `(phase, done, tasks, done, tasks)`.
+    pending, done = list(refs), 0
+    while pending:
+        if cb is not None:
+            cb("simulating", done, len(refs), done, len(refs))
+        ready, pending = ray.wait(pending, num_returns=1)
+        done += len(ready)
+    if cb is not None:
+        cb("simulating", done, len(refs), done, len(refs))
     return _core.curve_merge(ray.get(refs))
 
 
@@ -154,7 +163,8 @@ def curve(
     LRU's exact curve cover the window after it (`simulate`'s ``after_warmup``); without it,
     the whole replay (``df.attrs["window"]`` says which). ``progress``: ``"tqdm"`` or True (a
     bar per phase: measuring, counting, sampling, simulating) or a callable getting ``(phase,
-    requests, requests_total, runs_done, runs)`` (local backend).
+    requests, requests_total, runs_done, runs)``; with ``backend="ray"`` it counts finished
+    tasks (one per policy) in the ``simulating`` phase.
 
     Returns a DataFrame (see `frame`)."""
     from . import make_config
@@ -192,18 +202,18 @@ def curve(
         "jobs": jobs or os.cpu_count() or 1,
         "after_warmup": warmup is not None,
     }
-    if backend == "local":
-        from . import _progress
-
-        cb, close = _progress(progress, f"curve on {json.loads(cfg.to_json())['trace']['path']}")
-        try:
-            report = _core.curve(cfg.to_json(), json.dumps(opts), cb)
-        finally:
-            close()
-    elif backend == "ray":
-        report = _curve_ray(cfg.to_json(), opts, jobs)
-    else:
+    if backend not in ("local", "ray"):
         raise _core.ConfigError(f"curve backend {backend!r}: use 'local' or 'ray'")
+    from . import _progress
+
+    cb, close = _progress(progress, f"curve on {json.loads(cfg.to_json())['trace']['path']}")
+    try:
+        if backend == "local":
+            report = _core.curve(cfg.to_json(), json.dumps(opts), cb)
+        else:
+            report = _curve_ray(cfg.to_json(), opts, jobs, cb)
+    finally:
+        close()
     df = frame(json.loads(report))
     if plot is not None:
         from . import plot as _plot
