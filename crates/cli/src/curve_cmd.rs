@@ -232,17 +232,12 @@ pub fn table(r: &CurveReport) -> String {
         .collect();
     use shingled_core::table::{first_left_rest_right, render, Style};
     let mut out = format!(
-        "curve on {} ({} mode, window {}): {} points, rate {:.4}{} by {}, {} ({} of {} units, {} of {} blocks), {} sample(s)\n",
+        "curve on {} ({} mode, window {}): {} points, {}, {} of {} blocks), {} sample(s)\n",
         r.trace,
         r.mode,
         r.window,
         r.points.len(),
-        r.rate,
-        if r.rate_auto { " (auto)" } else { "" },
-        r.unit,
-        format!("{:?}", r.sampling).to_lowercase(),
-        r.units_sampled,
-        r.units_touched,
+        r.sampling_text(),
         r.blocks_sampled,
         r.blocks_full,
         r.samples
@@ -251,16 +246,7 @@ pub fn table(r: &CurveReport) -> String {
     if validated {
         out.push_str("\nerror of the sampled points against full simulations:\n");
         for e in &r.errors {
-            let f = |v: Option<f64>| opt(v, |x| format!("{x:.2}"));
-            out.push_str(&format!(
-                "  {:<20} mean {} {}, max {} {} over {} points\n",
-                e.metric,
-                f(e.mean_abs),
-                e.unit,
-                f(e.max_abs),
-                e.unit,
-                e.points
-            ));
+            out.push_str(&format!("  {}\n", e.describe()));
         }
     }
     out.push_str(&format!(

@@ -349,6 +349,22 @@ pub struct MetricError {
     pub points: usize,
 }
 
+impl MetricError {
+    /// One line of text: `metric  mean M unit, max X unit over N points` (`-` where absent).
+    pub fn describe(&self) -> String {
+        let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.2}"));
+        format!(
+            "{:<20} mean {} {}, max {} {} over {} points",
+            self.metric,
+            f(self.mean_abs),
+            self.unit,
+            f(self.max_abs),
+            self.unit,
+            self.points
+        )
+    }
+}
+
 /// A curve: every point, the sampling that produced it, its cost and, when validated, its error.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CurveReport {
@@ -401,6 +417,20 @@ pub struct CurveReport {
 }
 
 impl CurveReport {
+    /// How the points were sampled, as text: `rate R[ (auto)] by UNIT, SAMPLING (K of N units`
+    /// (the caller closes the parenthesis, adding what it reports beside).
+    pub fn sampling_text(&self) -> String {
+        format!(
+            "rate {:.4}{} by {}, {} ({} of {} units",
+            self.rate,
+            if self.rate_auto { " (auto)" } else { "" },
+            self.unit,
+            format!("{:?}", self.sampling).to_lowercase(),
+            self.units_sampled,
+            self.units_touched
+        )
+    }
+
     /// One report of the curves of `parts`, computed separately on the same trace with the same
     /// rate, unit and seeds (a grid split between workers): points in order of the parts, costs
     /// added, errors over every validated point. `None` for no part.

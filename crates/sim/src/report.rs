@@ -646,15 +646,10 @@ pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
 /// and the validated points' errors.
 pub fn curve_summary(c: &crate::curve::CurveReport) -> String {
     let mut out = format!(
-        "trace {}: {} at rate {:.4}{} by {}, {} ({} of {} units), {} sample(s), window {}\n",
+        "trace {}: {} at {}), {} sample(s), window {}\n",
         c.trace,
         if c.rate < 1.0 { "sampled mini-simulations" } else { "full simulations" },
-        c.rate,
-        if c.rate_auto { " (auto)" } else { "" },
-        c.unit,
-        format!("{:?}", c.sampling).to_lowercase(),
-        c.units_sampled,
-        c.units_touched,
+        c.sampling_text(),
         c.samples,
         c.window
     );
@@ -675,17 +670,7 @@ pub fn curve_summary(c: &crate::curve::CurveReport) -> String {
     if !validated.is_empty() {
         let _ = writeln!(out, "  validated against full simulations: {}", validated.join(", "));
         for e in &c.errors {
-            let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.2}"));
-            let _ = writeln!(
-                out,
-                "  error {:<20} mean {} {}, max {} {} over {} points",
-                e.metric,
-                f(e.mean_abs),
-                e.unit,
-                f(e.max_abs),
-                e.unit,
-                e.points
-            );
+            let _ = writeln!(out, "  error {}", e.describe());
         }
     }
     let what = if c.rate < 1.0 { "sampled" } else { "of simulations" };
