@@ -4,10 +4,12 @@
 //! recognised by its magic and opened as a [`Stl`]).
 
 use crate::device::open::scan;
-use crate::layout::MAGIC;
+use crate::identity::{self, BackingId};
+use crate::layout::{Superblock, MAGIC};
 use crate::{CacheOptions, CachedDevice, Inspection};
 use shingled_stl::invalid;
 use shingled_stl::{BlockDevice, FileBlock, Result, Stl, BLOCK};
+use shingled_zoned::lock::FileId;
 use std::path::{Path, PathBuf};
 
 /// Any backing device.
@@ -25,19 +27,37 @@ pub fn open_device(path: &Path) -> Result<AnyDevice> {
     Ok(Box::new(FileBlock::open(path)?))
 }
 
-/// Whether `dev` holds a cache that is not detached (a damaged one counts: its magic is there).
-fn holds_a_cache(dev: &mut FileBlock) -> bool {
-    let mut b = vec![0u8; BLOCK];
-    if dev.read(0, &mut b).is_err() || &b[..MAGIC.len()] != MAGIC {
-        return false;
+fn io_err(what: String, source: std::io::Error) -> shingled_stl::StlError {
+    shingled_stl::StlError::Io { what, source }
+}
+
+/// What the first bytes of `dev` say it holds ([`identity::contents`]), `None` for zeros or a
+/// detached cache (whose data all went back to its backing device).
+fn holds(dev: &mut FileBlock) -> Result<Option<String>> {
+    let blocks = (identity::PROBE_BYTES / BLOCK).min(dev.capacity_blocks() as usize);
+    let mut head = vec![0u8; blocks * BLOCK];
+    dev.read(0, &mut head)?;
+    if head.starts_with(MAGIC) {
+        return Ok(match crate::inspect(dev) {
+            Ok(i) if i.state == "detached" => None,
+            Ok(i) => Some(format!(
+                "an attached shingled block cache ({} cached blocks, {} dirty: they would be lost; detach it first)",
+                i.cached_blocks, i.dirty_blocks
+            )),
+            Err(_) => Some("a damaged shingled block cache".to_string()),
+        });
     }
-    !crate::inspect(dev).is_ok_and(|i| i.state == "detached")
+    Ok(identity::contents(&head))
 }
 
 /// Formats `cache` as a cache of `backing`. A missing `cache` file is created with `size`
-/// bytes; an existing one (or a block device) is used whole, and refused when it holds an
-/// attached cache unless `force` (its dirty blocks would be lost). The backing device's path is kept
-/// in the superblock, so [`open`] finds it.
+/// bytes; an existing one (or a block device) is used whole. An existing device that holds
+/// anything — a cache that is not detached, one of our other formats, a file system, a
+/// partition table, or any non-zero byte in its first MiB — is refused unless `force`, as
+/// `mkfs` refuses; so is a backing device that is the cache device itself (by inode or device
+/// number, whatever the paths) or an attached cache (the two arguments swapped). Both devices
+/// are locked (`FileBlock::open`). The backing device's path and identity are kept in the
+/// superblock, so [`open`] finds it and refuses another device in its place.
 pub fn create(
     cache: &Path,
     backing: &Path,
@@ -45,17 +65,33 @@ pub fn create(
     opts: &CacheOptions,
     force: bool,
 ) -> Result<FileCache> {
+    if FileId::same(cache, backing) {
+        return Err(invalid(
+            "backing device",
+            backing.display(),
+            format!("is the cache device {} itself (the same file or device)", cache.display()),
+        ));
+    }
     let backing_dev = open_device(backing)?;
+    if let Some(what) = backing_holds_a_cache(backing)? {
+        return Err(invalid(
+            "backing device",
+            backing.display(),
+            format!("holds {what}: were the cache device and --backing swapped?"),
+        ));
+    }
+    let backing_id = BackingId::of(backing).map_err(|e| io_err(format!("stat {}", backing.display()), e))?;
     let existed = cache.exists();
     let dev = if existed {
         let mut d = FileBlock::open(cache)?;
-        if holds_a_cache(&mut d) && !force {
-            return Err(invalid(
-                "cache device",
-                cache.display(),
-                "already holds an attached shingled block cache (its dirty blocks would be lost): detach it \
-                 first, or force the format",
-            ));
+        if let Some(what) = holds(&mut d)? {
+            if !force {
+                return Err(invalid(
+                    "cache device",
+                    cache.display(),
+                    format!("already holds {what}; formatting would destroy it (force the format to do so anyway)"),
+                ));
+            }
         }
         d
     } else {
@@ -72,6 +108,7 @@ pub fn create(
     let mut opts = opts.clone();
     let abs = std::fs::canonicalize(backing).unwrap_or_else(|_| backing.to_path_buf());
     opts.setup.backing_path = Some(abs.to_string_lossy().into_owned());
+    opts.setup.backing_id = Some(backing_id);
     let r = CachedDevice::format(dev, backing_dev, &opts);
     if r.is_err() && created {
         // a file this call created is not left behind half made
@@ -80,15 +117,38 @@ pub fn create(
     r
 }
 
+/// `Some(description)` when the file at `backing` starts as an attached cache does.
+fn backing_holds_a_cache(backing: &Path) -> Result<Option<String>> {
+    if !std::fs::metadata(backing).is_ok_and(|m| m.is_file()) {
+        return Ok(None); // a block device is locked by open_device; it is judged by the cache magic below
+    }
+    let mut head = [0u8; 8];
+    let f = std::fs::File::open(backing).map_err(|e| io_err(format!("open {}", backing.display()), e))?;
+    use std::os::unix::fs::FileExt;
+    if f.read_at(&mut head, 0).map_err(|e| io_err(format!("read {}", backing.display()), e))? < 8
+        || &head != MAGIC
+    {
+        return Ok(None);
+    }
+    let mut d = FileBlock::open_read_only(backing);
+    Ok(match d.as_mut().map(|d| crate::inspect(d)) {
+        Ok(Ok(i)) if i.state == "detached" => None,
+        _ => Some("a shingled block cache".to_string()),
+    })
+}
+
 /// The backing device's path as the superblock of the cache at `cache` records it.
 pub fn recorded_backing(cache: &Path) -> Result<Option<PathBuf>> {
-    let mut dev = FileBlock::open(cache)?;
+    let mut dev = FileBlock::open_read_only(cache)?;
     Ok(scan(&mut dev)?.sb.setup.backing_path.map(PathBuf::from))
 }
 
 /// Opens (and after a crash recovers) the cache at `cache` over `backing`, or over the backing
-/// device its superblock names.
-pub fn open(cache: &Path, backing: Option<&Path>) -> Result<FileCache> {
+/// device its superblock names. Both are locked for as long as the cache is open. The backing
+/// device must be the one the cache was created over ([`BackingId`]); `moved` accepts another
+/// (the device was moved, renumbered or restored on purpose) and records its path and
+/// identity in the superblock.
+pub fn open(cache: &Path, backing: Option<&Path>, moved: bool) -> Result<FileCache> {
     let path = match backing {
         Some(p) => p.to_path_buf(),
         None => recorded_backing(cache)?.ok_or_else(|| {
@@ -99,11 +159,49 @@ pub fn open(cache: &Path, backing: Option<&Path>) -> Result<FileCache> {
             )
         })?,
     };
+    if FileId::same(cache, &path) {
+        return Err(invalid(
+            "backing device",
+            path.display(),
+            format!("is the cache device {} itself (the same file or device)", cache.display()),
+        ));
+    }
+    let mut c = FileBlock::open(cache)?;
     let b = open_device(&path)?;
-    CachedDevice::open(FileBlock::open(cache)?, b)
+    let mut block0 = vec![0u8; BLOCK];
+    c.read(0, &mut block0)?;
+    let mut sb = Superblock::decode(&c.name(), &block0)?;
+    let now = BackingId::of(&path).map_err(|e| io_err(format!("stat {}", path.display()), e))?;
+    let recorded = sb.setup.backing_id.clone();
+    let abs = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()).to_string_lossy().into_owned();
+    let same = recorded.as_ref().is_none_or(|r| r.matches(&now));
+    // The same device found under another path (renamed), or another accepted: recorded anew.
+    let record = (same && recorded.is_some() && sb.setup.backing_path.as_deref() != Some(abs.as_str()))
+        || (moved && recorded.as_ref() != Some(&now));
+    if !same || record {
+        if !same && !moved {
+            return Err(invalid(
+                "backing device",
+                path.display(),
+                format!(
+                    "is not the device this cache was created over ({}, {}; this is {now}): the cache's dirty \
+                     blocks belong to that one. If it was moved or copied there on purpose, accept it with \
+                     --backing-moved (backing_moved=True in Python)",
+                    sb.setup.backing_path.as_deref().unwrap_or("path not recorded"),
+                    recorded.expect("checked above"),
+                ),
+            ));
+        }
+        sb.setup.backing_path = Some(abs);
+        sb.setup.backing_id = Some(now);
+        c.write(0, &sb.encode()?)?;
+        c.flush()?;
+    }
+    CachedDevice::open(c, b)
 }
 
-/// Reads the metadata of the cache at `cache` without writing anything.
+/// Reads the metadata of the cache at `cache` without writing anything (a shared lock: refused
+/// while the cache is served or otherwise open for writing).
 pub fn inspect_file(cache: &Path) -> Result<Inspection> {
-    crate::inspect(&mut FileBlock::open(cache)?)
+    crate::inspect(&mut FileBlock::open_read_only(cache)?)
 }

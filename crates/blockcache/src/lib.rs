@@ -152,6 +152,7 @@
 
 mod device;
 pub mod files;
+pub mod identity;
 mod inspect;
 pub mod layout;
 mod loss;
@@ -203,6 +204,10 @@ pub struct CacheSetup {
     /// open the pair from the cache device alone; its capacity is checked at every open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing_path: Option<String>,
+    /// What identifies the backing device (inode, disk serial), checked at every open of a
+    /// cache in a file ([`files::open`]); `None` for caches over devices without a path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_id: Option<identity::BackingId>,
 }
 
 impl Default for CacheSetup {
@@ -216,6 +221,7 @@ impl Default for CacheSetup {
             costs: SmrCosts::PAPER,
             sequential_cutoff: None,
             backing_path: None,
+            backing_id: None,
         }
     }
 }

@@ -440,6 +440,7 @@ pub fn replay(
                 costs,
                 sequential_cutoff: None,
                 backing_path: None,
+                backing_id: None,
             };
             let ssd = Box::new(cfg.ssd.build().map_err(SimError::from)?);
             let mut cache_dev =

@@ -145,7 +145,9 @@ pub struct CreateArgs {
     /// Seed of the policy's random choices.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Format even if the cache device already holds a cache (its dirty blocks are lost).
+    /// Format even if the cache device already holds something: an attached cache (its dirty
+    /// blocks are lost), another format, a file system, a partition table, or any non-zero
+    /// byte in its first MiB. A detached cache or a device of zeros needs no --force.
     #[arg(long)]
     pub force: bool,
 }
@@ -157,6 +159,12 @@ pub struct OpenArgs {
     /// The backing device (default: the one recorded at create).
     #[arg(long)]
     pub backing: Option<PathBuf>,
+    /// Accept a backing device other than the one the cache was created over (it was moved,
+    /// copied or renumbered on purpose) and record it as the cache's backing device. Without it
+    /// another device — even of the same size — is refused: the dirty blocks belong to the
+    /// recorded one.
+    #[arg(long)]
+    pub backing_moved: bool,
 }
 
 #[derive(Args, Debug)]
@@ -252,7 +260,7 @@ fn create(a: CreateArgs) -> Result<()> {
     let opts = CacheOptions { setup, slots: None, capacity: a.capacity, reserve: a.reserve };
     let dev = files::create(&a.cache, &a.backing, a.size.map(|s| s.0), &opts, a.force).map_err(|e| {
         let hint = if e.to_string().contains("already holds") {
-            " (detach it first, or pass --force to format it anyway)"
+            " (pass --force to format it anyway)"
         } else if e.to_string().contains("persistent buffer") {
             " (give the drive's persistent-buffer size with --pb-size, and its bands with --band-size)"
         } else if e.to_string().contains("band") {
@@ -283,7 +291,7 @@ fn create(a: CreateArgs) -> Result<()> {
 }
 
 fn open(a: &OpenArgs) -> Result<FileCache> {
-    files::open(&a.cache, a.backing.as_deref())
+    files::open(&a.cache, a.backing.as_deref(), a.backing_moved)
         .with_context(|| format!("opening the cache {}", a.cache.display()))
 }
 
@@ -402,8 +410,8 @@ fn lost(a: LostArgs) -> Result<()> {
     };
     let backing =
         files::open_device(&backing_path).with_context(|| format!("opening {}", backing_path.display()))?;
-    let mut meta =
-        shingled_stl::FileBlock::open(&a.cache).with_context(|| format!("opening {}", a.cache.display()))?;
+    let mut meta = shingled_stl::FileBlock::open_read_only(&a.cache)
+        .with_context(|| format!("opening {}", a.cache.display()))?;
     let loss = shingled_blockcache::lost_blocks(backing.as_ref(), Some(&mut meta))
         .with_context(|| format!("reading the metadata of {}", a.cache.display()))?;
     print_loss(&loss, &backing_path, a.output)

@@ -94,11 +94,18 @@ impl BlockCache {
     }
 
     /// Opens (and after a crash recovers) the cache at `cache_path` over `backing_path`, or over
-    /// the backing device its superblock records.
+    /// the backing device its superblock records; `backing_moved` accepts a backing device
+    /// other than the one the cache was created over.
     #[staticmethod]
-    #[pyo3(signature = (cache_path, backing_path=None))]
-    fn open(py: Python<'_>, cache_path: PathBuf, backing_path: Option<PathBuf>) -> PyResult<BlockCache> {
-        let c = py.detach(|| files::open(&cache_path, backing_path.as_deref())).map_err(err)?;
+    #[pyo3(signature = (cache_path, backing_path=None, backing_moved=false))]
+    fn open(
+        py: Python<'_>,
+        cache_path: PathBuf,
+        backing_path: Option<PathBuf>,
+        backing_moved: bool,
+    ) -> PyResult<BlockCache> {
+        let c =
+            py.detach(|| files::open(&cache_path, backing_path.as_deref(), backing_moved)).map_err(err)?;
         Ok(BlockCache::new(c))
     }
 
@@ -200,7 +207,7 @@ pub fn cache_lost_blocks(
             let backing = files::open_device(&backing_path)?;
             match &cache_path {
                 Some(p) => {
-                    let mut meta = FileBlock::open(p)?;
+                    let mut meta = FileBlock::open_read_only(p)?;
                     shingled_blockcache::lost_blocks(&backing, Some(&mut meta))
                 }
                 None => shingled_blockcache::lost_blocks::<_, FileBlock>(&backing, None),

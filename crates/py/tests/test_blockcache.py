@@ -248,3 +248,49 @@ def test_replay_frame():
     assert df.attrs["differences"] == []
     r = shingled.cache_replay(small_config(), compare=False)
     assert list(replay_frame(r).index) == ["data path"]
+
+
+def test_a_second_handle_on_a_cache_or_its_backing_device_is_refused(paths, tmp_path):
+    """Both devices are locked while a cache is open, within one process too: a second open,
+    a detach or a forced format through another handle cannot corrupt the open cache."""
+    cache_path, disk = paths
+    with shingled.BlockCache.create(cache_path, disk, size=1 << 20) as c:
+        c.write(0, b"a" * BLOCK)
+        c.flush()
+        with pytest.raises(shingled.BlockCacheError, match="is in use"):
+            shingled.BlockCache.open(cache_path)
+        with pytest.raises(shingled.BlockCacheError, match="is in use"):
+            shingled.BlockCache.create(cache_path, disk, force=True)
+        with pytest.raises(shingled.BlockCacheError, match="is in use"):
+            shingled.BlockCache.create(tmp_path / "other-cache.img", disk, size=1 << 20)
+        with pytest.raises(shingled.BlockCacheError, match="is in use"):
+            shingled.cache_inspect(cache_path)
+        c.write(BLOCK, b"b" * BLOCK)
+    with shingled.BlockCache.open(cache_path) as c:
+        assert c.read(0, 2 * BLOCK) == b"a" * BLOCK + b"b" * BLOCK
+
+
+def test_the_backing_device_is_known_by_identity_not_size(paths, tmp_path):
+    cache_path, disk = paths
+    with shingled.BlockCache.create(cache_path, disk, size=1 << 20) as c:
+        c.write(0, b"d" * BLOCK)
+    other = backing_file(tmp_path / "other.img")
+    with pytest.raises(shingled.BlockCacheError, match="not the device this cache was created over"):
+        shingled.BlockCache.open(cache_path, other)
+    with shingled.BlockCache.open(cache_path, other, backing_moved=True) as c:
+        assert c.read(0, BLOCK) == b"d" * BLOCK
+    assert shingled.cache_inspect(cache_path)["setup"]["backing_path"] == str(other.resolve())
+
+
+def test_create_refuses_data_it_did_not_make(paths, tmp_path):
+    cache_path, disk = paths
+    fs = tmp_path / "fs.img"
+    img = bytearray(1 << 20)
+    img[1080:1082] = b"\x53\xef"
+    fs.write_bytes(bytes(img))
+    with pytest.raises(shingled.BlockCacheError, match="ext2/3/4 file system"):
+        shingled.BlockCache.create(fs, disk)
+    assert fs.read_bytes() == bytes(img)
+    with pytest.raises(shingled.BlockCacheError, match="itself"):
+        shingled.BlockCache.create(disk, disk, force=True)
+    shingled.BlockCache.create(fs, disk, force=True).close()

@@ -20,6 +20,12 @@
 //!   the range from the page cache. Where `BLKZEROOUT` fails, zeros are written through the
 //!   file. Either way the zeros are durable after the next flush.
 //!
+//! - **Lock**: [`FileBlock::open`] and [`FileBlock::create`] hold `flock(LOCK_EX)` (and open a
+//!   block device with `O_EXCL`, refused while it is mounted or claimed), so a second writer —
+//!   another process or another handle in this one — is refused with an error saying the
+//!   device is in use; [`FileBlock::open_read_only`] holds `flock(LOCK_SH)`
+//!   (`shingled_zoned::lock`).
+//!
 //! Linux only (the ioctls and `fallocate` modes). The only unsafe code is the three system
 //! calls that `std` does not wrap (`ioctl` twice, `fallocate`), each in a small function.
 
@@ -27,8 +33,10 @@ use crate::block::{check_request, BlockDevice, BLOCK};
 use crate::error::{invalid, io, Result, StlError};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use shingled_zoned::lock::{lock, LockKind};
 
 use shingled_zoned::ioctl::{BLKGETSIZE64, BLKZEROOUT};
 
@@ -44,23 +52,50 @@ pub struct FileBlock {
     name: String,
     capacity: u64,
     block_device: bool,
+    /// Opened with [`FileBlock::open_read_only`]: writes, discards and flushes are refused.
+    read_only: bool,
     /// Whether discard goes straight to writing zeros: hole punching or `BLKZEROOUT` failed
     /// once as unsupported.
     write_zeros: bool,
 }
 
 impl FileBlock {
-    /// Opens the regular file or block device `path` for reading and writing.
+    /// Opens the regular file or block device `path` for reading and writing, locked
+    /// exclusively (a block device also with `O_EXCL`): refused while anything else has it
+    /// open through `shingled`, or a block device is mounted.
     ///
     /// A regular file's length must be a positive multiple of [`BLOCK`]; a block device must
     /// hold at least one block (a tail shorter than a block is not used).
     pub fn open(path: &Path) -> Result<FileBlock> {
+        check_type(path)?;
+        let is_block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
         let file = OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(if is_block { libc::O_EXCL } else { 0 })
             .open(path)
-            .map_err(|e| io(format!("open {}", path.display()), e))?;
-        FileBlock::with_file(path, file)
+            .map_err(|e| {
+                if is_block && e.raw_os_error() == Some(libc::EBUSY) {
+                    let why = format!(
+                        "{} is in use: mounted, or claimed by another program (O_EXCL: {e})",
+                        path.display()
+                    );
+                    io(format!("open {}", path.display()), std::io::Error::new(e.kind(), why))
+                } else {
+                    io(format!("open {}", path.display()), e)
+                }
+            })?;
+        lock(&file, path, LockKind::Exclusive).map_err(|e| io(format!("open {}", path.display()), e))?;
+        FileBlock::with_file(path, file, false)
+    }
+
+    /// Opens `path` for reading only, with a shared lock: other readers may have it open, a
+    /// writer (a served cache, a running flush) may not. Writes are refused.
+    pub fn open_read_only(path: &Path) -> Result<FileBlock> {
+        check_type(path)?;
+        let file = File::open(path).map_err(|e| io(format!("open {}", path.display()), e))?;
+        lock(&file, path, LockKind::Shared).map_err(|e| io(format!("open {}", path.display()), e))?;
+        FileBlock::with_file(path, file, true)
     }
 
     /// Creates the regular file `path` (failing if it exists) of `bytes` bytes, all zeros
@@ -79,10 +114,11 @@ impl FileBlock {
             let _ = std::fs::remove_file(path); // created above: ours to remove
             return Err(io(format!("create {}: set its length to {bytes} bytes", path.display()), e));
         }
-        FileBlock::with_file(path, file)
+        lock(&file, path, LockKind::Exclusive).map_err(|e| io(format!("create {}", path.display()), e))?;
+        FileBlock::with_file(path, file, false)
     }
 
-    fn with_file(path: &Path, file: File) -> Result<FileBlock> {
+    fn with_file(path: &Path, file: File, read_only: bool) -> Result<FileBlock> {
         let meta = file.metadata().map_err(|e| io(format!("stat {}", path.display()), e))?;
         let ft = meta.file_type();
         let (capacity, block_device) = if ft.is_block_device() {
@@ -101,8 +137,8 @@ impl FileBlock {
             (meta.len() / BLOCK as u64, false)
         } else {
             return Err(invalid(
-                "file type",
-                format!("{:?} ({})", ft, path.display()),
+                &format!("file type of {}", path.display()),
+                "not a regular file",
                 "must be a regular file or a block device",
             ));
         };
@@ -112,6 +148,7 @@ impl FileBlock {
             path: path.to_path_buf(),
             capacity,
             block_device,
+            read_only,
             write_zeros: false,
         })
     }
@@ -124,6 +161,17 @@ impl FileBlock {
     /// The path it was opened with.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    fn refuse_if_read_only(&self, op: &str) -> Result<()> {
+        if self.read_only {
+            return Err(invalid(
+                &format!("{op} on {}", self.name),
+                "read-only",
+                "the device was opened for reading only",
+            ));
+        }
+        Ok(())
     }
 
     fn io_error(&self, op: &str, lba: u64, blocks: u64, e: std::io::Error) -> StlError {
@@ -149,6 +197,32 @@ impl FileBlock {
         }
         Ok(())
     }
+}
+
+/// Refuses, before any open (opening a FIFO waits for a writer), what is neither a regular file
+/// nor a block device. A missing path passes: the open says so.
+fn check_type(path: &Path) -> Result<()> {
+    let Ok(m) = std::fs::metadata(path) else { return Ok(()) };
+    let ft = m.file_type();
+    if ft.is_file() || ft.is_block_device() {
+        return Ok(());
+    }
+    let what = if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(invalid(
+        &format!("file type of {}", path.display()),
+        what,
+        "must be a regular file or a block device",
+    ))
 }
 
 fn check_length(path: &Path, bytes: u64) -> Result<()> {
@@ -212,15 +286,20 @@ impl BlockDevice for FileBlock {
     }
 
     fn write(&mut self, lba: u64, data: &[u8]) -> Result<()> {
+        self.refuse_if_read_only("write")?;
         let n = check_request(&self.name, "write", lba, data.len(), self.capacity)?;
         self.file.write_all_at(data, lba * BLOCK as u64).map_err(|e| self.io_error("write", lba, n, e))
     }
 
     fn flush(&mut self) -> Result<()> {
+        if self.read_only {
+            return Ok(()); // nothing written through this handle
+        }
         self.file.sync_data().map_err(|e| io(format!("{}: flush (fdatasync)", self.name), e))
     }
 
     fn discard(&mut self, lba: u64, blocks: u64) -> Result<()> {
+        self.refuse_if_read_only("discard")?;
         let len = usize::try_from(blocks).ok().and_then(|b| b.checked_mul(BLOCK)).ok_or_else(|| {
             StlError::Range {
                 what: format!("{}: discard at block {lba}", self.name),

@@ -49,6 +49,7 @@ mod error;
 mod fault;
 mod file;
 pub mod ioctl;
+pub mod lock;
 mod mem;
 pub mod state;
 mod storage;

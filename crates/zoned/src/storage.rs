@@ -72,9 +72,7 @@ impl FileStorage {
     }
 
     fn with_file(path: &Path, file: File, mode: IoMode) -> io::Result<FileStorage> {
-        lock_exclusive(&file).map_err(|e| {
-            io::Error::new(e.kind(), format!("{} is in use by another process (flock: {e})", path.display()))
-        })?;
+        crate::lock::lock(&file, path, crate::lock::LockKind::Exclusive)?;
         let direct = match mode {
             IoMode::Buffered => None,
             IoMode::Direct | IoMode::Auto => {
@@ -125,18 +123,6 @@ impl FileStorage {
             }
             Err(e) => Err(e),
         }
-    }
-}
-
-#[allow(unsafe_code)]
-fn lock_exclusive(file: &File) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a valid, owned descriptor; no memory is passed.
-    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 

@@ -192,6 +192,7 @@ fn same_counts_as_simulate_on_a_trace() {
                     costs: shingled_cache::SmrCosts::PAPER,
                     sequential_cutoff: None,
                     backing_path: None,
+                    backing_id: None,
                 };
                 let capacity = sizing.cache_blocks as u32;
                 let slots = capacity + 2;

@@ -54,9 +54,13 @@ class BlockCache(_ByteDevice["_core.BlockCache"]):
         """Formats ``cache_path`` as a cache of ``backing_path`` (``shingled cache create``).
 
         A missing cache file is created with ``size`` bytes; an existing file (or block device)
-        is used whole, and refused when it already holds a cache unless ``force`` (its dirty
-        blocks would be lost). ``mode``: ``read-write``, ``write-only``, ``read-only`` or
-        ``write-cache``; ``policy``: a name or ``name:field=value,…`` (``shingled.policies()``).
+        is used whole, and refused when it holds anything — an attached cache (its dirty blocks
+        would be lost), another format, a file system, a partition table, any non-zero byte in
+        its first MiB — unless ``force``; a backing device that is the cache device itself is
+        always refused. Both devices are locked while the cache is open: a second open, here or
+        in another process, raises ``BlockCacheError`` saying the device is in use.
+
+        ``mode``: ``read-write``, ``write-only``, ``read-only`` or ``write-cache``; ``policy``: a name or ``name:field=value,…`` (``shingled.policies()``).
         ``capacity``: blocks the policy manages (default: the slots less ``reserve``, itself
         1/64 of the slots by default). ``sequential_cutoff``: bytes after which a sequential
         stream bypasses the cache. ``pb_blocks`` and ``band_size`` (bytes, fixed bands) describe
@@ -66,11 +70,14 @@ class BlockCache(_ByteDevice["_core.BlockCache"]):
                                            band_size, force))
 
     @classmethod
-    def open(cls, cache_path: PathLike, backing_path: Optional[PathLike] = None) -> "BlockCache":
+    def open(cls, cache_path: PathLike, backing_path: Optional[PathLike] = None,
+             backing_moved: bool = False) -> "BlockCache":
         """Opens the cache at ``cache_path`` (recovering after a crash) over ``backing_path``, or
-        over the backing device its superblock records."""
+        over the backing device its superblock records. The backing device must be the one the
+        cache was created over (its inode or disk serial, not only its size); ``backing_moved``
+        accepts another (moved or copied on purpose) and records it."""
         backing = os.fspath(backing_path) if backing_path is not None else None
-        return cls(_core.BlockCache.open(os.fspath(cache_path), backing))
+        return cls(_core.BlockCache.open(os.fspath(cache_path), backing, backing_moved))
 
     @property
     def size(self) -> int:
