@@ -587,3 +587,37 @@ fn store_bench_write_rounds_report_medians_and_bad_rounds_are_refused() {
         assert!(e.contains("--rounds"), "--rounds {bad}: {e}");
     }
 }
+
+/// `store format` of an existing zoned device formats nothing it did not make without
+/// `--force`: a store, a dm-zoned layer (metadata in the conventional zones), written zones.
+#[test]
+fn format_refuses_a_device_that_holds_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let layer = dir.path().join("layer.img");
+    ok(&[
+        "stl",
+        "format",
+        "dm-zoned",
+        s(&layer),
+        "--size",
+        "64MiB",
+        "--zone-size",
+        "8MiB",
+        "--conventional",
+        "2",
+    ]);
+    let before = std::fs::read(&layer).unwrap();
+    let e = fails(&["store", "format", s(&layer)]);
+    assert!(e.contains("holds data") && e.contains("conventional zone 0") && e.contains("--force"), "{e}");
+    assert_eq!(std::fs::read(&layer).unwrap(), before, "the layer untouched");
+    ok(&["store", "format", s(&layer), "--force", "--metazones", "2"]);
+
+    let dev = dir.path().join("d.zbd");
+    ok(&["zone", "create", s(&dev), "--zones", "8", "--zone-size", "4MiB"]);
+    ok(&["zone", "finish", s(&dev), "--offset", &(3 * 8192).to_string(), "--count", "1"]);
+    let e = fails(&["store", "format", s(&dev), "--metazones", "2"]);
+    assert!(e.contains("holds data") && e.contains("zone 3"), "{e}");
+    ok(&["store", "format", s(&dev), "--metazones", "2", "--force"]);
+    let e = fails(&["store", "format", s(&dev), "--metazones", "2"]);
+    assert!(e.contains("already holds a store"), "{e}");
+}

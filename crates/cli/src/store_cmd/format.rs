@@ -19,6 +19,27 @@ fn parse_pools(s: &str) -> Result<(u32, u32, u32)> {
     Ok((n(v[0])?, n(v[1])?, n(v[2])?))
 }
 
+/// Where a zoned device that holds no store holds data: a sequential zone with a write pointer
+/// past its start, or a non-zero byte in the first MiB of a conventional zone (where a
+/// dm-zoned layer keeps its metadata). `None` for a device of empty zones and zeros.
+fn holds_data(d: &mut FileZoned) -> Result<Option<String>> {
+    let zones = d.report_zones(0, 0, shingled_zoned::ReportOption::All)?;
+    if let Some(z) = zones.iter().find(|z| z.written() > 0) {
+        return Ok(Some(format!("zone {} is written to sector {}", z.start / z.len.max(1), z.wp - z.start)));
+    }
+    let mut buf = vec![0u8; 1 << 20];
+    for (i, z) in
+        zones.iter().enumerate().filter(|(_, z)| z.zone_type == shingled_zoned::ZoneType::Conventional)
+    {
+        let n = ((z.len * SECTOR_SIZE) as usize).min(buf.len());
+        d.read(z.start, &mut buf[..n])?;
+        if let Some(at) = buf[..n].iter().position(|&b| b != 0) {
+            return Ok(Some(format!("conventional zone {i} holds a non-zero byte at offset {at}")));
+        }
+    }
+    Ok(None)
+}
+
 pub(super) fn format(a: FormatArgs) -> Result<()> {
     // With --create, a format that fails leaves no device file behind (a retry would otherwise
     // meet "File exists").
@@ -75,11 +96,20 @@ fn format_inner(a: FormatArgs) -> Result<()> {
             devs.push(d);
         } else {
             let mut d = open_dev(p, true)?;
-            if !a.force && read_super(p, &mut d).is_ok() {
-                bail!(
-                    "{} already holds a store; --force formats it anyway (its chunks are lost)",
-                    p.display()
-                );
+            if !a.force {
+                if read_super(p, &mut d).is_ok() {
+                    bail!(
+                        "{} already holds a store; --force formats it anyway (its chunks are lost)",
+                        p.display()
+                    );
+                }
+                if let Some(what) = holds_data(&mut d)? {
+                    bail!(
+                        "{} holds data ({what}: a dm-zoned layer or another program's zones?); --force formats \
+                         it anyway (that data is lost)",
+                        p.display()
+                    );
+                }
             }
             devs.push(d);
         }
