@@ -152,6 +152,9 @@ impl DeviceTarget {
             }
             Err(e) => return Err(io_err(path, "open (O_DIRECT)")(e)),
         };
+        // The one lock every writer takes: refused while a cache, layer or store has it open.
+        shingled_zoned::lock::lock(&file, path, shingled_zoned::lock::LockKind::Exclusive)
+            .map_err(io_err(path, "lock"))?;
         let capacity = file.seek(SeekFrom::End(0)).map_err(io_err(path, "size"))? / 4096 * 4096;
         Ok(DeviceTarget {
             file,
@@ -401,6 +404,21 @@ mod tests {
         let small = DeviceOptions { min_size: 1 << 20, ..yes.clone() };
         let e = DeviceTarget::open(&p, &small).unwrap_err().to_string();
         assert!(e.contains("1048576") && e.contains("8192") && e.contains("fallocate"), "{e}");
+    }
+
+    /// A file another handle writes (a served cache, a store) is refused; two probes of one
+    /// file at once too.
+    #[test]
+    fn refuses_a_file_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, vec![0u8; 1 << 20]).unwrap();
+        let yes = DeviceOptions { destroy_data: true, direct: false, ..DeviceOptions::default() };
+        let first = DeviceTarget::open(&p, &yes).unwrap();
+        let e = DeviceTarget::open(&p, &yes).unwrap_err().to_string();
+        assert!(e.contains("is in use"), "{e}");
+        drop(first);
+        DeviceTarget::open(&p, &yes).unwrap();
     }
 
     /// The mounted root file system's device is refused if this machine exposes it as a block

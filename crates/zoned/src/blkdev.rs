@@ -19,6 +19,7 @@ use crate::ZonedDevice;
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// `sizeof(struct blk_zone)`.
@@ -131,11 +132,15 @@ impl BlkZoned {
     /// as libzbd does). Fails with `ENXIO`-like errors if the device is not zoned.
     pub fn open(path: &Path) -> Result<BlkZoned> {
         let ctx = |what: &str| format!("{what} {}", path.display());
+        // O_EXCL: refused while mounted or claimed; the flock keeps out every other writer.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(libc::O_EXCL)
             .open(path)
             .map_err(|e| ZonedError::io(ctx("opening"), e))?;
+        crate::lock::lock(&file, path, crate::lock::LockKind::Exclusive)
+            .map_err(|e| ZonedError::io(ctx("locking"), e))?;
         let model = match sysfs(path, "zoned").as_deref() {
             Some("host-managed") => ZonedModel::HostManaged,
             Some("host-aware") => ZonedModel::HostAware,
