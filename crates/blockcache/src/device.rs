@@ -116,6 +116,13 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
         v
     }
 
+    /// What the cache device's committed metadata says ([`crate::inspect`]), read through this
+    /// handle: the look `shingled cache stats` gives, for a cache that is open here (and so
+    /// locked against a second handle).
+    pub fn inspect(&mut self) -> Result<crate::Inspection> {
+        crate::inspect(&mut self.core.cache)
+    }
+
     /// Counters, with the current occupancy.
     pub fn stats(&self) -> Stats {
         let mut s = self.core.stats.clone();

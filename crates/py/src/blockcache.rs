@@ -154,6 +154,12 @@ impl BlockCache {
         self.dev.with(py, |d| Ok(crate::config::to_json(&d.inner().stats())))
     }
 
+    /// What the committed metadata says (`shingled cache stats`), read through this handle, as
+    /// JSON text.
+    fn inspect_json(&self, py: Python<'_>) -> PyResult<String> {
+        self.dev.with(py, |d| d.inner().inspect().map(|i| crate::config::to_json(&i)))
+    }
+
     /// The cached dirty blocks, ascending.
     fn dirty_blocks(&self, py: Python<'_>) -> PyResult<Vec<u64>> {
         self.dev.with(py, |d| Ok(d.inner().dirty_blocks()))

@@ -172,7 +172,9 @@ def test_inspect(paths):
         c.flush()
         c.clean()
         c.write(0, b"e" * BLOCK)  # after clean: copy on write, not committed
-        ins = shingled.cache_inspect(cache_path)
+        with pytest.raises(shingled.BlockCacheError, match="is in use"):
+            shingled.cache_inspect(cache_path)  # open here: locked
+        ins = c.inspect()
         assert ins["state"] == "attached"
         assert ins["setup"]["mode"] == "write-cache" and ins["setup"]["policy"]["policy"] == "fifo"
         assert ins["setup"]["backing_path"] == str(disk.resolve())
@@ -180,8 +182,9 @@ def test_inspect(paths):
         assert ins["capacity"] == ins["slots"] - 10 == c.capacity
         assert (ins["cached_blocks"], ins["dirty_blocks"]) == (4, 0)
         c.flush()
-        ins = shingled.cache_inspect(cache_path)
+        ins = c.inspect()
         assert (ins["cached_blocks"], ins["dirty_blocks"]) == (4, 1)
+    assert shingled.cache_inspect(cache_path) == ins
 
 
 def test_lost_blocks_lists_the_dirty_ranges(paths):
@@ -191,14 +194,15 @@ def test_lost_blocks_lists_the_dirty_ranges(paths):
         c.write(10 * BLOCK + 100, b"y")
         c.write(11 * BLOCK, b"y" * BLOCK)
         c.write(40 * BLOCK, b"w" * BLOCK)
-        assert shingled.cache_lost_blocks(disk, cache_path)["blocks"] == 0  # nothing committed yet
-        c.flush()
-        lost = shingled.cache_lost_blocks(disk, cache_path)
-        assert lost == {"known": True, "detached": False, "ranges": [[0, 3], [10, 12], [40, 41]], "blocks": 6}
-        unknown = shingled.cache_lost_blocks(disk)
-        assert unknown["known"] is False and unknown["blocks"] is None
+        with pytest.raises(shingled.BlockCacheError, match="is in use"):
+            shingled.cache_lost_blocks(disk, cache_path)  # both devices are locked while open
+    lost = shingled.cache_lost_blocks(disk, cache_path)  # closing committed the dirty blocks
+    assert lost == {"known": True, "detached": False, "ranges": [[0, 3], [10, 12], [40, 41]], "blocks": 6}
+    unknown = shingled.cache_lost_blocks(disk)
+    assert unknown["known"] is False and unknown["blocks"] is None
+    with shingled.BlockCache.open(cache_path) as c:
         c.clean()
-        assert shingled.cache_lost_blocks(disk, cache_path)["ranges"] == []
+    assert shingled.cache_lost_blocks(disk, cache_path)["ranges"] == []
     with pytest.raises(shingled.BlockCacheError, match="blocks"):
         shingled.cache_lost_blocks(backing_file(disk.parent / "other.img", DISK * 2), cache_path)
 

@@ -119,6 +119,11 @@ class BlockCache(_ByteDevice["_core.BlockCache"]):
         ``dirty_blocks``)."""
         return json.loads(self._inner.stats_json())
 
+    def inspect(self) -> Dict[str, Any]:
+        """What the cache device's committed metadata says, as :func:`shingled.cache_inspect`
+        gives it for a closed cache (which refuses a cache open here: it is locked)."""
+        return json.loads(self._inner.inspect_json())
+
     def dirty_blocks(self) -> List[int]:
         """The cached dirty blocks (4 KiB block numbers), ascending."""
         return list(self._inner.dirty_blocks())
