@@ -131,7 +131,7 @@ fn backing_holds_a_cache(backing: &Path) -> Result<Option<String>> {
         return Ok(None);
     }
     let mut d = FileBlock::open_read_only(backing);
-    Ok(match d.as_mut().map(|d| crate::inspect(d)) {
+    Ok(match d.as_mut().map(crate::inspect) {
         Ok(Ok(i)) if i.state == "detached" => None,
         _ => Some("a shingled block cache".to_string()),
     })

@@ -21,14 +21,14 @@
 
 mod common;
 use common::{
-    assert_fsck_clean, attach, missing, replay_journal, run, serve, stop_server, wait_output, Teardown,
+    assert_files, assert_fsck_clean, attach, late_writer, missing, replay_journal, run, serve, stop_server,
+    wait_output, Teardown,
 };
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -91,51 +91,6 @@ fn summary(stats: &serde_json::Value) -> String {
     .join(", ")
 }
 
-fn assert_files(synced: &BTreeMap<PathBuf, Vec<u8>>, what: &str) {
-    for (p, want) in synced {
-        let got = std::fs::read(p).unwrap_or_else(|e| panic!("{what}: {}: {e}", p.display()));
-        assert!(
-            got == *want,
-            "{what}: {} differs ({} bytes read, {} written)",
-            p.display(),
-            got.len(),
-            want.len()
-        );
-    }
-}
-
-/// Writes files `late*` in `dir` with O_DIRECT (their data goes to the device at once, no
-/// flush, no journal commit) until told to stop or a write fails (the server is gone).
-fn late_writer(dir: PathBuf, seed: u64, stop: Arc<AtomicBool>, written: Arc<AtomicUsize>) {
-    const CHUNK: usize = 64 << 10;
-    let mut rng = Pcg64::seed_from_u64(seed);
-    // O_DIRECT needs an aligned buffer: take an aligned window of a larger one.
-    let mut raw = vec![0u8; CHUNK + 4096];
-    let off = raw.as_ptr().align_offset(4096);
-    for i in 0..200 {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        let Ok(mut f) = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(dir.join(format!("late{i}")))
-        else {
-            return;
-        };
-        for _ in 0..16 {
-            let buf = &mut raw[off..off + CHUNK];
-            rng.fill(buf);
-            if f.write_all(buf).is_err() || stop.load(Ordering::Relaxed) {
-                return;
-            }
-            written.fetch_add(CHUNK, Ordering::Relaxed);
-        }
-    }
-}
-
 fn scenario(name: &str, create_args: &[&str], seed: u64) {
     let t0 = Instant::now();
     let dir = tempfile::tempdir().unwrap();
@@ -180,7 +135,7 @@ fn scenario(name: &str, create_args: &[&str], seed: u64) {
     let written = Arc::new(AtomicUsize::new(0));
     let writer = {
         let (fs, stop, written) = (fs.clone(), Arc::clone(&stop), Arc::clone(&written));
-        std::thread::spawn(move || late_writer(fs, seed ^ 0x5eed, stop, written))
+        std::thread::spawn(move || late_writer(fs, seed ^ 0x5eed, stop, written, 200, 16..=16))
     };
     let start = Instant::now();
     while written.load(Ordering::Relaxed) < 3 << 20 && !writer.is_finished() {

@@ -24,13 +24,15 @@
 //! the reason where any is missing.
 
 mod common;
-use common::{assert_fsck_clean, attach, missing, replay_journal, run, serve, stop_server, Teardown};
+use common::{
+    assert_files, assert_fsck_clean, attach, late_writer, missing, replay_journal, run, serve, stop_server,
+    Teardown,
+};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use shingled_fuse::{LossyFs, Survivors};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -112,48 +114,6 @@ fn write_durably(p: &Path, data: &[u8]) -> std::io::Result<()> {
     std::fs::File::open(p.parent().unwrap())?.sync_all()
 }
 
-/// Writes unsynced files `late*` in `dir` with O_DIRECT (their data goes to the device at once,
-/// with no flush and no journal commit) until told to stop or a write fails.
-fn late_writer(dir: PathBuf, seed: u64, stop: Arc<AtomicBool>) {
-    const CHUNK: usize = 64 << 10;
-    let mut rng = Pcg64::seed_from_u64(seed);
-    // O_DIRECT needs an aligned buffer: take an aligned window of a larger one.
-    let mut raw = vec![0u8; CHUNK + 4096];
-    let off = raw.as_ptr().align_offset(4096);
-    // At most 6 MiB a life, so that many lives fit the file system.
-    for i in 0..96 {
-        let Ok(mut f) = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(dir.join(format!("late{i}")))
-        else {
-            return;
-        };
-        for _ in 0..rng.random_range(1..8) {
-            let buf = &mut raw[off..off + CHUNK];
-            rng.fill(buf);
-            if stop.load(Ordering::Relaxed) || f.write_all(buf).is_err() {
-                return;
-            }
-        }
-    }
-}
-
-fn assert_files(durable: &BTreeMap<PathBuf, Vec<u8>>, what: &str) {
-    for (p, want) in durable {
-        let got = std::fs::read(p).unwrap_or_else(|e| panic!("{what}: {}: {e}", p.display()));
-        assert!(
-            got == *want,
-            "{what}: {} differs ({} bytes read, {} written)",
-            p.display(),
-            got.len(),
-            want.len()
-        );
-    }
-}
-
 fn scenario(name: &str, setup: Setup, seed: u64) {
     let t0 = Instant::now();
     let lives = env_u64("SHINGLED_POWER_LIVES").unwrap_or(3);
@@ -196,7 +156,8 @@ fn scenario(name: &str, setup: Setup, seed: u64) {
         std::fs::create_dir_all(&late).unwrap();
         let writer = {
             let (late, stop, s) = (late.clone(), Arc::clone(&stop), rng.random());
-            std::thread::spawn(move || late_writer(late, s, stop))
+            // At most 6 MiB a life, so that many lives fit the file system.
+            std::thread::spawn(move || late_writer(late, s, stop, Arc::default(), 96, 1..=7))
         };
         for k in 0..rng.random_range(3..8) {
             let p = fs.join(format!("d{}", k % 3)).join(format!("l{life}-{k}"));

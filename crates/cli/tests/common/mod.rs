@@ -5,9 +5,16 @@
 // Each test binary includes this module and uses only some of it.
 #![allow(dead_code)]
 
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
 use shingled_fuse::fuse_available;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_shingled");
@@ -175,4 +182,58 @@ pub fn assert_fsck_clean(dev: &str, what: &str) {
         String::from_utf8_lossy(&fsck.stdout),
         String::from_utf8_lossy(&fsck.stderr)
     );
+}
+
+/// Checks that every file of `synced` reads back byte-exact.
+pub fn assert_files(synced: &BTreeMap<PathBuf, Vec<u8>>, what: &str) {
+    for (p, want) in synced {
+        let got = std::fs::read(p).unwrap_or_else(|e| panic!("{what}: {}: {e}", p.display()));
+        assert!(
+            got == *want,
+            "{what}: {} differs ({} bytes read, {} written)",
+            p.display(),
+            got.len(),
+            want.len()
+        );
+    }
+}
+
+/// Writes up to `files` files `late*` in `dir` with O_DIRECT (their data goes to the device at
+/// once, no flush, no journal commit), each of a number of 64 KiB chunks drawn from `chunks`,
+/// until told to stop or a write fails (the server is gone); counts the bytes in `written`.
+pub fn late_writer(
+    dir: PathBuf,
+    seed: u64,
+    stop: Arc<AtomicBool>,
+    written: Arc<AtomicUsize>,
+    files: usize,
+    chunks: std::ops::RangeInclusive<usize>,
+) {
+    const CHUNK: usize = 64 << 10;
+    let mut rng = Pcg64::seed_from_u64(seed);
+    // O_DIRECT needs an aligned buffer: take an aligned window of a larger one.
+    let mut raw = vec![0u8; CHUNK + 4096];
+    let off = raw.as_ptr().align_offset(4096);
+    for i in 0..files {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(mut f) = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(dir.join(format!("late{i}")))
+        else {
+            return;
+        };
+        for _ in 0..rng.random_range(chunks.clone()) {
+            let buf = &mut raw[off..off + CHUNK];
+            rng.fill(buf);
+            if f.write_all(buf).is_err() || stop.load(Ordering::Relaxed) {
+                return;
+            }
+            written.fetch_add(CHUNK, Ordering::Relaxed);
+        }
+    }
 }
