@@ -3,7 +3,7 @@
 //! device that is a file, a block device, or a translation layer's file (`shingled stl format`,
 //! recognised by its magic and opened as a [`Stl`]).
 
-use crate::device::open::scan;
+use crate::device::open::superblock;
 use crate::layout::MAGIC;
 use crate::{CacheOptions, CachedDevice, Inspection};
 use shingled_stl::invalid;
@@ -83,7 +83,7 @@ pub fn create(
 /// The backing device's path as the superblock of the cache at `cache` records it.
 pub fn recorded_backing(cache: &Path) -> Result<Option<PathBuf>> {
     let mut dev = FileBlock::open(cache)?;
-    Ok(scan(&mut dev)?.sb.setup.backing_path.map(PathBuf::from))
+    Ok(superblock(&mut dev)?.setup.backing_path.map(PathBuf::from))
 }
 
 /// Opens (and after a crash recovers) the cache at `cache` over `backing`, or over the backing

@@ -155,6 +155,7 @@ pub mod files;
 mod inspect;
 pub mod layout;
 mod loss;
+pub mod memory;
 mod modelled;
 mod observe;
 pub mod replay;
