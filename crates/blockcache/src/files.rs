@@ -45,6 +45,73 @@ pub fn create(
     opts: &CacheOptions,
     force: bool,
 ) -> Result<FileCache> {
+    let (dev, backing_dev, opts, created) = prepare(cache, backing, size, opts, force)?;
+    let r = CachedDevice::format(dev, backing_dev, &opts);
+    if r.is_err() && created {
+        // a file this call created is not left behind half made
+        let _ = std::fs::remove_file(cache);
+    }
+    r
+}
+
+/// What [`format`] wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Formatted {
+    /// Where things are.
+    pub layout: crate::layout::Layout,
+    /// Blocks the policy manages.
+    pub capacity: u32,
+    /// Backing device capacity in blocks.
+    pub backing_blocks: u64,
+    /// The policy's name.
+    pub policy: &'static str,
+    /// Mode, policy and their parameters.
+    pub setup: crate::CacheSetup,
+    /// What serving it costs in memory.
+    pub cost: crate::memory::ServingCost,
+}
+
+/// [`create`] without opening the new cache: the format is written in bounded memory (a chunk
+/// of record blocks), whatever the cache's size; the policy is built only at a small capacity
+/// to check its parameters. A cache whose serving index would not fit this machine's memory is
+/// refused, as [`create`] and [`open`] refuse it.
+pub fn format(
+    cache: &Path,
+    backing: &Path,
+    size: Option<u64>,
+    opts: &CacheOptions,
+    force: bool,
+) -> Result<Formatted> {
+    let (mut dev, backing_dev, opts, created) = prepare(cache, backing, size, opts, force)?;
+    let r = (|| {
+        let sb =
+            crate::device::open::plan_format(dev.capacity_blocks(), backing_dev.capacity_blocks(), &opts)?;
+        let cost = crate::memory::serving_cost(&sb.setup, sb.backing_blocks, sb.layout.slots, sb.capacity)?;
+        crate::device::open::write_format(&mut dev, &sb)?;
+        Ok(Formatted {
+            layout: sb.layout,
+            capacity: sb.capacity,
+            backing_blocks: sb.backing_blocks,
+            policy: sb.setup.policy.name(),
+            setup: sb.setup,
+            cost,
+        })
+    })();
+    if r.is_err() && created {
+        let _ = std::fs::remove_file(cache);
+    }
+    r
+}
+
+/// The devices and options of a format: the backing device opened, the cache device opened or
+/// created (and whether this call created it), the backing path recorded in the options.
+fn prepare(
+    cache: &Path,
+    backing: &Path,
+    size: Option<u64>,
+    opts: &CacheOptions,
+    force: bool,
+) -> Result<(FileBlock, AnyDevice, CacheOptions, bool)> {
     let backing_dev = open_device(backing)?;
     let existed = cache.exists();
     let dev = if existed {
@@ -72,12 +139,7 @@ pub fn create(
     let mut opts = opts.clone();
     let abs = std::fs::canonicalize(backing).unwrap_or_else(|_| backing.to_path_buf());
     opts.setup.backing_path = Some(abs.to_string_lossy().into_owned());
-    let r = CachedDevice::format(dev, backing_dev, &opts);
-    if r.is_err() && created {
-        // a file this call created is not left behind half made
-        let _ = std::fs::remove_file(cache);
-    }
-    r
+    Ok((dev, backing_dev, opts, created))
 }
 
 /// The backing device's path as the superblock of the cache at `cache` records it.
