@@ -154,6 +154,22 @@ mod tests {
     }
 
     #[test]
+    fn smr_aware_policies_cost_at_least_lru() {
+        // 1 TiB of slots over a 4 TiB drive of 32 MiB bands, PB 1 GiB.
+        let slots = (1u64 << 28) as u32;
+        let capacity = slots - slots / 64;
+        let lru = serving_cost(&CacheSetup::default(), 1 << 30, slots, capacity).unwrap();
+        for name in ["sac", "pore", "most", "lru"] {
+            let mut setup = CacheSetup::new(crate::Mode::ReadWrite, name).unwrap();
+            setup.bands = Some(shingled_core::BandConfig::Fixed { size: ByteSize(32 << 20) });
+            setup.pb_blocks = Some(1 << 18);
+            let c = serving_cost(&setup, 1 << 30, slots, capacity).unwrap();
+            println!("{name}: {:.1} B per slot, {} bytes", c.per_slot(), c.bytes);
+            assert!(c.bytes >= lru.bytes, "{name}");
+        }
+    }
+
+    #[test]
     fn the_bound_names_the_cost() {
         let c = ServingCost { slots: 1 << 30, bytes: 60 << 30, policy_bytes: 0 };
         let e = check_cost(&c, "lru", Some(16 << 30)).unwrap_err().to_string();
