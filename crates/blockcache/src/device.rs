@@ -6,7 +6,7 @@ mod data_io;
 pub(crate) mod open;
 mod slots;
 
-use crate::layout::{Layout, Record, State};
+use crate::layout::{Layout, State};
 use crate::seq::SeqDetector;
 use crate::{CacheSetup, Stats};
 use data_io::DataIo;
@@ -105,13 +105,13 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
 
     /// The physical slot caching block `b`, if cached.
     pub fn slot_of(&self, b: BlockNo) -> Option<u32> {
-        self.core.loc.get(&b).copied()
+        let s = self.meta().table().slot_of(b)?;
+        self.core.phys_of(s, b)
     }
 
     /// The cached dirty blocks, ascending.
     pub fn dirty_blocks(&self) -> Vec<BlockNo> {
-        let mut v: Vec<BlockNo> =
-            self.core.loc.iter().filter(|(_, &p)| self.core.mem[p as usize].dirty).map(|(&b, _)| b).collect();
+        let mut v: Vec<BlockNo> = self.core.cached_blocks().filter(|x| x.2).map(|x| x.0).collect();
         v.sort_unstable();
         v
     }
@@ -121,6 +121,12 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
     /// locked against a second handle).
     pub fn inspect(&mut self) -> Result<crate::Inspection> {
         crate::inspect(&mut self.core.cache)
+    }
+
+    /// Heap bytes of the serving index: the policy's block table and structures
+    /// ([`Cache::heap_bytes`]) and the data path's slot bookkeeping.
+    pub fn heap_bytes(&self) -> usize {
+        self.meta().heap_bytes() + self.core.heap_bytes()
     }
 
     /// Counters, with the current occupancy.
@@ -156,28 +162,26 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
     }
 
     fn clean_inner(&mut self) -> Result<u64> {
-        let mut dirty: Vec<(BlockNo, u32)> = self
-            .core
-            .loc
-            .iter()
-            .filter(|(_, &p)| self.core.mem[p as usize].dirty)
-            .map(|(&b, &p)| (b, p))
-            .collect();
-        dirty.sort_unstable();
+        // slots only (4 bytes each), in block order
+        let mut dirty: Vec<u32> = self.core.cached_blocks().filter(|x| x.2).map(|x| x.1).collect();
+        let block = |core: &slots::Core<C, B>, p: u32| core.cached(p).map_or(0, |x| x.0);
+        dirty.sort_unstable_by_key(|&p| block(&self.core, p));
         let mut buf = vec![0u8; BLOCK];
-        for &(b, p) in &dirty {
+        for &p in &dirty {
+            let b = block(&self.core, p);
             self.core.read_slot(p, &mut buf)?;
             self.core.queue_backing_write(b, &buf)?;
         }
         self.core.unplug()?;
-        for &(b, p) in &dirty {
-            self.core.set_rec(p, Record { block: b, epoch: 0, used: true, dirty: false });
+        for &p in &dirty {
+            let b = block(&self.core, p);
+            self.core.set_rec(p, Some((b, false)));
         }
         self.core.stats.cleaner_writebacks += dirty.len() as u64;
         self.core.commit()?;
         let meta = self.ctl.cache_mut().ok_or_else(|| internal("a cached device without a cache"))?;
-        for &(b, _) in &dirty {
-            meta.mark_clean(b);
+        for &p in &dirty {
+            meta.mark_clean(block(&self.core, p));
         }
         Ok(dirty.len() as u64)
     }
@@ -189,9 +193,10 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
     pub fn detach(mut self) -> Result<(B, C)> {
         self.core.check_ok()?;
         self.clean_inner()?;
-        let slots: Vec<u32> = self.core.loc.drain().map(|(_, p)| p).collect();
-        for p in slots {
-            self.core.release(p);
+        for p in 0..self.core.slots() {
+            if self.core.cached(p).is_some() {
+                self.core.release(p);
+            }
         }
         self.core.commit()?;
         self.core.sb.state = State::Detached;
@@ -285,7 +290,7 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
     fn runs(&self, lba: u64, n: u64) -> Vec<(u64, u64, bool)> {
         let mut out: Vec<(u64, u64, bool)> = Vec::new();
         for i in 0..n {
-            let c = self.core.loc.contains_key(&(lba + i));
+            let c = self.slot_of(lba + i).is_some();
             match out.last_mut() {
                 Some(r) if r.2 == c && !c => r.1 += 1,
                 _ => out.push((i, 1, c)),
@@ -301,7 +306,7 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
         for (i, len, cached) in self.runs(lba, n) {
             let dst = &mut out[i as usize * BLOCK..(i + len) as usize * BLOCK];
             if cached {
-                let p = self.core.loc[&(lba + i)];
+                let p = self.slot_of(lba + i).ok_or_else(|| internal("a cached block without a slot"))?;
                 self.core.read_slot(p, dst)?;
             } else {
                 self.core.backing_read(lba + i, dst)?;
@@ -338,10 +343,10 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
 
     fn discard_inner(&mut self, lba: u64, blocks: u64) -> Result<()> {
         let end = lba + blocks;
-        let mut cached: Vec<BlockNo> = if blocks <= self.core.loc.len() as u64 {
-            (lba..end).filter(|b| self.core.loc.contains_key(b)).collect()
+        let mut cached: Vec<BlockNo> = if blocks <= self.core.used() {
+            (lba..end).filter(|&b| self.slot_of(b).is_some()).collect()
         } else {
-            self.core.loc.keys().copied().filter(|b| (lba..end).contains(b)).collect()
+            self.core.cached_blocks().map(|x| x.0).filter(|b| (lba..end).contains(b)).collect()
         };
         cached.sort_unstable();
         // Cached blocks: a write of zeros through the controller (a hit; write-around in
@@ -350,9 +355,7 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
         for &b in &cached {
             self.block(true, b, Buf::Write(&zero))?;
         }
-        let stale: Vec<BlockNo> =
-            self.core.pending_clean.keys().copied().filter(|b| (lba..end).contains(b)).collect();
-        for b in stale {
+        for b in self.core.pending_clean_in(lba..end) {
             self.core.retire_clean(b)?;
         }
         self.core.flush_run()?;

@@ -3,7 +3,7 @@
 //! device that is a file, a block device, or a translation layer's file (`shingled stl format`,
 //! recognised by its magic and opened as a [`Stl`]).
 
-use crate::device::open::scan;
+use crate::device::open::superblock;
 use crate::identity::{self, BackingId};
 use crate::layout::{Superblock, MAGIC};
 use crate::{CacheOptions, CachedDevice, Inspection};
@@ -65,6 +65,73 @@ pub fn create(
     opts: &CacheOptions,
     force: bool,
 ) -> Result<FileCache> {
+    let (dev, backing_dev, opts, created) = prepare(cache, backing, size, opts, force)?;
+    let r = CachedDevice::format(dev, backing_dev, &opts);
+    if r.is_err() && created {
+        // a file this call created is not left behind half made
+        let _ = std::fs::remove_file(cache);
+    }
+    r
+}
+
+/// What [`format`] wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Formatted {
+    /// Where things are.
+    pub layout: crate::layout::Layout,
+    /// Blocks the policy manages.
+    pub capacity: u32,
+    /// Backing device capacity in blocks.
+    pub backing_blocks: u64,
+    /// The policy's name.
+    pub policy: &'static str,
+    /// Mode, policy and their parameters.
+    pub setup: crate::CacheSetup,
+    /// What serving it costs in memory.
+    pub cost: crate::memory::ServingCost,
+}
+
+/// [`create`] without opening the new cache: the format is written in bounded memory (a chunk
+/// of record blocks), whatever the cache's size; the policy is built only at a small capacity
+/// to check its parameters. A cache whose serving index would not fit this machine's memory is
+/// refused, as [`create`] and [`open`] refuse it.
+pub fn format(
+    cache: &Path,
+    backing: &Path,
+    size: Option<u64>,
+    opts: &CacheOptions,
+    force: bool,
+) -> Result<Formatted> {
+    let (mut dev, backing_dev, opts, created) = prepare(cache, backing, size, opts, force)?;
+    let r = (|| {
+        let sb =
+            crate::device::open::plan_format(dev.capacity_blocks(), backing_dev.capacity_blocks(), &opts)?;
+        let cost = crate::memory::serving_cost(&sb.setup, sb.backing_blocks, sb.layout.slots, sb.capacity)?;
+        crate::device::open::write_format(&mut dev, &sb)?;
+        Ok(Formatted {
+            layout: sb.layout,
+            capacity: sb.capacity,
+            backing_blocks: sb.backing_blocks,
+            policy: sb.setup.policy.name(),
+            setup: sb.setup,
+            cost,
+        })
+    })();
+    if r.is_err() && created {
+        let _ = std::fs::remove_file(cache);
+    }
+    r
+}
+
+/// The devices and options of a format: the backing device opened, the cache device opened or
+/// created (and whether this call created it), the backing path recorded in the options.
+fn prepare(
+    cache: &Path,
+    backing: &Path,
+    size: Option<u64>,
+    opts: &CacheOptions,
+    force: bool,
+) -> Result<(FileBlock, AnyDevice, CacheOptions, bool)> {
     if FileId::same(cache, backing) {
         return Err(invalid(
             "backing device",
@@ -109,38 +176,33 @@ pub fn create(
     let abs = std::fs::canonicalize(backing).unwrap_or_else(|_| backing.to_path_buf());
     opts.setup.backing_path = Some(abs.to_string_lossy().into_owned());
     opts.setup.backing_id = Some(backing_id);
-    let r = CachedDevice::format(dev, backing_dev, &opts);
-    if r.is_err() && created {
-        // a file this call created is not left behind half made
-        let _ = std::fs::remove_file(cache);
-    }
-    r
+    Ok((dev, backing_dev, opts, created))
 }
 
-/// `Some(description)` when the file at `backing` starts as an attached cache does.
+/// `Some(description)` when the file at `backing` holds a cache that is not detached (read
+/// without a lock: `open_device` holds the backing device's already).
 fn backing_holds_a_cache(backing: &Path) -> Result<Option<String>> {
-    if !std::fs::metadata(backing).is_ok_and(|m| m.is_file()) {
-        return Ok(None); // a block device is locked by open_device; it is judged by the cache magic below
-    }
-    let mut head = [0u8; 8];
-    let f = std::fs::File::open(backing).map_err(|e| io_err(format!("open {}", backing.display()), e))?;
     use std::os::unix::fs::FileExt;
-    if f.read_at(&mut head, 0).map_err(|e| io_err(format!("read {}", backing.display()), e))? < 8
-        || &head != MAGIC
-    {
+    if !std::fs::metadata(backing).is_ok_and(|m| m.is_file()) {
+        return Ok(None); // a block device cache would show by its magic; files are what gets swapped
+    }
+    let mut head = vec![0u8; BLOCK];
+    let f = std::fs::File::open(backing).map_err(|e| io_err(format!("open {}", backing.display()), e))?;
+    let n = f.read_at(&mut head, 0).map_err(|e| io_err(format!("read {}", backing.display()), e))?;
+    if n < MAGIC.len() || &head[..MAGIC.len()] != MAGIC {
         return Ok(None);
     }
-    let mut d = FileBlock::open_read_only(backing);
-    Ok(match d.as_mut().map(crate::inspect) {
-        Ok(Ok(i)) if i.state == "detached" => None,
-        _ => Some("a shingled block cache".to_string()),
+    Ok(match Superblock::decode(&backing.display().to_string(), &head) {
+        Ok(sb) if sb.state == crate::layout::State::Detached => None,
+        Ok(_) => Some("an attached shingled block cache".to_string()),
+        Err(_) => Some("a damaged shingled block cache".to_string()),
     })
 }
 
 /// The backing device's path as the superblock of the cache at `cache` records it.
 pub fn recorded_backing(cache: &Path) -> Result<Option<PathBuf>> {
     let mut dev = FileBlock::open_read_only(cache)?;
-    Ok(scan(&mut dev)?.sb.setup.backing_path.map(PathBuf::from))
+    Ok(superblock(&mut dev)?.setup.backing_path.map(PathBuf::from))
 }
 
 /// Opens (and after a crash recovers) the cache at `cache` over `backing`, or over the backing
@@ -168,9 +230,7 @@ pub fn open(cache: &Path, backing: Option<&Path>, moved: bool) -> Result<FileCac
     }
     let mut c = FileBlock::open(cache)?;
     let b = open_device(&path)?;
-    let mut block0 = vec![0u8; BLOCK];
-    c.read(0, &mut block0)?;
-    let mut sb = Superblock::decode(&c.name(), &block0)?;
+    let mut sb = superblock(&mut c)?;
     let now = BackingId::of(&path).map_err(|e| io_err(format!("stat {}", path.display()), e))?;
     let recorded = sb.setup.backing_id.clone();
     let abs = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone()).to_string_lossy().into_owned();

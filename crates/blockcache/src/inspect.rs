@@ -39,8 +39,8 @@ pub struct Inspection {
 /// no two records of a block share an epoch; fails naming the first problem.
 pub fn inspect<M: BlockDevice + ?Sized>(dev: &mut M) -> Result<Inspection> {
     let s = scan(dev)?;
-    let used = s.disk.iter().filter(|r| r.used).count() as u64;
-    let dirty = s.winners.iter().filter(|&&p| s.disk[p as usize].dirty).count() as u64;
+    let used = s.used;
+    let dirty = s.winners.iter().filter(|&&p| s.record(p).is_some_and(|r| r.1)).count() as u64;
     Ok(Inspection {
         state: match s.sb.state {
             State::Attached => "attached",
@@ -57,6 +57,6 @@ pub fn inspect<M: BlockDevice + ?Sized>(dev: &mut M) -> Result<Inspection> {
         cached_blocks: s.winners.len() as u64,
         dirty_blocks: dirty,
         stale_records: used - s.winners.len() as u64,
-        newest_epoch: s.disk.iter().filter(|r| r.used).map(|r| r.epoch).max().unwrap_or(0),
+        newest_epoch: s.newest_epoch,
     })
 }

@@ -45,8 +45,21 @@
 //!
 //! See [`layout`]: block 0 superblock (geometry, cache id, backing capacity, setup JSON, CRC);
 //! then record blocks of 127 32-byte slot records (block, epoch, used, dirty) with magic, index,
-//! cache id and CRC; then the data slots. An *epoch* is the number of the commit that wrote a
-//! record's content; of two records naming the same block, the higher epoch is newer.
+//! cache id and CRC; then the data slots. An *epoch* is the number of the commit that last wrote
+//! a record's block (a commit stamps every used record of a block it writes; a retirement
+//! stamps the records it rewrites with the last commit's number); of two records naming the same
+//! block, the higher epoch is newer. Restamping never reorders two records of one block: between
+//! commits the durable records name each block at most once, and a newer record of a block is
+//! written by a later commit.
+//!
+//! # Memory
+//!
+//! Formatting writes the record area in chunks and holds nothing per slot. An open cache keeps
+//! one `u64` per physical slot (the block and the flags of its `mem` and `disk` records: they
+//! never name two blocks), a `u32` per policy slot mapping it to its physical slot (the policy's
+//! block table is the only block index), and the policy's [`shingled_cache::Cache`]: about
+//! 58.5 B per slot with LRU for a 1 TiB cache. [`memory::serving_cost`] computes it before
+//! allocating; a cache whose index exceeds the machine's memory is refused with its cost.
 //!
 //! # States of a physical slot
 //!
@@ -156,6 +169,7 @@ pub mod identity;
 mod inspect;
 pub mod layout;
 mod loss;
+pub mod memory;
 mod modelled;
 mod observe;
 pub mod replay;

@@ -59,7 +59,7 @@ pub fn lost_blocks<B: BlockDevice + ?Sized, M: BlockDevice + ?Sized>(
     let mut dirty: Vec<u64> = if detached {
         Vec::new()
     } else {
-        s.winners.iter().map(|&p| s.disk[p as usize]).filter(|r| r.dirty).map(|r| r.block).collect()
+        s.winners.iter().filter_map(|&p| s.record(p)).filter(|r| r.1).map(|r| r.0).collect()
     };
     dirty.sort_unstable();
     let mut ranges: Vec<Range<u64>> = Vec::new();

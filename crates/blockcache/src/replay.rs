@@ -425,6 +425,12 @@ pub fn replay(
                 return Err(ReplayError::Unsupported("the cache holds no block".into()));
             }
             let reserve = opts.reserve.unwrap_or((capacity / 64).max(1)).max(1);
+            if reserve > capacity {
+                // more spare slots than cached blocks buys nothing, and each costs memory
+                return Err(ReplayError::Unsupported(format!(
+                    "reserve {reserve}: at most the cache's capacity of {capacity} blocks"
+                )));
+            }
             let slots = capacity.checked_add(reserve).ok_or_else(|| {
                 ReplayError::Unsupported(format!(
                     "{capacity} cache blocks + {reserve} reserve slots overflow"

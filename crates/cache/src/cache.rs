@@ -139,12 +139,6 @@ impl Cache {
 
     /// Approximate heap bytes of the table and the policy structures.
     pub fn heap_bytes(&self) -> usize {
-        let cap = self.table.capacity() as usize;
-        // hashbrown's table of slots: one slot + one control byte per bucket, buckets =
-        // capacity * 8/7 rounded up to a power of two.
-        let buckets = (cap * 8 / 7).next_power_of_two();
-        let map = buckets * (std::mem::size_of::<Slot>() + 1);
-        let meta = cap * (std::mem::size_of::<BlockMeta>() + 1 + std::mem::size_of::<Slot>());
-        map + meta + self.policy.heap_bytes()
+        BlockTable::heap_bytes_for(self.table.capacity()) + self.policy.heap_bytes()
     }
 }

@@ -56,6 +56,18 @@ impl BlockTable {
         }
     }
 
+    /// Heap bytes of a table of `capacity` slots (what [`BlockTable::new`] allocates), computed
+    /// without allocating it.
+    pub fn heap_bytes_for(capacity: u32) -> usize {
+        let cap = capacity as usize;
+        // hashbrown's table of slots: one slot + one control byte per bucket, buckets =
+        // capacity * 8/7 rounded up to a power of two.
+        let buckets = (cap * 8 / 7).next_power_of_two();
+        let map = buckets * (std::mem::size_of::<Slot>() + 1);
+        let meta = cap * (std::mem::size_of::<BlockMeta>() + 1 + std::mem::size_of::<Slot>());
+        map + meta
+    }
+
     /// Number of slots.
     #[inline]
     pub fn capacity(&self) -> u32 {

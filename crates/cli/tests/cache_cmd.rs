@@ -302,3 +302,50 @@ fn replay_equals_sim_and_says_so() {
     let e = fails(&shingled(&["cache", "replay", "--trace", "/nonexistent/t.csv"]));
     assert!(e.contains("/nonexistent/t.csv"), "{e}");
 }
+
+/// Formatting streams the record area: a 64 GiB cache (a sparse file) is formatted and read
+/// back in bounded memory; a cache whose serving index cannot fit this machine's memory is
+/// refused before anything is allocated, with what it would cost.
+#[test]
+fn large_caches_format_and_impossible_ones_are_refused_with_their_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("big-backing.img");
+    std::fs::File::create(&b).unwrap().set_len(256 << 30).unwrap();
+    let c = dir.path().join("cache.img");
+    let out = ok(&shingled(&["cache", "create", s(&c), "--backing", s(&b), "--size", "64GiB"]));
+    assert!(out.contains("16646143 slots") && out.contains("B per slot"), "{out}");
+    let out = ok(&shingled(&["cache", "check", s(&c)]));
+    assert!(out.contains("clean (attached, 0 cached blocks"), "{out}");
+
+    // 15 TiB of slots: about 230 GiB of serving index.
+    let huge = dir.path().join("huge.img");
+    let e = fails(&shingled(&["cache", "create", s(&huge), "--backing", s(&b), "--size", "15TiB"]));
+    let mem_kib: u64 = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0);
+    if mem_kib < 200 << 20 {
+        assert!(e.contains("14.9 TiB cache needs") && e.contains("of memory to serve"), "{e}");
+        assert!(e.contains("B per 4 KiB slot with policy lru") && e.contains("this machine has"), "{e}");
+    }
+    assert!(!huge.exists(), "the refused cache file is not left behind");
+
+    // A replay's reserve beyond the cache's capacity is refused before anything is allocated.
+    let cfg = golden("tiny.toml");
+    let trace = golden("small.csv");
+    let e = fails(&shingled(&[
+        "cache",
+        "replay",
+        "-c",
+        &cfg,
+        "--trace",
+        &trace,
+        "--policy",
+        "lru",
+        "--cache-size",
+        "24KiB",
+        "--reserve",
+        "999999999",
+    ]));
+    assert!(e.contains("reserve 999999999: at most the cache's capacity of 6 blocks"), "{e}");
+}

@@ -34,23 +34,25 @@ impl<C: BlockDevice, B: BlockDevice> Io for DataIo<'_, C, B> {
     fn ssd_read(&mut self, b: BlockNo) {
         self.run(|io| {
             if b == io.block {
-                let p = *io
+                let p = io
                     .core
-                    .loc
-                    .get(&b)
+                    .current_slot(b)
                     .ok_or_else(|| internal(format!("read hit on uncached block {b}")))?;
                 match &mut io.buf {
                     Buf::Read(buf) => io.core.read_slot(p, buf),
                     Buf::Write(_) => Err(internal(format!("cache read of block {b} being written"))),
                 }
             } else {
-                // a dirty victim, about to be written back
+                // a dirty victim, about to be written back: the policy removed it, its slot is
+                // released but untouched until a commit or an allocation
+                io.core.process_removed();
                 let p = io
                     .core
-                    .loc
-                    .get(&b)
-                    .copied()
-                    .or_else(|| io.core.recent.iter().rev().find(|(x, _)| *x == b).map(|&(_, p)| p))
+                    .recent
+                    .iter()
+                    .rev()
+                    .find(|(x, _)| *x == b)
+                    .map(|&(_, p)| p)
                     .ok_or_else(|| internal(format!("victim {b} has no slot")))?;
                 io.core.read_slot(p, io.vbuf)?;
                 io.victim = Some(b);
