@@ -55,6 +55,9 @@ impl FileBlock {
     /// A regular file's length must be a positive multiple of [`BLOCK`]; a block device must
     /// hold at least one block (a tail shorter than a block is not used).
     pub fn open(path: &Path) -> Result<FileBlock> {
+        // Before the open: opening a FIFO would block.
+        shingled_zoned::require_file_or_block_device(path)
+            .map_err(|e| io(format!("open {}", path.display()), e))?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
