@@ -97,7 +97,26 @@ impl SmartFileSpec {
         if self.zones == 0 {
             return Err(invalid("zones", 0, "at least one recording zone"));
         }
+        if self.zones as u64 > crate::file_medium::MAX_ZONES {
+            return Err(invalid(
+                "zones",
+                self.zones,
+                format!("at most {} recording zones", crate::file_medium::MAX_ZONES),
+            ));
+        }
         let tracks = self.size.0 / tb as u64;
+        // Before the geometry is built: a track count the flag table cannot hold would also
+        // overflow the per-zone counts.
+        if tracks > crate::file_medium::MAX_TRACKS {
+            return Err(invalid(
+                "size",
+                self.size,
+                format!(
+                    "{tracks} tracks of {tb} B; at most {} tracks (raise the track size)",
+                    crate::file_medium::MAX_TRACKS
+                ),
+            ));
+        }
         let raz = raz_tracks_needed(tracks, tb, &self.config);
         let per = (tracks.saturating_sub(raz)) / self.zones as u64;
         if per < 4 {
@@ -140,6 +159,10 @@ impl Default for DmZonedFileSpec {
     }
 }
 
+/// Most zones a dm-zoned device file may be formatted with (16 TiB in 16 MiB zones); its
+/// metadata in memory and on the device grows with the count.
+pub const MAX_DMZONED_ZONES: u64 = 1 << 20;
+
 /// A translation layer opened from a file.
 pub enum Stl {
     /// SMaRT.
@@ -162,6 +185,19 @@ impl Stl {
 
     /// Creates `path` (which must not exist) as a zoned device and formats dm-zoned on it.
     pub fn format_dmzoned(path: &Path, spec: &DmZonedFileSpec) -> Result<Stl> {
+        // Before anything is allocated: the zone table and the layer's per-zone state are
+        // sized by the zone count.
+        let zones = spec.size.0.div_ceil(spec.zone_bytes.0.max(1));
+        if zones > MAX_DMZONED_ZONES {
+            return Err(invalid(
+                "size",
+                spec.size,
+                format!(
+                    "{zones} zones of {}; at most {MAX_DMZONED_ZONES} zones (raise the zone size)",
+                    spec.zone_bytes
+                ),
+            ));
+        }
         let zc = ZonedConfig {
             capacity: spec.size,
             zone_size: spec.zone_bytes,

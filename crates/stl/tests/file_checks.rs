@@ -167,3 +167,30 @@ fn fifos_and_directories_are_refused_before_they_are_opened() {
         }
     }
 }
+
+/// A size whose zone count the metadata cannot hold is refused before anything is allocated
+/// (4 EiB aborted on a failed allocation).
+#[test]
+fn a_dmzoned_size_beyond_the_zone_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.img");
+    let spec = DmZonedFileSpec { size: ByteSize(1 << 62), ..DmZonedFileSpec::default() };
+    let e = Stl::format_dmzoned(&p, &spec).err().expect("refused").to_string();
+    assert!(e.contains("invalid size") && e.contains("at most 1048576 zones"), "{e}");
+    assert!(!p.exists());
+}
+
+/// A SMaRT size or zone count the medium cannot hold is refused, not overflowed.
+#[test]
+fn a_smart_size_beyond_the_track_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.img");
+    for (spec, needle) in [
+        (SmartFileSpec { size: ByteSize(1 << 62), ..SmartFileSpec::default() }, "at most 268435456 tracks"),
+        (SmartFileSpec { zones: u32::MAX, ..SmartFileSpec::default() }, "at most 16777216 recording zones"),
+    ] {
+        let e = Stl::format_smart(&p, &spec).err().expect("refused").to_string();
+        assert!(e.contains(needle), "{e}");
+        assert!(!p.exists());
+    }
+}
