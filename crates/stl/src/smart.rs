@@ -179,6 +179,9 @@ pub struct SmartStlStats {
     pub medium: MediumStats,
 }
 
+/// A superblock copy that verifies: the format nonce, the parameters, its bytes.
+type SuperCopy = (u64, SmartStlConfig, Vec<u8>);
+
 /// A problem [`SmartStl::check`] found.
 pub type Problem = String;
 
@@ -382,7 +385,7 @@ impl<M: TrackMedium> SmartStl<M> {
         let tb = g.zones[0].track_bytes as usize;
         let mut sb = vec![0u8; tb];
         // Both copies are read, so that a bad one is reported while the other still works.
-        let mut copies: Vec<std::result::Result<(u64, SmartStlConfig, Vec<u8>), String>> = Vec::new();
+        let mut copies: Vec<std::result::Result<SuperCopy, String>> = Vec::new();
         for t in 0..2u64.min(g.unshingled_tracks as u64) {
             copies.push((|| {
                 medium.read(t, 0, &mut sb).map_err(|e| format!("unreadable: {e}"))?;
