@@ -129,3 +129,65 @@ fn serve_refuses_names_that_leave_the_device_unreachable() {
         }
     }
 }
+
+/// One bad block in the newest checkpoint of a chunk store: every command still opens it (the
+/// previous checkpoint and the journal since), says so on stderr, and `fsck` reports the damage.
+#[test]
+fn store_commands_fall_back_past_a_damaged_checkpoint_and_say_so() {
+    use shingled_store::format::{decode_header, u64_at, RecordType, HEADER_LEN};
+    use shingled_zoned::{FileOptions, FileZoned, ZonedDevice};
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("d.zbd");
+    ok(&shingled(&[
+        "store",
+        "format",
+        s(&dev),
+        "--create",
+        "--zones",
+        "12",
+        "--zone-size",
+        "1MiB",
+        "--metazones",
+        "4",
+    ]));
+    let file = dir.path().join("f.txt");
+    std::fs::write(&file, b"kept through a damaged checkpoint\n").unwrap();
+    let put = ok(&shingled(&["store", "put", s(&dev), s(&file)]));
+    let id = put.split_whitespace().next().unwrap().to_string();
+    // The newest metazone (highest generation in its header) and its checkpoint body's offset.
+    let (at, zone) = {
+        let mut z = FileZoned::open(&dev, FileOptions::default()).unwrap();
+        let info = z.info();
+        let mut best = None;
+        for zone in 0..info.nr_zones {
+            let mut b = vec![0u8; 4096];
+            z.read(info.zone_start(zone), &mut b).unwrap();
+            if let Ok(h) = decode_header(&b) {
+                if h.rtype == RecordType::MetaHeader {
+                    let gen = u64_at(&b, HEADER_LEN);
+                    if best.is_none_or(|(g, _)| gen > g) {
+                        best = Some((gen, zone));
+                    }
+                }
+            }
+        }
+        let zone = best.unwrap().1;
+        (z.data_offset() + info.zone_start(zone) * 512 + 2 * 4096, zone)
+    };
+    let f = std::fs::File::options().write(true).open(&dev).unwrap();
+    f.write_all_at(&[0xa5; 4096], at).unwrap();
+    drop(f);
+    let o = shingled(&["store", "get", s(&dev), &id]);
+    assert!(o.status.success(), "{}", out(&o));
+    assert_eq!(o.stdout, b"kept through a damaged checkpoint\n");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("recovery:")
+            && e.contains("recovered from checkpoint")
+            && e.contains(&format!("metazone {zone}")),
+        "{e}"
+    );
+    let o = shingled(&["store", "fsck", s(&dev)]);
+    assert_eq!(o.status.code(), Some(1), "fsck must report the damage: {}", out(&o));
+    assert!(out(&o).contains("recovered from checkpoint"), "{}", out(&o));
+}
