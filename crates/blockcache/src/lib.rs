@@ -177,7 +177,7 @@ mod seq;
 mod stats;
 
 pub use device::CachedDevice;
-pub use inspect::{inspect, Inspection};
+pub use inspect::{check_recorded_backing, inspect, Inspection};
 pub use loss::{lost_blocks, Loss};
 pub use modelled::{ModelClock, ModelTime, Modelled};
 pub use shingled_sim::Mode;

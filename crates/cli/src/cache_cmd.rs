@@ -178,8 +178,8 @@ pub struct ServeArgs {
     /// Where to mount (an existing directory); not with `--ublk`.
     #[arg(required_unless_present = "ublk", conflicts_with = "ublk")]
     pub mountpoint: Option<PathBuf>,
-    /// Name of the served file (FUSE).
-    #[arg(long, default_value = "disk")]
+    /// Name of the served file (FUSE): one file name, not `stats`.
+    #[arg(long, default_value = "disk", value_parser = crate::served::file_name)]
     pub name: String,
     /// Serve /dev/ublkbN through the kernel's ublk driver instead (Linux ≥ 6.0, `ublk_drv`,
     /// root, a `shingled` built with the `ublk` feature).
@@ -363,21 +363,34 @@ fn stats(a: InfoArgs) -> Result<()> {
 
 fn check(a: InfoArgs) -> Result<()> {
     let r = files::inspect_file(&a.cache);
+    // Beyond the cache device's metadata, what else an open would refuse: the recorded backing
+    // device missing, or of another size.
+    let mut problems: Vec<String> = r.as_ref().err().map(|e| e.to_string()).into_iter().collect();
+    problems.extend(r.as_ref().ok().and_then(shingled_blockcache::check_recorded_backing));
     match (&r, a.output) {
         (_, InfoOutput::Json) => {
-            let problems = r.as_ref().err().map(|e| e.to_string()).into_iter().collect();
-            println!("{}", serde_json::to_string(&CheckReport { inspection: r.as_ref().ok(), problems })?)
+            println!(
+                "{}",
+                serde_json::to_string(&CheckReport {
+                    inspection: r.as_ref().ok(),
+                    problems: problems.clone()
+                })?
+            )
         }
-        (Ok(i), InfoOutput::Table) => println!(
+        (Ok(i), InfoOutput::Table) if problems.is_empty() => println!(
             "{}: clean ({}, {} cached blocks, {} dirty)",
             a.cache.display(),
             i.state,
             i.cached_blocks,
             i.dirty_blocks
         ),
-        (Err(e), InfoOutput::Table) => println!("{}: {e}", a.cache.display()),
+        (_, InfoOutput::Table) => {
+            for p in &problems {
+                println!("{}: {p}", a.cache.display());
+            }
+        }
     }
-    if r.is_err() {
+    if !problems.is_empty() {
         std::process::exit(1);
     }
     Ok(())

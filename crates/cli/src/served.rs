@@ -25,6 +25,26 @@ pub trait Served: BlockDevice + Send + 'static {
     fn stats_json(&self) -> serde_json::Value;
 }
 
+/// Parses `--name`, the served file's name in the mount: one non-empty path component (no `/`,
+/// not `.` or `..`, no NUL) and not `stats`, so the device is reachable as `MOUNT/NAME`. Checked
+/// by clap, before anything is opened or mounted.
+pub fn file_name(s: &str) -> std::result::Result<String, String> {
+    let why = if s.is_empty() {
+        "it is empty"
+    } else if s.contains('/') {
+        "it contains '/' (it must be a single file name in the mount point)"
+    } else if s == "." || s == ".." {
+        "'.' and '..' name directories, not a file"
+    } else if s.contains('\0') {
+        "it contains a NUL byte"
+    } else if s == "stats" {
+        "that name is the statistics file's"
+    } else {
+        return Ok(s.to_string());
+    };
+    Err(format!("{s:?} is not a file name for the served device: {why}; choose another, e.g. disk"))
+}
+
 /// A file of the mount: the served device behind a byte front end, or its statistics.
 enum Entry<D: BlockDevice> {
     Device { dev: ByteDevice<D>, last_io: Instant },

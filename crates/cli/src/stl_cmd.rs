@@ -109,8 +109,8 @@ pub struct ServeArgs {
     /// Where to mount (an existing directory); not with `--ublk`.
     #[arg(required_unless_present = "ublk", conflicts_with = "ublk")]
     pub mountpoint: Option<PathBuf>,
-    /// Name of the served file (FUSE).
-    #[arg(long, default_value = "disk")]
+    /// Name of the served file (FUSE): one file name, not `stats`.
+    #[arg(long, default_value = "disk", value_parser = crate::served::file_name)]
     pub name: String,
     /// Serve a block device /dev/ublkbN (printed on stdout) through the kernel's ublk driver
     /// instead of a FUSE file: Linux ≥ 6.0 with `ublk_drv` loaded, root, and a `shingled`

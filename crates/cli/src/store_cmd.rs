@@ -338,7 +338,13 @@ fn open_front(devices: &Devices, read_only: bool) -> Result<(Front, Vec<StoredFo
         } else {
             shingled_store::Store::open(d, s.config.clone())
         };
-        stores.push(st.with_context(|| format!("opening the store on {}", p.display()))?);
+        let st = st.with_context(|| format!("opening the store on {}", p.display()))?;
+        // Recovery stepped over damage to load an older checkpoint: said on every command
+        // (stderr, so a command's output stays what it was).
+        for note in st.recovery_report().map(|r| r.checkpoint_fallback).unwrap_or_default() {
+            eprintln!("{}: recovery: {note}", p.display());
+        }
+        stores.push(st);
     }
     let front = StoreFront::from_stores(stores).map_err(|e| with_paths(e, &paths))?;
     Ok((front, supers))

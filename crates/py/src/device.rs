@@ -7,6 +7,9 @@ use pyo3::types::PyBytes;
 use shingled_stl::{BlockDevice, ByteDevice, StlError, BLOCK};
 use std::sync::Mutex;
 
+/// Most bytes one `read` returns (1 GiB): larger reads are refused before allocating.
+pub(crate) const MAX_READ: usize = 1 << 30;
+
 /// An open (or closed) block device from Python.
 pub(crate) struct Device<D> {
     inner: Mutex<Option<ByteDevice<D>>>,
@@ -76,6 +79,23 @@ impl<D: BlockDevice + Send> Device<D> {
         length: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let buf = self.with(py, |d| {
+            // Before allocating: a length past the device (or beyond any sane single read)
+            // must raise, not abort the interpreter on a failed allocation.
+            let size = d.size();
+            if offset.checked_add(length as u64).is_none_or(|end| end > size) {
+                return Err(StlError::Range {
+                    what: format!("read(offset={offset}, length={length})"),
+                    detail: format!("the range reaches past the size of {size} bytes"),
+                });
+            }
+            if length > MAX_READ {
+                return Err(StlError::Range {
+                    what: format!("read(offset={offset}, length={length})"),
+                    detail: format!(
+                        "length is more than one read returns ({MAX_READ} bytes); read in pieces"
+                    ),
+                });
+            }
             let mut b = vec![0u8; length];
             d.read_at(offset, &mut b)?;
             Ok(b)
@@ -102,6 +122,15 @@ impl<D: BlockDevice + Send> Device<D> {
                 "discard({offset}, {length}): offset and length must be multiples of {b}"
             )));
         }
-        self.with(py, |d| d.inner().discard(offset / b, length / b))
+        self.with(py, |d| {
+            let size = d.size();
+            if offset.checked_add(length).is_none_or(|end| end > size) {
+                return Err(StlError::Range {
+                    what: format!("discard(offset={offset}, length={length})"),
+                    detail: format!("the range reaches past the size of {size} bytes"),
+                });
+            }
+            d.inner().discard(offset / b, length / b)
+        })
     }
 }

@@ -130,10 +130,30 @@ fn file_opts() -> FileOptions {
     FileOptions { io_mode: IoMode::Buffered }
 }
 
+/// Most zones a device made from Python may have: the zone tables are allocated when the
+/// device is made, so a mistyped count must be refused before, not abort the interpreter.
+const MAX_ZONES: u64 = 1 << 24;
+/// Most drives of an in-memory `StoreFront`.
+const MAX_DRIVES: usize = 4096;
+
+/// Refuses a zone count above [`MAX_ZONES`] and a `zones × zone_size` that overflows.
+fn check_geometry(zones: u64, zone_size: u64) -> PyResult<u64> {
+    if zones > MAX_ZONES {
+        return Err(PyValueError::new_err(format!("zones = {zones}: at most {MAX_ZONES} zones")));
+    }
+    zones.checked_mul(zone_size).ok_or_else(|| {
+        PyValueError::new_err(format!("zones = {zones} × zone_size = {zone_size} overflows 64 bits"))
+    })
+}
+
 /// `n` in-memory devices of `zones` zones of `zone_size` bytes (a positive multiple of 1024).
 fn mem_devices(n: usize, zones: u64, zone_size: u64) -> PyResult<Vec<MemZoned>> {
     if zone_size == 0 || !zone_size.is_multiple_of(1024) {
         return Err(PyValueError::new_err(format!("zone_size {zone_size}: a positive multiple of 1024")));
+    }
+    check_geometry(zones, zone_size)?;
+    if n > MAX_DRIVES {
+        return Err(PyValueError::new_err(format!("drives = {n}: at most {MAX_DRIVES}")));
     }
     (0..n)
         .map(|_| MemZoned::new(&ZonedConfig::small(zones, zone_size / 1024, Dialect::Zbc)))
@@ -344,11 +364,7 @@ impl ChunkStore {
     ) -> PyResult<Py<ChunkStore>> {
         let cfg = store_config(StoreConfig::default(), config.as_ref())?;
         let zc = ZonedConfig {
-            capacity: ByteSize(
-                zones
-                    .checked_mul(zone_size)
-                    .ok_or_else(|| PyValueError::new_err("zones × zone_size overflows"))?,
-            ),
+            capacity: ByteSize(check_geometry(zones, zone_size)?),
             zone_size: ByteSize(zone_size),
             nr_conv: conventional,
             max_open,

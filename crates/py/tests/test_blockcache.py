@@ -298,3 +298,21 @@ def test_create_refuses_data_it_did_not_make(paths, tmp_path):
     with pytest.raises(shingled.BlockCacheError, match="itself"):
         shingled.BlockCache.create(disk, disk, force=True)
     shingled.BlockCache.create(fs, disk, force=True).close()
+
+
+def test_ranges_are_checked_before_allocating(cache):
+    # read(0, 2**40) aborted the interpreter; read(0, 2**63) raised PanicException.
+    size = cache.size
+    for offset, length in [(0, 2**40), (0, 2**63), (2**63, 1), (size, 1)]:
+        with pytest.raises(shingled.BlockCacheError, match=rf"read\(offset={offset}, length={length}\).*past the size"):
+            cache.read(offset, length)
+    with pytest.raises(shingled.BlockCacheError, match="discard.*past the size"):
+        cache.discard(0, 2**63)
+    assert cache.read(size - 10, 10) == bytes(10)
+
+
+def test_a_read_longer_than_one_gib_is_refused(tmp_path):
+    backing = backing_file(tmp_path / "big.img", size=2 << 30)
+    with shingled.BlockCache.create(tmp_path / "c.img", backing, size=1 << 20) as c:
+        with pytest.raises(shingled.BlockCacheError, match="more than one read returns"):
+            c.read(0, (1 << 30) + 1)

@@ -59,3 +59,77 @@ def test_errors_are_typed(tmp_path):
     with pytest.raises(ValueError, match="multiples of 4096"):
         dev.discard(1, 4096)
     assert isinstance(shingled.TranslationLayerError("x"), shingled.ShingledError)
+
+
+def _dm_zoned(path, size=64 << 20):
+    return shingled.TranslationLayer.format_dm_zoned(path, size=size, zone_size=4 << 20, conventional=4)
+
+
+def _smart(path):
+    return shingled.TranslationLayer.format_smart(path, size=16 << 20, track_size=64 << 10, zones=2)
+
+
+@pytest.mark.parametrize("make", [_smart, _dm_zoned])
+def test_ranges_are_checked_before_allocating(tmp_path, make):
+    # These aborted the interpreter (a failed allocation) or raised PanicException.
+    with make(tmp_path / "l.img") as dev:
+        cap = dev.capacity
+        for offset, length in [(0, 2**40), (0, 2**63), (2**63, 1), (2**64 - 1, 1), (cap, 1)]:
+            with pytest.raises(shingled.TranslationLayerError, match=rf"read\(offset={offset}, length={length}\).*past the size"):
+                dev.read(offset, length)
+        with pytest.raises(shingled.TranslationLayerError, match="discard.*past the size"):
+            dev.discard(0, 2**63)
+        with pytest.raises(shingled.TranslationLayerError, match="discard.*past the size"):
+            dev.discard(2**64 - 4096, 4096)
+        with pytest.raises(OverflowError):
+            dev.read(0, -1)
+        assert dev.read(cap - 10, 10) == bytes(10)
+
+
+def test_a_read_longer_than_one_gib_is_refused_on_a_large_device(tmp_path):
+    # The file is sparse: 2 GiB of capacity costs almost nothing on disk.
+    with _dm_zoned(tmp_path / "big.img", size=2 << 30) as dev:
+        assert dev.capacity > (1 << 30) + 1
+        with pytest.raises(shingled.TranslationLayerError, match="more than one read returns"):
+            dev.read(0, (1 << 30) + 1)
+
+
+@pytest.mark.parametrize("make", [_smart, _dm_zoned])
+def test_idle_saturates_instead_of_overflowing(tmp_path, make):
+    # dm-zoned's idle(1.8e19) twice raised PanicException: overflow when adding durations.
+    with make(tmp_path / "l.img") as dev:
+        dev.write(0, b"x" * 8192)
+        dev.idle(1.8e19)
+        dev.idle(1.8e19)
+        assert dev.read(0, 8192) == b"x" * 8192
+        for bad in [float("inf"), float("nan"), -1.0]:
+            with pytest.raises(ValueError, match="idle"):
+                dev.idle(bad)
+
+
+def test_a_fifo_is_refused_not_hung_on(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(shingled.TranslationLayerError, match="is a FIFO"):
+        shingled.TranslationLayer.open(fifo)
+    with pytest.raises(shingled.TranslationLayerError, match="is a FIFO"):
+        inspect(fifo)
+    with pytest.raises(shingled.TranslationLayerError, match="is a directory"):
+        shingled.TranslationLayer.open(tmp_path)
+
+
+@pytest.mark.parametrize("make", [_smart, _dm_zoned])
+def test_a_damaged_header_is_reported_by_inspect_and_check(tmp_path, make):
+    path = tmp_path / "l.img"
+    with make(path) as dev:
+        dev.write(0, b"y" * 4096)
+    assert inspect(path)[1] == []
+    with open(path, "r+b") as f:
+        f.seek(100)
+        f.write(b"\xff\xff\xff\xff")
+    kind, problems, _ = inspect(path)
+    assert len(problems) == 1 and "the header (byte 0) is damaged" in problems[0], problems
+    # The backup header still opens it; the open layer's check names the damage too.
+    with shingled.TranslationLayer.open(path) as dev:
+        assert dev.read(0, 4096) == b"y" * 4096
+        assert any("the header (byte 0) is damaged" in p for p in dev.check())

@@ -452,3 +452,22 @@ def test_core_class_names_match_the_python_ones():
         f.stats()
     with pytest.raises(StoreError, match="the chunk store is closed"):
         st.stats()
+
+
+def test_offsets_lengths_and_counts_are_checked_before_allocating(tmp_path):
+    # A zone count the device tables cannot hold aborted the interpreter (a failed allocation).
+    with ChunkStore.in_memory() as st:
+        st.create(ID)
+        st.append(ID, b"hello")
+        for offset, length in [(0, 2**63), (2**63, 1), (2**64 - 1, 1), (3, 2**40)]:
+            with pytest.raises(StoreError, match="beyond its length"):
+                st.read(ID, offset, length)
+    with pytest.raises(ValueError, match=r"zones = 1099511627776: at most"):
+        ChunkStore.in_memory(zones=2**40, zone_size=4 << 20)
+    with pytest.raises(ValueError, match="overflows"):
+        ChunkStore.in_memory(zones=16, zone_size=2**62)
+    with pytest.raises(ValueError, match=r"zones = 1099511627776: at most"):
+        ChunkStore.create_file(tmp_path / "big.zbd", zones=2**40, zone_size=4 << 20)
+    assert not (tmp_path / "big.zbd").exists()
+    with pytest.raises(ValueError, match=r"drives = 1099511627776: at most"):
+        StoreFront.in_memory(drives=2**40)

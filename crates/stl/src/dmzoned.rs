@@ -365,6 +365,8 @@ pub struct DmZoned<D: ZonedDevice> {
     idle_for: Duration,
     failed: Option<String>,
     stats: DmZonedStats,
+    /// What open found wrong with the metadata sets ([`DmZoned::metadata_damage`]).
+    damage: Vec<String>,
 }
 
 fn dev_err(what: impl std::fmt::Display) -> impl FnOnce(shingled_zoned::ZonedError) -> StlError {
@@ -407,7 +409,25 @@ impl<D: ZonedDevice> DmZoned<D> {
     /// Opens a formatted device: loads the valid metadata set with the highest generation,
     /// checks it against the zones, and rewrites the sets if they differ (recovery after a crash
     /// during a commit). Metadata that does not verify is [`StlError::Corrupt`].
-    pub fn open_with(mut dev: D, policy: ReclaimPolicy) -> Result<DmZoned<D>> {
+    pub fn open_with(dev: D, policy: ReclaimPolicy) -> Result<DmZoned<D>> {
+        DmZoned::load_sets(dev, policy, true)
+    }
+
+    /// Loads a formatted device as [`DmZoned::open`] does but writes nothing, for checks: a
+    /// commit a crash cut in half is left as it is (and named by
+    /// [`DmZoned::metadata_damage`]); the device it returns must not be written.
+    pub fn inspect(dev: D) -> Result<DmZoned<D>> {
+        DmZoned::load_sets(dev, ReclaimPolicy::default(), false)
+    }
+
+    /// Bad or stale copies of the duplicated metadata found at open (a metadata set that does
+    /// not verify, or the two sets at different generations), one line each naming the set
+    /// and the one in use; recovery at a read-write open rewrites both sets.
+    pub fn metadata_damage(&self) -> &[String] {
+        &self.damage
+    }
+
+    fn load_sets(mut dev: D, policy: ReclaimPolicy, recover: bool) -> Result<DmZoned<D>> {
         let info = dev.info();
         let corrupt = |what: String| StlError::Corrupt { device: "dm-zoned".into(), what };
         let lay = Layout::new(&info).map_err(|(f, v, why)| {
@@ -415,14 +435,40 @@ impl<D: ZonedDevice> DmZoned<D> {
         })?;
         let a = meta::read_set(&mut dev, &lay, &info, 0)?;
         let b = meta::read_set(&mut dev, &lay, &info, 1)?;
+        let name =
+            |set: u32| if set == 0 { "metadata set 0 (primary)" } else { "metadata set 1 (secondary)" };
+        let mut damage = Vec::new();
+        let bad = |set: u32, why: &str, img: &meta::SetImage| {
+            format!(
+                "{} does not verify ({why}); {} (generation {}) is in use (a crash during a commit leaves this; \
+                 opening the device read-write rewrites it)",
+                name(set),
+                name(img.sup.set),
+                img.sup.generation
+            )
+        };
         let (img, other_ok) = match (a, b) {
-            (Ok(x), Ok(y)) if y.sup.generation > x.sup.generation => (y, false),
-            (Ok(x), Ok(y)) => {
-                let same = x.sup.generation == y.sup.generation;
-                (x, same)
+            (Ok(x), Ok(y)) if x.sup.generation != y.sup.generation => {
+                let (new, old) = if y.sup.generation > x.sup.generation { (y, x) } else { (x, y) };
+                damage.push(format!(
+                    "{} holds generation {}, {} generation {}: a commit cut by a crash (opening the device \
+                     read-write completes it)",
+                    name(old.sup.set),
+                    old.sup.generation,
+                    name(new.sup.set),
+                    new.sup.generation
+                ));
+                (new, false)
             }
-            (Ok(x), Err(_)) => (x, false),
-            (Err(_), Ok(y)) => (y, false),
+            (Ok(x), Ok(_)) => (x, true),
+            (Ok(x), Err(e)) => {
+                damage.push(bad(1, &e.why, &x));
+                (x, false)
+            }
+            (Err(e), Ok(y)) => {
+                damage.push(bad(0, &e.why, &y));
+                (y, false)
+            }
             (Err(x), Err(y)) => {
                 if x.blank && y.blank {
                     return Err(corrupt(
@@ -452,7 +498,8 @@ impl<D: ZonedDevice> DmZoned<D> {
             )));
         }
         d.stats.generation = d.generation;
-        if !d.synced {
+        d.damage = damage;
+        if recover && !d.synced {
             d.commit().inspect_err(|e| d.failed = Some(e.to_string()))?;
         }
         Ok(d)
@@ -496,6 +543,7 @@ impl<D: ZonedDevice> DmZoned<D> {
             idle_for: Duration::ZERO,
             failed: None,
             stats: DmZonedStats { chunks: geo.nr_chunks, ..Default::default() },
+            damage: Vec::new(),
         }
     }
 
@@ -1142,7 +1190,9 @@ impl<D: ZonedDevice> DmZoned<D> {
     /// whenever a random zone is mapped when idle). Returns the chunks reclaimed.
     pub fn idle(&mut self, elapsed: Duration) -> Result<u64> {
         self.guard()?;
-        self.idle_for += elapsed;
+        // Saturating: `elapsed` comes from callers (Python's `idle(seconds)`), and idle time
+        // past any period means the same as the period.
+        self.idle_for = self.idle_for.saturating_add(elapsed);
         if self.idle_for < self.policy.idle_period {
             return Ok(0);
         }

@@ -67,7 +67,9 @@ impl FileBlock {
     /// A regular file's length must be a positive multiple of [`BLOCK`]; a block device must
     /// hold at least one block (a tail shorter than a block is not used).
     pub fn open(path: &Path) -> Result<FileBlock> {
-        check_type(path)?;
+        // Before the open: opening a FIFO would block.
+        shingled_zoned::require_file_or_block_device(path)
+            .map_err(|e| io(format!("open {}", path.display()), e))?;
         let is_block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
         let file = OpenOptions::new()
             .read(true)
@@ -92,7 +94,8 @@ impl FileBlock {
     /// Opens `path` for reading only, with a shared lock: other readers may have it open, a
     /// writer (a served cache, a running flush) may not. Writes are refused.
     pub fn open_read_only(path: &Path) -> Result<FileBlock> {
-        check_type(path)?;
+        shingled_zoned::require_file_or_block_device(path)
+            .map_err(|e| io(format!("open {}", path.display()), e))?;
         let file = File::open(path).map_err(|e| io(format!("open {}", path.display()), e))?;
         lock(&file, path, LockKind::Shared).map_err(|e| io(format!("open {}", path.display()), e))?;
         FileBlock::with_file(path, file, true)
@@ -197,32 +200,6 @@ impl FileBlock {
         }
         Ok(())
     }
-}
-
-/// Refuses, before any open (opening a FIFO waits for a writer), what is neither a regular file
-/// nor a block device. A missing path passes: the open says so.
-fn check_type(path: &Path) -> Result<()> {
-    let Ok(m) = std::fs::metadata(path) else { return Ok(()) };
-    let ft = m.file_type();
-    if ft.is_file() || ft.is_block_device() {
-        return Ok(());
-    }
-    let what = if ft.is_dir() {
-        "a directory"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    };
-    Err(invalid(
-        &format!("file type of {}", path.display()),
-        what,
-        "must be a regular file or a block device",
-    ))
 }
 
 fn check_length(path: &Path, bytes: u64) -> Result<()> {

@@ -40,6 +40,9 @@ impl std::fmt::Display for LayerKind {
 
 /// Which layer `path` holds, by its magic.
 pub fn detect(path: &Path) -> Result<LayerKind> {
+    // Before the open: opening a FIFO would block.
+    shingled_zoned::require_file_or_block_device(path)
+        .map_err(|e| io(format!("opening {}", path.display()), e))?;
     let mut f = std::fs::File::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
     let mut magic = [0u8; 8];
     f.read_exact(&mut magic).map_err(|e| io(format!("reading the header of {}", path.display()), e))?;
@@ -94,7 +97,26 @@ impl SmartFileSpec {
         if self.zones == 0 {
             return Err(invalid("zones", 0, "at least one recording zone"));
         }
+        if self.zones as u64 > crate::file_medium::MAX_ZONES {
+            return Err(invalid(
+                "zones",
+                self.zones,
+                format!("at most {} recording zones", crate::file_medium::MAX_ZONES),
+            ));
+        }
         let tracks = self.size.0 / tb as u64;
+        // Before the geometry is built: a track count the flag table cannot hold would also
+        // overflow the per-zone counts.
+        if tracks > crate::file_medium::MAX_TRACKS {
+            return Err(invalid(
+                "size",
+                self.size,
+                format!(
+                    "{tracks} tracks of {tb} B; at most {} tracks (raise the track size)",
+                    crate::file_medium::MAX_TRACKS
+                ),
+            ));
+        }
         let raz = raz_tracks_needed(tracks, tb, &self.config);
         let per = (tracks.saturating_sub(raz)) / self.zones as u64;
         if per < 4 {
@@ -137,6 +159,10 @@ impl Default for DmZonedFileSpec {
     }
 }
 
+/// Most zones a dm-zoned device file may be formatted with (16 TiB in 16 MiB zones); its
+/// metadata in memory and on the device grows with the count.
+pub const MAX_DMZONED_ZONES: u64 = 1 << 20;
+
 /// A translation layer opened from a file.
 pub enum Stl {
     /// SMaRT.
@@ -159,6 +185,19 @@ impl Stl {
 
     /// Creates `path` (which must not exist) as a zoned device and formats dm-zoned on it.
     pub fn format_dmzoned(path: &Path, spec: &DmZonedFileSpec) -> Result<Stl> {
+        // Before anything is allocated: the zone table and the layer's per-zone state are
+        // sized by the zone count.
+        let zones = spec.size.0.div_ceil(spec.zone_bytes.0.max(1));
+        if zones > MAX_DMZONED_ZONES {
+            return Err(invalid(
+                "size",
+                spec.size,
+                format!(
+                    "{zones} zones of {}; at most {MAX_DMZONED_ZONES} zones (raise the zone size)",
+                    spec.zone_bytes
+                ),
+            ));
+        }
         let zc = ZonedConfig {
             capacity: spec.size,
             zone_size: spec.zone_bytes,
@@ -192,11 +231,26 @@ impl Stl {
         }
     }
 
-    /// The consistency check of the layer: one line per problem (empty: clean).
+    /// The consistency check of the layer: one line per problem (empty: clean). A bad copy of
+    /// duplicated metadata that open found (and recovery may since have rewritten) is a
+    /// problem too, named first: [`Stl::metadata_damage`].
     pub fn check(&mut self) -> Result<Vec<String>> {
+        let mut out = self.metadata_damage();
         match self {
-            Stl::Smart(s) => Ok(s.check()),
-            Stl::DmZoned(d) => Ok(d.check()?.problems),
+            Stl::Smart(s) => out.extend(s.check()),
+            Stl::DmZoned(d) => out.extend(d.check()?.problems),
+        }
+        Ok(out)
+    }
+
+    /// Every bad copy of duplicated metadata found when the file was opened, one line each
+    /// naming the copy and the one in use: the file's header and backup header, the medium's
+    /// flag-table copies or the zoned device's zone-table copies, SMaRT's superblock copies and
+    /// checkpoint slots, dm-zoned's two metadata sets.
+    pub fn metadata_damage(&self) -> Vec<String> {
+        match self {
+            Stl::Smart(s) => smart_damage(s),
+            Stl::DmZoned(d) => dmzoned_damage(d),
         }
     }
 
@@ -231,14 +285,25 @@ impl Stl {
     }
 }
 
+fn smart_damage(s: &SmartStl<FileMedium>) -> Vec<String> {
+    s.medium().metadata_damage().iter().chain(s.metadata_damage()).map(|d| format!("metadata: {d}")).collect()
+}
+
+fn dmzoned_damage(d: &DmZoned<FileZoned>) -> Vec<String> {
+    let device = shingled_zoned::ZonedDevice::metadata_damage(d.device()).into_iter().map(|m| m.what);
+    device.chain(d.metadata_damage().iter().cloned()).map(|d| format!("metadata: {d}")).collect()
+}
+
 /// Checks `path` without writing to it: for SMaRT the map recovery would build (and whether a
-/// cut GC move is waiting to be finished), for dm-zoned the newest metadata set.
+/// cut GC move is waiting to be finished), for dm-zoned the newest metadata set; and, for
+/// both, every copy of duplicated metadata ([`Stl::metadata_damage`]).
 pub fn inspect(path: &Path) -> Result<(LayerKind, Vec<String>, serde_json::Value)> {
     match detect(path)? {
         LayerKind::Smart => {
             let m = FileMedium::open_file(path)?;
             let (mut s, pending) = SmartStl::inspect(m, medium_stats)?;
-            let mut problems = s.check();
+            let mut problems = smart_damage(&s);
+            problems.extend(s.check());
             if pending > 0 {
                 problems.push(format!(
                     "{pending} logical tracks wait in the staging tracks (a GC move cut by a crash); \
@@ -250,8 +315,10 @@ pub fn inspect(path: &Path) -> Result<(LayerKind, Vec<String>, serde_json::Value
         }
         LayerKind::DmZoned => {
             let dev = FileZoned::open(path, FileOptions::default())?;
-            let mut d = DmZoned::open(dev)?;
-            let problems = d.check()?.problems;
+            // Not `open`: recovery would rewrite a metadata set that is bad or behind.
+            let mut d = DmZoned::inspect(dev)?;
+            let mut problems = dmzoned_damage(&d);
+            problems.extend(d.check()?.problems);
             let stats = serde_json::to_value(d.stats()).unwrap_or_default();
             Ok((LayerKind::DmZoned, problems, stats))
         }

@@ -179,6 +179,9 @@ pub struct SmartStlStats {
     pub medium: MediumStats,
 }
 
+/// A superblock copy that verifies: the format nonce, the parameters, its bytes.
+type SuperCopy = (u64, SmartStlConfig, Vec<u8>);
+
 /// A problem [`SmartStl::check`] found.
 pub type Problem = String;
 
@@ -200,6 +203,8 @@ pub struct SmartStl<M: TrackMedium> {
     failed: Option<String>,
     stats: SmartStlStats,
     medium_stats: fn(&M) -> MediumStats,
+    /// What load found wrong with the duplicated metadata ([`SmartStl::metadata_damage`]).
+    damage: Vec<String>,
 }
 
 fn crc(data: &[u8]) -> u32 {
@@ -355,6 +360,7 @@ impl<M: TrackMedium> SmartStl<M> {
             failed: None,
             stats: SmartStlStats::default(),
             medium_stats,
+            damage: Vec::new(),
         }
     }
 
@@ -378,24 +384,39 @@ impl<M: TrackMedium> SmartStl<M> {
         let name = medium.name();
         let tb = g.zones[0].track_bytes as usize;
         let mut sb = vec![0u8; tb];
-        let mut found = None;
+        // Both copies are read, so that a bad one is reported while the other still works.
+        let mut copies: Vec<std::result::Result<SuperCopy, String>> = Vec::new();
         for t in 0..2u64.min(g.unshingled_tracks as u64) {
-            if medium.read(t, 0, &mut sb).is_err() {
-                continue;
-            }
-            if &sb[..8] != SUPER_MAGIC || le32(&sb, 8) != VERSION {
-                continue;
-            }
-            let n = le32(&sb, 20) as usize;
-            if 28 + n > tb || le32(&sb, 24 + n) != crc(&sb[..24 + n]) {
-                continue;
-            }
-            if let Ok(cfg) = serde_json::from_slice::<SmartStlConfig>(&sb[24..24 + n]) {
-                found = Some((le64(&sb, 12), cfg));
-                break;
+            copies.push((|| {
+                medium.read(t, 0, &mut sb).map_err(|e| format!("unreadable: {e}"))?;
+                if &sb[..8] != SUPER_MAGIC || le32(&sb, 8) != VERSION {
+                    return Err(format!("bad magic or version {:02x?}", &sb[..12]));
+                }
+                let n = le32(&sb, 20) as usize;
+                if 28 + n > tb || le32(&sb, 24 + n) != crc(&sb[..24 + n]) {
+                    return Err("CRC32C mismatch".into());
+                }
+                let cfg = serde_json::from_slice::<SmartStlConfig>(&sb[24..24 + n])
+                    .map_err(|e| format!("its configuration does not parse: {e}"))?;
+                Ok((le64(&sb, 12), cfg, sb[..28 + n].to_vec()))
+            })());
+        }
+        let found = copies.iter().enumerate().find_map(|(t, c)| c.as_ref().ok().map(|c| (t, c.clone())));
+        let mut damage = Vec::new();
+        if let Some((used, (_, _, bytes))) = &found {
+            for (t, c) in copies.iter().enumerate() {
+                match c {
+                    Err(why) => damage.push(format!(
+                        "the superblock copy in track {t} does not verify ({why}); the copy in track {used} is in use"
+                    )),
+                    Ok((_, _, other)) if other != bytes => damage.push(format!(
+                        "the superblock copies in tracks {used} and {t} differ; the copy in track {used} is in use"
+                    )),
+                    Ok(_) => {}
+                }
             }
         }
-        let Some((nonce, cfg)) = found else {
+        let Some((_, (nonce, cfg, _))) = found else {
             return Err(StlError::Corrupt {
                 device: name,
                 what:
@@ -407,6 +428,7 @@ impl<M: TrackMedium> SmartStl<M> {
         let layout = Layout::new(&g, &cfg)?;
         let model = build_model(&g, &cfg)?;
         let mut stl = SmartStl::assemble(medium, model, cfg, layout, nonce, medium_stats);
+        stl.damage = damage;
         let pending = stl.recover(read_only)?;
         Ok((stl, pending))
     }
@@ -450,6 +472,7 @@ impl<M: TrackMedium> SmartStl<M> {
     fn recover(&mut self, read_only: bool) -> Result<usize> {
         let name = self.medium.name();
         let cps: Vec<_> = (0..2).map(|s| self.read_checkpoint(s).map(|c| (s, c))).collect();
+        let valid = [cps[0].is_some(), cps[1].is_some()];
         let Some((slot, (generation, cp_seq, mut map))) = cps.into_iter().flatten().max_by_key(|(_, c)| c.0)
         else {
             return Err(StlError::Corrupt {
@@ -457,6 +480,17 @@ impl<M: TrackMedium> SmartStl<M> {
                 what: "no valid checkpoint in either slot".into(),
             });
         };
+        // Every checkpoint but the first (written at format, the other slot zeroed) leaves the
+        // previous one in the other slot: that copy should verify too.
+        if generation >= 2 && !valid[1 - slot] {
+            let other = self.layout.slots[1 - slot];
+            self.damage.push(format!(
+                "checkpoint slot {} (tracks {other}-{}) does not verify; slot {slot} (generation {generation}) is in \
+                 use (a crash during a checkpoint leaves this; opening the device read-write rewrites it)",
+                1 - slot,
+                other + self.layout.slot_tracks - 1
+            ));
+        }
         self.generation = generation;
         self.slot = slot;
         let raz = self.layout.raz;
@@ -729,7 +763,9 @@ impl<M: TrackMedium> SmartStl<M> {
     pub fn idle(&mut self, budget: std::time::Duration) -> Result<()> {
         self.ensure_ok()?;
         let now = self.now();
-        self.model.idle(now, Nanos(now.0 + budget.as_nanos() as u64));
+        // Saturating: the budget comes from callers (Python's `idle(seconds)`).
+        let budget = u64::try_from(budget.as_nanos()).unwrap_or(u64::MAX);
+        self.model.idle(now, Nanos(now.0.saturating_add(budget)));
         let ops = self.model.take_ops();
         if let Err(e) = self.execute(ops, None) {
             return self.fail(e);
@@ -792,6 +828,13 @@ impl<M: TrackMedium> SmartStl<M> {
             }
         }
         out
+    }
+
+    /// Bad copies of the duplicated metadata found at open (a superblock copy, the checkpoint
+    /// slot that should hold the previous checkpoint), one line each naming the copy and the
+    /// one in use. The medium's own (header, flag table) are the medium's.
+    pub fn metadata_damage(&self) -> &[String] {
+        &self.damage
     }
 
     /// Counters and gauges.

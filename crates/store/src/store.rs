@@ -317,6 +317,12 @@ pub struct RecoveryReport {
     /// payload failing its CRC): indexed all the same, so reads of their bad slices fail with
     /// [`StoreError::CorruptData`] naming chunk and offset instead of the data vanishing.
     pub damaged_records: u64,
+    /// Empty when recovery loaded the newest checkpoint. Otherwise what it stepped over: each
+    /// byte range of a metazone that did not verify and could only have held checkpoint
+    /// records, and which older checkpoint it loaded instead before replaying the journal
+    /// (docs/store-format.md, "Recovery", step 3).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checkpoint_fallback: Vec<String>,
 }
 
 /// A chunk store on one zoned device. See the crate docs.

@@ -29,6 +29,33 @@ pub trait Storage {
     fn name(&self) -> String;
 }
 
+/// Refuses `path` unless it is a regular file or a block device, naming what it is instead.
+/// Called before opening a device file: opening a FIFO for reading blocks until a writer
+/// comes, and reading one never ends, so a FIFO given by mistake would hang the command. A
+/// path that does not exist passes (the open that follows says so).
+pub fn require_file_or_block_device(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(m) = std::fs::metadata(path) else { return Ok(()) };
+    let t = m.file_type();
+    let what = if t.is_file() || t.is_block_device() {
+        return Ok(());
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else {
+        "not a regular file"
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{} is {what}: a device file must be a regular file or a block device", path.display()),
+    ))
+}
+
 /// How [`FileStorage`] writes data.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -65,8 +92,11 @@ impl FileStorage {
         FileStorage::with_file(path, file, mode)
     }
 
-    /// Opens an existing `path` for reading and writing and locks it.
+    /// Opens an existing `path` (a regular file or a block device: anything else is refused
+    /// before it is opened, [`require_file_or_block_device`]) for reading and writing and locks
+    /// it.
     pub fn open(path: &Path, mode: IoMode) -> io::Result<FileStorage> {
+        require_file_or_block_device(path)?;
         let file = OpenOptions::new().read(true).write(true).open(path)?;
         FileStorage::with_file(path, file, mode)
     }

@@ -222,6 +222,9 @@ pub(super) fn info(a: InfoArgs) -> Result<()> {
                 r.records_scanned,
                 r.damaged_records
             );
+            for note in &r.checkpoint_fallback {
+                println!("  recovery    {note}");
+            }
         }
     }
     let t = &report.total;

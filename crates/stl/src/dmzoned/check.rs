@@ -208,6 +208,14 @@ impl<D: ZonedDevice> DmZoned<D> {
                 Err(_) => {}
             }
         }
+        if let [Ok(x), Ok(y)] = &sets {
+            if x.sup.generation == y.sup.generation && x.payload != y.payload {
+                p.push(format!(
+                    "metadata sets 0 and 1 both carry generation {} but hold different tables",
+                    x.sup.generation
+                ));
+            }
+        }
         let Some(img) = newest else {
             p.push("no metadata set verifies".into());
             return Ok(());

@@ -5,6 +5,7 @@ mod basic;
 mod common;
 mod corruption;
 mod crash;
+mod fallback;
 mod fsck;
 mod gc;
 mod model;
