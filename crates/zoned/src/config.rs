@@ -53,6 +53,9 @@ impl Default for ZonedConfig {
     }
 }
 
+/// The most zones a device may have ([`ZonedConfig::sanitize`]).
+pub const MAX_ZONES: u64 = 1 << 24;
+
 impl ZonedConfig {
     /// A host-managed SMR drive with `nr_zones` 256 MiB zones: ZBC dialect, about 1%
     /// conventional zones (at least one), max_open 128, no active limit, unrestricted reads,
@@ -164,6 +167,18 @@ impl ZonedConfig {
             ));
         }
         let nr_zones = cap.div_ceil(zs);
+        if nr_zones > MAX_ZONES {
+            // The zone table is held in memory (about 40 bytes a zone, twice on disk): bound it
+            // before anything is allocated. 2^24 zones of 256 MiB are 4 PiB, past any drive.
+            return Err(ZonedError::config(
+                "capacity",
+                self.capacity,
+                format!(
+                    "{nr_zones} zones of {}: at most {MAX_ZONES} zones (a larger zone size gives fewer)",
+                    self.zone_size
+                ),
+            ));
+        }
         let mut nr_conv = self.nr_conv;
         if nr_conv >= nr_zones {
             nr_conv = nr_zones - 1;
@@ -305,6 +320,17 @@ mod tests {
         c.max_active = 4;
         let (i, _) = c.sanitize().unwrap();
         assert_eq!((i.max_open, i.max_active), (4, 4));
+    }
+
+    #[test]
+    fn zone_counts_are_bounded_before_anything_is_allocated() {
+        let mut c = ZonedConfig::small(4, 64, Dialect::Zbc);
+        c.zone_size = ByteSize::mib(4);
+        c.capacity = ByteSize(ByteSize::mib(4).0 << 40);
+        let e = c.sanitize().unwrap_err().to_string();
+        assert!(e.contains("1099511627776 zones") && e.contains("at most 16777216"), "{e}");
+        c.capacity = ByteSize(ByteSize::mib(4).0 * MAX_ZONES);
+        c.sanitize().unwrap();
     }
 
     #[test]
