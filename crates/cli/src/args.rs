@@ -109,6 +109,23 @@ pub struct EmitArgs {
     pub cdf: Option<PathBuf>,
 }
 
+impl EmitArgs {
+    /// Checks `--out` and `--cdf` before any run, so a mistyped output fails at once.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Some(p) = &self.out {
+            crate::out::check("--out", p)?;
+        }
+        if let Some(p) = &self.cdf {
+            if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
+                crate::plot::png_output(p).map_err(|e| anyhow::anyhow!("--cdf {e}"))?;
+            } else {
+                crate::out::check("--cdf", p)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct SimCmd {
     #[command(flatten)]

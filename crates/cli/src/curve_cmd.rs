@@ -125,6 +125,12 @@ fn sizes(flag: &str, v: &[String]) -> Result<Vec<SizeSpec>> {
 }
 
 pub fn run(a: CurveCmd) -> Result<()> {
+    if let Some(p) = &a.out {
+        crate::out::check("--out", p)?;
+    }
+    if let Some(p) = &a.png {
+        crate::plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
+    }
     if a.sim.no_cache {
         bail!("curve: --no-cache has no cache to size; give --policy (default lru)");
     }

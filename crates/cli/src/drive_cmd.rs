@@ -64,7 +64,7 @@ pub fn run(cmd: DriveCommand) -> Result<()> {
 }
 
 fn write(path: &PathBuf, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    crate::out::file(path, text)
 }
 
 fn bench_cmd(a: BenchCmd) -> Result<()> {
@@ -73,6 +73,14 @@ fn bench_cmd(a: BenchCmd) -> Result<()> {
             println!("{name:<12} {what}");
         }
         return Ok(());
+    }
+    for (flag, p) in [("--csv", &a.csv), ("--series-csv", &a.series_csv), ("--json", &a.json)] {
+        if let Some(p) = p {
+            crate::out::check(flag, p)?;
+        }
+    }
+    if let Some(p) = &a.png {
+        plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
     }
     let range = match &a.range {
         Some(r) => {

@@ -108,7 +108,7 @@ fn run(cli: Cli) -> Result<()> {
 /// Writes `text` to `--out FILE` or stdout.
 fn emit(out: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
     match out {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        Some(p) => out::file(p, text),
         None => {
             out::write(format_args!("{text}"));
             Ok(())
@@ -190,7 +190,7 @@ fn write_cdf(
             text.push_str(&format!("{group},{label},{ms},{f}\n"));
         }
     }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    out::file(path, text)
 }
 
 /// `sim` with a list of policies and/or cache sizes: one run per combination, one table.
@@ -244,6 +244,7 @@ fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<(
 }
 
 fn sim(a: args::SimCmd) -> Result<()> {
+    a.emit.check()?;
     let policies = a.sim.policy.as_deref().map(args::split_policies).unwrap_or_default();
     let sizes: Vec<String> = a
         .sim
@@ -296,6 +297,7 @@ fn sim(a: args::SimCmd) -> Result<()> {
 }
 
 fn compare(a: args::CompareCmd) -> Result<()> {
+    a.emit.check()?;
     let mut cfg = a.sim.to_config()?;
     if let Some(s) = &a.schemes {
         cfg.compare.schemes = s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
@@ -335,6 +337,10 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
             println!("{:<16} {}", e.name, e.title);
         }
         return Ok(());
+    }
+    a.emit.check()?;
+    if let Some(p) = &a.png {
+        plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
     }
     let ignored = ignored_experiment_flags(&a.name, &a.sim);
     if !ignored.is_empty() {
@@ -527,12 +533,17 @@ fn trace(t: TraceCommand) -> Result<()> {
                 &a.output,
                 &stop,
             )?;
-            eprintln!(
-                "wrote {} ({} requests; statistics kept in {})",
-                a.output.display(),
-                s.requests,
-                shingled_sim::stats_file::stats_path(&a.output.to_string_lossy()).display()
-            );
+            // statistics are kept only beside a regular file (not beside /dev/null or a FIFO)
+            if std::fs::metadata(&a.output).is_ok_and(|m| m.is_file()) {
+                eprintln!(
+                    "wrote {} ({} requests; statistics kept in {})",
+                    a.output.display(),
+                    s.requests,
+                    shingled_sim::stats_file::stats_path(&a.output.to_string_lossy()).display()
+                );
+            } else {
+                eprintln!("wrote {} ({} requests)", a.output.display(), s.requests);
+            }
             Ok(())
         }
         TraceCommand::Mix(a) => {

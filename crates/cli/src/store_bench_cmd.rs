@@ -96,7 +96,7 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
         }
     };
     match &a.out {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => crate::out::file(p, text)?,
         None => print!("{text}"),
     }
     Ok(())
