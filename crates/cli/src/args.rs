@@ -555,3 +555,48 @@ pub struct MixCmd {
     #[arg(long, short)]
     pub output: PathBuf,
 }
+
+/// The parser of every unsigned integer option: a whole number in digits within `T`'s range,
+/// with an error that says which form and range is expected.
+pub fn whole<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + TryFrom<u128> + Copy + std::fmt::Display + num_max::Max,
+{
+    let t = s.trim();
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return digits
+            .parse::<u128>()
+            .ok()
+            .and_then(|v| T::try_from(v).ok())
+            .ok_or_else(|| format!("{s} is out of range: expected a whole number from 0 to {}", T::MAX));
+    }
+    if let Some(rest) = t.strip_prefix('-') {
+        if rest.parse::<f64>().is_ok() {
+            return Err(format!("{s} is out of range: expected a whole number from 0 to {}", T::MAX));
+        }
+    }
+    Err(format!("expected a whole number written in digits (e.g. 42, at most {}), not {s:?}", T::MAX))
+}
+
+/// The parser of every decimal option: a finite number (its range is checked by the command).
+pub fn finite(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("expected a finite number (e.g. 0.5), not {s:?}")),
+        Err(_) => Err(format!("expected a number (e.g. 0.5 or 2), not {s:?}")),
+    }
+}
+
+/// The largest value of an unsigned integer type, for [`whole`]'s messages.
+pub mod num_max {
+    /// `Self::MAX` as a trait constant.
+    pub trait Max {
+        /// The type's largest value.
+        const MAX: Self;
+    }
+    macro_rules! max {
+        ($($t:ty),*) => { $(impl Max for $t { const MAX: Self = <$t>::MAX; })* };
+    }
+    max!(u8, u16, u32, u64, usize);
+}

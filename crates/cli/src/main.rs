@@ -36,16 +36,48 @@ mod zone_cmd;
 
 use anyhow::{bail, Context, Result};
 use args::{Cli, Command, Output, TraceCommand};
-use clap::Parser;
 use shingled_sim::report;
 
 fn main() {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let cli = Cli::from_arg_matches(&negative_numbers(Cli::command()).get_matches()).unwrap_or_else(|e| e.exit());
     progress::set_mode(cli.progress);
     if let Err(e) = run(cli) {
         eprintln!("error: {}", chain(&e));
         std::process::exit(1);
     }
+}
+
+/// Lets every option that takes a value take a negative number (`--seed -1`), so the value
+/// reaches its parser, which says it is out of range, instead of clap taking `-1` for a flag.
+/// Numeric options get parsers whose errors say what form and range is expected (`-1 is out
+/// of range`, `1e300 is not a whole number`) instead of Rust's `invalid digit found in string`.
+fn negative_numbers(c: clap::Command) -> clap::Command {
+    use clap::builder::ValueParser;
+    use std::any::TypeId;
+    c.mut_args(|a| {
+        if !a.get_action().takes_values() {
+            return a;
+        }
+        let t = a.get_value_parser().type_id();
+        let a = a.allow_negative_numbers(true);
+        if t == TypeId::of::<u64>() {
+            a.value_parser(ValueParser::new(args::whole::<u64>))
+        } else if t == TypeId::of::<u32>() {
+            a.value_parser(ValueParser::new(args::whole::<u32>))
+        } else if t == TypeId::of::<usize>() {
+            a.value_parser(ValueParser::new(args::whole::<usize>))
+        } else if t == TypeId::of::<u16>() {
+            a.value_parser(ValueParser::new(args::whole::<u16>))
+        } else if t == TypeId::of::<u8>() {
+            a.value_parser(ValueParser::new(args::whole::<u8>))
+        } else if t == TypeId::of::<f64>() {
+            a.value_parser(ValueParser::new(args::finite))
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negative_numbers)
 }
 
 /// The error and its causes joined by ": ", leaving out a cause whose text the message already

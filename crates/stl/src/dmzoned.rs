@@ -219,9 +219,11 @@ impl DmZonedGeometry {
                 "nr_conv",
                 info.nr_conv,
                 format!(
-                    "need {} conventional zones for the two metadata sets ({} blocks each) and at least one \
-                     more as a buffer",
-                    lay.meta_zones, lay.set_blocks
+                    "need at least {} conventional zones: {} for the two metadata sets ({} blocks each) and \
+                     one more as a write buffer",
+                    lay.meta_zones + 1,
+                    lay.meta_zones,
+                    lay.set_blocks
                 ),
             ));
         }

@@ -154,7 +154,11 @@ impl Stl {
     pub fn format_smart(path: &Path, spec: &SmartFileSpec) -> Result<Stl> {
         let g = spec.geometry()?;
         let m = FileMedium::create_file(path, g)?;
-        Ok(Stl::Smart(Box::new(SmartStl::format(m, &spec.config, medium_stats)?)))
+        // A file that could not be formatted is not left behind (it did not exist before).
+        let stl = SmartStl::format(m, &spec.config, medium_stats).inspect_err(|_| {
+            let _ = std::fs::remove_file(path);
+        })?;
+        Ok(Stl::Smart(Box::new(stl)))
     }
 
     /// Creates `path` (which must not exist) as a zoned device and formats dm-zoned on it.
@@ -166,9 +170,31 @@ impl Stl {
             max_open: 0,
             ..ZonedConfig::default()
         };
+        // The zoned device would quietly take fewer conventional zones than asked when the size
+        // holds too few zones; say so instead.
+        let (info, _) = zc.sanitize()?;
+        if info.nr_conv != spec.conventional || info.nr_zones < spec.conventional + 2 {
+            let need = spec.conventional + 2;
+            return Err(crate::error::invalid(
+                "size",
+                spec.size,
+                format!(
+                    "{} zones of {}; {} conventional zones and at least 2 sequential zones need {need} zones \
+                     (a size of at least {})",
+                    info.nr_zones,
+                    spec.zone_bytes,
+                    spec.conventional,
+                    ByteSize(need.saturating_mul(spec.zone_bytes.0))
+                ),
+            ));
+        }
         let dev = FileZoned::create(path, &zc, FileOptions::default())?;
         let cfg = DmZonedConfig { reserved_seq: spec.reserved_seq, ..DmZonedConfig::default() };
-        Ok(Stl::DmZoned(Box::new(DmZoned::format(dev, &cfg)?)))
+        // A file that could not be formatted is not left behind (it did not exist before).
+        let stl = DmZoned::format(dev, &cfg).inspect_err(|_| {
+            let _ = std::fs::remove_file(path);
+        })?;
+        Ok(Stl::DmZoned(Box::new(stl)))
     }
 
     /// Opens `path`, recovering after a crash (which writes).
