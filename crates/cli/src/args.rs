@@ -286,6 +286,26 @@ where
     v.parse::<T>().map_err(|e| anyhow::anyhow!("--{flag} {v:?}: {e}"))
 }
 
+/// `--jobs`: the number given (at least 1), or the number of cores.
+pub fn jobs(j: Option<usize>) -> anyhow::Result<usize> {
+    match j {
+        Some(0) => anyhow::bail!("--jobs 0: at least 1 (simulations run in parallel; 1 runs them one at a time)"),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+    }
+}
+
+/// An error naming `flag` and the item if a list names the same item twice (`--policy lru,lru`
+/// would run the same configuration twice and print two rows of one name).
+pub fn no_duplicates(flag: &str, items: &[String]) -> anyhow::Result<()> {
+    for (i, x) in items.iter().enumerate() {
+        if items[..i].iter().any(|y| y.eq_ignore_ascii_case(x)) {
+            anyhow::bail!("{flag} names {x:?} twice; give each once");
+        }
+    }
+    Ok(())
+}
+
 /// Splits a comma-separated list of policy specs, keeping `field=value` parameters with the
 /// policy they follow: `lru,pore:scheme=cf,zone_size=10MiB` is `lru` and
 /// `pore:scheme=cf,zone_size=10MiB`.

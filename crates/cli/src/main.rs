@@ -284,6 +284,8 @@ fn sim(a: args::SimCmd) -> Result<()> {
         .as_deref()
         .map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
         .unwrap_or_default();
+    args::no_duplicates("--policy", &policies)?;
+    args::no_duplicates("--cache-size", &sizes)?;
     if policies.len() > 1 || sizes.len() > 1 {
         if a.sim.no_cache {
             bail!("--no-cache runs no policy; give one configuration or drop --no-cache");
@@ -340,7 +342,7 @@ fn compare(a: args::CompareCmd) -> Result<()> {
     for s in &cfg.compare.schemes {
         shingled_sim::scheme_config(&cfg, s)?;
     }
-    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let jobs = args::jobs(a.jobs)?;
     let bar = progress::Reporter::runs(&format!("compare on {}", cfg.trace.path));
     let report = shingled_sim::compare_with(&cfg, jobs, &|p| bar.update(p))
         .with_context(|| format!("comparing on {}", cfg.trace.path))?;
@@ -392,7 +394,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         traces: a.on.clone(),
     };
     let mut plan = experiments::plan(&a.name, &opts)?;
-    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let jobs = args::jobs(a.jobs)?;
     if a.png.is_some() && plan.curve.is_none() {
         bail!(
             "--png draws the curve forms of experiments; {} has no curve (try `shingled report --experiment {}`)",

@@ -410,7 +410,7 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
         }
         return load(p);
     }
-    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let jobs = crate::args::jobs(a.jobs)?;
     let sim = &a.sim;
     let base = sim.to_config()?;
     if let Some(name) = &a.experiment {
