@@ -289,7 +289,9 @@ where
 /// `--jobs`: the number given (at least 1), or the number of cores.
 pub fn jobs(j: Option<usize>) -> anyhow::Result<usize> {
     match j {
-        Some(0) => anyhow::bail!("--jobs 0: at least 1 (simulations run in parallel; 1 runs them one at a time)"),
+        Some(0) => {
+            anyhow::bail!("--jobs 0: at least 1 (simulations run in parallel; 1 runs them one at a time)")
+        }
         Some(n) => Ok(n),
         None => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
     }

@@ -40,7 +40,8 @@ use shingled_sim::report;
 
 fn main() {
     use clap::{CommandFactory, FromArgMatches};
-    let cli = Cli::from_arg_matches(&negative_numbers(Cli::command()).get_matches()).unwrap_or_else(|e| e.exit());
+    let cli =
+        Cli::from_arg_matches(&negative_numbers(Cli::command()).get_matches()).unwrap_or_else(|e| e.exit());
     progress::set_mode(cli.progress);
     if let Err(e) = run(cli) {
         eprintln!("error: {}", chain(&e));

@@ -42,6 +42,17 @@ impl std::fmt::Display for LayerKind {
 pub fn detect(path: &Path) -> Result<LayerKind> {
     let mut f = std::fs::File::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
     let mut magic = [0u8; 8];
+    let len = f.metadata().map_err(|e| io(format!("reading {}", path.display()), e))?.len();
+    if len < magic.len() as u64 {
+        return Err(StlError::Corrupt {
+            device: path.display().to_string(),
+            what: if len == 0 {
+                "the file is empty; format a translation layer with `shingled stl format` (a new file)".into()
+            } else {
+                format!("the file holds only {len} bytes, too short for a translation layer's header")
+            },
+        });
+    }
     f.read_exact(&mut magic).map_err(|e| io(format!("reading the header of {}", path.display()), e))?;
     match &magic {
         b"SHSTLMED" => Ok(LayerKind::Smart),
