@@ -2,7 +2,7 @@
 //! listing of the drive profiles.
 
 use crate::plot;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use shingled_bench::device::{self as bench, DriveBenchOptions};
 use std::path::PathBuf;
@@ -88,6 +88,17 @@ fn bench_cmd(a: BenchCmd) -> Result<()> {
         }
         None => None,
     };
+    if let Some(w) = a.low_watermark {
+        if !(0.0..1.0).contains(&w) {
+            bail!("--low-watermark {w} is out of range: a share of the persistent buffer in [0, 1)");
+        }
+        if !matches!(a.name.as_str(), "sac-table2" | "timeline") {
+            bail!("--low-watermark applies to sac-table2 and timeline only; {} does not use it", a.name);
+        }
+    }
+    if a.range.is_some() && !matches!(a.name.as_str(), "sac-table2" | "timeline") {
+        bail!("--range applies to sac-table2 and timeline only; {} does not use it", a.name);
+    }
     let opts = DriveBenchOptions { scale: a.scale, seed: a.seed, range, low_watermark: a.low_watermark };
     let report = bench::run(&a.name, &opts)?;
     print!("{}", report.to_table());
