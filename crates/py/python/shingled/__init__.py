@@ -307,7 +307,7 @@ def compare(
 
 def experiment(
     name: str,
-    traces: Optional[Sequence[str]] = None,
+    traces: Union[PathLike, Sequence[PathLike], None] = None,
     mode: Optional[str] = None,
     config: Optional[Config] = None,
     jobs: Optional[int] = None,
@@ -361,10 +361,18 @@ def experiment(
         )
     paper_setup = setup is None and config is None and not any(k.startswith("drive") or k == "io_unit" for k in fields)
     cfg = make_config(config=config, setup=setup, **fields)
+    # One trace given as a str or path is one trace (not its characters).
+    if isinstance(traces, (str, bytes, os.PathLike)):
+        traces = [traces]
+    traces = [os.fsdecode(t) if isinstance(t, bytes) else os.fspath(t) if isinstance(t, os.PathLike) else t
+              for t in (traces or [])]
+    bad = [t for t in traces if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"experiment traces: a path or a list of paths (or synth: specs), not {bad[0]!r}")
     cb, close = _progress(progress, name)
     try:
         rep = json.loads(
-            _core.experiment(name, cfg.to_json(), list(traces or []), mode, jobs, cb, paper_setup,
+            _core.experiment(name, cfg.to_json(), traces, mode, jobs, cb, paper_setup,
                              json.dumps(curve) if curve else None)
         )
     finally:

@@ -183,6 +183,14 @@ def curve(
         raise _core.ConfigError(f"curve samples {samples!r}: at least 1")
     if isinstance(validate, bool) or not isinstance(validate, int) or validate < 0:
         raise _core.ConfigError(f"curve validate {validate!r}: a count of points, 0 or more")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise _core.ConfigError(f"curve seed {seed!r}: an integer from 0 to 2**64 - 1")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise _core.ConfigError(f"curve jobs {jobs!r}: an integer, at least 1 (or None: one per core)")
+    for name, values in (("policies", policies), ("cache_sizes", cache_sizes), ("pb_sizes", pb_sizes)):
+        for i, v in enumerate(values):
+            if v in values[:i]:
+                raise _core.ConfigError(f"curve {name}: {v!r} is given twice; give each once")
     for p in policies:
         _core.parse_policy(p)
     if warmup is not None:
@@ -194,7 +202,7 @@ def curve(
         "pb_sizes": pb_sizes,
         "rate": _rate(rate),
         "samples": samples,
-        "seed": int(seed),
+        "seed": seed,
         "unit": _unit(unit),
         "sampling": sampling,
         "validate": validate,
