@@ -62,6 +62,33 @@ COMMANDS = {
     ("stl", "stats"): ["--output"],
 }
 
+# Values that pass the parser, so the cache and stl commands reach their own checks; drawn for
+# half of their flags.
+PLAUSIBLE = {
+    "--size": ["64MiB", "16MiB", "256MiB", "4KiB", "1GiB", "8KiB", "100000"],
+    "--track-size": ["256KiB", "1MiB", "4KiB", "64MiB", "12KiB"],
+    "--zones": ["1", "4", "1000", "0"],
+    "--head-width": ["1", "2", "50", "0"],
+    "--utilisation": ["0.9", "1", "0", "0.01", "1.5"],
+    "--staging-tracks": ["0", "2", "8", "100000"],
+    "--zone-size": ["16MiB", "4KiB", "1MiB", "3MiB", "1GiB"],
+    "--conventional": ["0", "1", "8", "100"],
+    "--reserved-seq": ["0", "1", "100"],
+    "--mode": ["read-write", "write-only", "read-only", "write-cache"],
+    "--policy": ["lru", "pore", "sac", "lru-band", "most", "arc", "pore:period=0"],
+    "--band-size": ["1MiB", "4KiB", "64MiB", "0"],
+    "--pb-size": ["1MiB", "4KiB", "0", "64MiB"],
+    "--capacity": ["0", "1", "100", "1000000"],
+    "--reserve": ["0", "1", "16", "100000"],
+    "--sequential-cutoff": ["0", "4KiB", "1MiB"],
+    "--seed": ["0", "1"],
+    "--backing": ["backing.img", "cache.img", "smart.stl", "dmz.stl", "link"],
+    "--output": ["table", "json"],
+    "--cache-size": ["1%", "100%", "4KiB", "1GiB"],
+    "--flush-every": ["0", "1", "1000"],
+    "--limit": ["0", "1", "100"],
+}
+
 # Flags that take no value.
 SWITCHES = {"--force", "--no-compare", "--skip-bad-lines", "--no-cache"}
 
@@ -104,6 +131,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default=None, help="only this subcommand (e.g. curve)")
+    ap.add_argument("--verbose", action="store_true", help="print every command line and its outcome")
     a = ap.parse_args()
     a.bin = os.path.abspath(a.bin)
     rng = random.Random(a.seed)
@@ -141,6 +169,8 @@ def main() -> int:
             for fl in rng.sample(flags, k=min(len(flags), rng.randint(1, 3))):
                 if fl in SWITCHES:
                     args.append(fl)
+                elif cmd[0] in ("cache", "stl") and fl in PLAUSIBLE and rng.random() < 0.5:
+                    args += [fl, rng.choice(PLAUSIBLE[fl])]
                 else:
                     args += [fl, rng.choice(HOSTILE + files + (FIXTURES if cmd[0] in ("cache", "stl") else []))]
             if cmd == ("cache", "replay") and "--trace" not in args:
@@ -177,6 +207,8 @@ def main() -> int:
             else:
                 kind = "unclear"
             counts[kind] += 1
+            if a.verbose:
+                print(f"{kind}: {args}: " + " / ".join(err.strip().splitlines())[:300])
             if len(examples[kind]) < 5:
                 examples[kind].append((args, err.strip()[:200]))
     print(f"{a.n} command lines (seed {a.seed}): " + ", ".join(f"{k} {v}" for k, v in counts.items()))

@@ -185,6 +185,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--only", default=None, help="only this call (e.g. curve)")
     a = ap.parse_args()
+    a.python = os.path.abspath(a.python) if os.sep in a.python else a.python
     rng = random.Random(a.seed)
     counts = {"ok": 0, "error": 0, "unclear": 0, "panic": 0, "crash": 0, "hang": 0}
     examples = {k: [] for k in counts}

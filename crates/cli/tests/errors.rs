@@ -23,16 +23,28 @@ fn cases() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
         (vec!["sim", "--trace", T, "--limit", "NaN"], vec!["--limit", "NaN", "whole number"]),
         (vec!["sim", "--trace", T, "--time-scale", "-1"], vec!["--time-scale", "-1"]),
         (vec!["sim", "--trace", T, "--time-scale", "NaN"], vec!["--time-scale", "NaN", "finite"]),
-        (vec!["cache", "create", "c.img", "--backing", "b.img", "--size", "-1"], vec!["--size", "-1", "negative"]),
+        (
+            vec!["cache", "create", "c.img", "--backing", "b.img", "--size", "-1"],
+            vec!["--size", "-1", "negative"],
+        ),
         (vec!["stl", "serve", "x.stl", "m", "--idle-ms", "-1"], vec!["--idle-ms", "-1", "out of range"]),
         (vec!["stl", "format", "smart", "x.stl", "--utilisation", "-0.5"], vec!["utilisation", "-0.5"]),
         (vec!["stl", "format", "smart", "x.stl", "--zones", "-2"], vec!["--zones", "-2", "out of range"]),
-        (vec!["drive", "bench", "timeline", "--low-watermark", "-1"], vec!["--low-watermark", "-1", "[0, 1)"]),
+        (
+            vec!["drive", "bench", "timeline", "--low-watermark", "-1"],
+            vec!["--low-watermark", "-1", "[0, 1)"],
+        ),
         (vec!["drive", "bench", "fig3", "--low-watermark", "0.5"], vec!["--low-watermark", "fig3"]),
         // the other layer's flags, impossible sizes
-        (vec!["stl", "format", "dm-zoned", "x.stl", "--track-size", "1MiB"], vec!["--track-size", "dm-zoned"]),
+        (
+            vec!["stl", "format", "dm-zoned", "x.stl", "--track-size", "1MiB"],
+            vec!["--track-size", "dm-zoned"],
+        ),
         (vec!["stl", "format", "smart", "x.stl", "--conventional", "3"], vec!["--conventional", "smart"]),
-        (vec!["stl", "format", "dm-zoned", "x.stl", "--size", "16MiB"], vec!["16MiB", "8 conventional", "10 zones"]),
+        (
+            vec!["stl", "format", "dm-zoned", "x.stl", "--size", "16MiB"],
+            vec!["16MiB", "8 conventional", "10 zones"],
+        ),
         (
             vec!["stl", "format", "dm-zoned", "x.stl", "--size", "160MiB", "--conventional", "1"],
             vec!["nr_conv", "at least 2 conventional"],
@@ -47,7 +59,19 @@ fn cases() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
         (vec!["experiment", "pore-overall", "--jobs", "0"], vec!["--jobs", "at least 1"]),
         (vec!["curve", "--trace", T, "--jobs", "0"], vec!["--jobs", "at least 1"]),
         (
-            vec!["cache", "create", "c.img", "--backing", "b.img", "--size", "1MiB", "--policy", "pore", "--pb-size", "0"],
+            vec![
+                "cache",
+                "create",
+                "c.img",
+                "--backing",
+                "b.img",
+                "--size",
+                "1MiB",
+                "--policy",
+                "pore",
+                "--pb-size",
+                "0",
+            ],
             vec!["persistent", "0 blocks"],
         ),
         // charts and files
@@ -74,7 +98,8 @@ fn every_mistake_is_refused_with_a_message_naming_it() {
     for (args, words) in cases() {
         let o = shingled(&args, d);
         let e = String::from_utf8_lossy(&o.stderr).into_owned();
-        let debug_text = ["{ ", "ByteSize(", "FileType", "Some(", "panicked", "invalid digit", "fill whole buffer"];
+        let debug_text =
+            ["{ ", "ByteSize(", "FileType", "Some(", "panicked", "invalid digit", "fill whole buffer"];
         // 1 for a refused value, 2 for clap's usage errors
         let ok = matches!(o.status.code(), Some(1 | 2))
             && words.iter().all(|w| e.contains(w))

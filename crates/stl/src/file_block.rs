@@ -164,7 +164,14 @@ impl FileBlock {
 }
 
 fn check_length(path: &Path, bytes: u64) -> Result<()> {
-    if bytes == 0 || !bytes.is_multiple_of(BLOCK as u64) {
+    if bytes == 0 {
+        return Err(invalid(
+            &format!("length of {}", path.display()),
+            bytes,
+            "the file is empty; a device holds at least one 4096-byte block",
+        ));
+    }
+    if !bytes.is_multiple_of(BLOCK as u64) {
         return Err(invalid(
             &format!("length of {}", path.display()),
             bytes,

@@ -38,6 +38,16 @@ impl std::fmt::Display for LayerKind {
     }
 }
 
+/// `e` naming the file `path` where the layer named only itself (it opens any zoned device).
+fn named(e: StlError, path: &Path) -> StlError {
+    match e {
+        StlError::Corrupt { device, what } if device == "dm-zoned" => {
+            StlError::Corrupt { device: path.display().to_string(), what }
+        }
+        e => e,
+    }
+}
+
 /// Which layer `path` holds, by its magic.
 pub fn detect(path: &Path) -> Result<LayerKind> {
     let mut f = std::fs::File::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
@@ -57,6 +67,12 @@ pub fn detect(path: &Path) -> Result<LayerKind> {
     match &magic {
         b"SHSTLMED" => Ok(LayerKind::Smart),
         b"SHZONED\0" => Ok(LayerKind::DmZoned),
+        b"SHBCACHE" => Err(StlError::Corrupt {
+            device: path.display().to_string(),
+            what: "a block cache device (made by `shingled cache create`; `shingled cache check` reads it), \
+                   not a translation layer"
+                .into(),
+        }),
         other => Err(StlError::Corrupt {
             device: path.display().to_string(),
             what: format!(
@@ -216,7 +232,7 @@ impl Stl {
             }
             LayerKind::DmZoned => {
                 let dev = FileZoned::open(path, FileOptions::default())?;
-                Ok(Stl::DmZoned(Box::new(DmZoned::open(dev)?)))
+                Ok(Stl::DmZoned(Box::new(DmZoned::open(dev).map_err(|e| named(e, path))?)))
             }
         }
     }
@@ -287,7 +303,7 @@ pub fn inspect(path: &Path) -> Result<(LayerKind, Vec<String>, serde_json::Value
         }
         LayerKind::DmZoned => {
             let dev = FileZoned::open(path, FileOptions::default())?;
-            let mut d = DmZoned::open(dev)?;
+            let mut d = DmZoned::open(dev).map_err(|e| named(e, path))?;
             let problems = d.check()?.problems;
             let stats = serde_json::to_value(d.stats()).unwrap_or_default();
             Ok((LayerKind::DmZoned, problems, stats))
