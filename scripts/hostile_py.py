@@ -66,8 +66,9 @@ CALLS = {
                  {"op": "read", "off": "0", "arg": "4096", "cache": "'cache.img'"}),
     "cache_inspect": ("shingled.cache_inspect({cache})", {"cache": "'cache.img'"}),
     "cache_lost": ("shingled.cache_lost_blocks({backing}, {cache})", {"backing": "'backing.img'", "cache": "'cache.img'"}),
-    "cache_replay": ("shingled.cache_replay({config}, reserve={reserve}, flush_every={flush})",
-                     {"config": "None", "reserve": "None", "flush": "None"}),
+    "cache_replay": ("shingled.cache_replay({config}, reserve={reserve}, flush_every={flush}, trace={trace}, "
+                     "cache={cache})",
+                     {"config": "None", "reserve": "None", "flush": "None", "trace": TRACE, "cache": "'1%'"}),
     "stl_smart": ("shingled.TranslationLayer.format_smart({path}, {size}, track_size={track}, zones={zones}, "
                   "head_width={head}, utilisation={u}, staging_tracks={staging})",
                   {"path": "'s2.stl'", "size": "64 << 20", "track": "256 << 10", "zones": "4", "head": "2",

@@ -75,3 +75,17 @@ def test_config_that_names_no_file_says_so(tmp_path):
     # TOML text is still TOML text
     cfg = shingled.Config.from_toml("[cache]\nsize = \"20MiB\"\n")
     assert cfg.to_dict()["cache"]["size"] == "20MiB"
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: shingled.compare(TRACE, schemes=-1), "compare schemes"),
+    (lambda: shingled.curve(TRACE, cache_sizes=2**63), "curve cache_sizes"),
+    (lambda: shingled.sweep(0, TRACE), "sweep grid"),
+    (lambda: shingled.sweep({"policy": ["lru"]}, 5), "sweep traces"),
+    (lambda: shingled.trace_stats(3), "trace path"),
+    (lambda: shingled.generate(0, "x.bin"), "generate profile"),
+    (lambda: shingled.ChunkStore.in_memory().read("00" * 24, "abc"), "read offset"),
+])
+def test_wrong_types_name_the_argument(call, words):
+    with pytest.raises(TypeError, match=words):
+        call()

@@ -292,6 +292,9 @@ def compare(
     if schemes is not None:
         if isinstance(schemes, str):
             schemes = [s.strip() for s in schemes.split(",") if s.strip()]
+        if isinstance(schemes, (bytes, Mapping)) or not isinstance(schemes, Iterable) or not all(
+                isinstance(s, str) for s in schemes):
+            raise TypeError(f"compare schemes: a str or a list of str, not {type(schemes).__name__} {schemes!r:.80}")
         cfg = cfg.replace(**{"compare.schemes": list(schemes)})
     cb, close = _progress(progress, "compare")
     try:
@@ -439,6 +442,10 @@ def _dtype():
 
 
 def _spec(path: PathLike, format: Optional[str], volume: Optional[int], skip_bad_lines: bool) -> str:
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"trace path: a str or path (or a synth: spec), not {type(path).__name__} {path!r:.80}")
     d: dict = {"path": os.fspath(path), "skip_bad_lines": skip_bad_lines}
     if format is not None:
         d["format"] = format
@@ -495,6 +502,8 @@ def trace_stats(path: PathLike, format: Optional[str] = None, volume: Optional[i
 def generate(profile: str, out_path: PathLike, scale: float = 1.0, seed: int = 0) -> int:
     """Writes a synthetic MSR-like trace (``shingled trace profiles``) in the binary format;
     returns the number of requests."""
+    if not isinstance(profile, str):
+        raise TypeError(f"generate profile: a profile name (shingled trace profiles), not {type(profile).__name__} {profile!r:.80}")
     spec = profile if profile.startswith("synth:") else f"synth:{profile}"
     return _core.convert(f"{spec},scale={scale},seed={seed}", os.fspath(out_path))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _core
 
@@ -31,6 +31,8 @@ def _list(name: str, v: Union[str, Sequence[str], None]) -> List[str]:
         return []
     if isinstance(v, str):
         v = [v]
+    if isinstance(v, (bytes, Mapping)) or not isinstance(v, Iterable) or not all(isinstance(x, str) for x in v):
+        raise TypeError(f"curve {name}: a str or a list of str, not {type(v).__name__} {v!r:.80}")
     out = [str(x).strip() for x in v if str(x).strip()]
     if not out:
         raise _core.ConfigError(f"curve {name}: the list names nothing")
