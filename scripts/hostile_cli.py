@@ -180,7 +180,9 @@ def main() -> int:
             if cmd[0] in ("sim", "compare", "experiment", "curve"):
                 args += ["--trace", "synth:wdev,scale=0.002"] if "--trace" not in args and cmd[0] != "experiment" else []
             args = [x.replace("\x00", "") for x in args]
-            close_early = rng.random() < 0.5
+            # A check reports what it found on stdout (exit 1): keep it to judge the message.
+            checks = cmd[-1] in ("check", "fsck")
+            close_early = rng.random() < 0.5 and not checks
             proc = subprocess.Popen([a.bin, "--progress", "none"] + args, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, cwd=d, preexec_fn=limit_memory)
             if close_early:
@@ -196,6 +198,8 @@ def main() -> int:
                 continue
             p = subprocess.CompletedProcess(args, proc.returncode, out, errb)
             err = (p.stderr or b"").decode(errors="replace")
+            if checks:
+                err += (p.stdout or b"").decode(errors="replace")
             if p.returncode == 101 or "panicked" in err:
                 kind = "panic"
             elif p.returncode < 0:

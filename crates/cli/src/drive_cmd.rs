@@ -5,7 +5,7 @@ use crate::plot;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use shingled_bench::device::{self as bench, DriveBenchOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `shingled drive ...`
 #[derive(Subcommand, Debug)]
@@ -63,7 +63,7 @@ pub fn run(cmd: DriveCommand) -> Result<()> {
     }
 }
 
-fn write(path: &PathBuf, text: &str) -> Result<()> {
+fn write(path: &Path, text: &str) -> Result<()> {
     crate::out::file(path, text)
 }
 

@@ -53,6 +53,8 @@ fn main() {
 /// reaches its parser, which says it is out of range, instead of clap taking `-1` for a flag.
 /// Numeric options get parsers whose errors say what form and range is expected (`-1 is out
 /// of range`, `1e300 is not a whole number`) instead of Rust's `invalid digit found in string`.
+/// This replaces any `value_parser` an integer or decimal option declares (`.range(…)`): check a
+/// narrower range in the command instead.
 fn negative_numbers(c: clap::Command) -> clap::Command {
     use clap::builder::ValueParser;
     use std::any::TypeId;

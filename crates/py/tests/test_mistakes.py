@@ -84,8 +84,16 @@ def test_config_that_names_no_file_says_so(tmp_path):
     (lambda: shingled.sweep({"policy": ["lru"]}, 5), "sweep traces"),
     (lambda: shingled.trace_stats(3), "trace path"),
     (lambda: shingled.generate(0, "x.bin"), "generate profile"),
+    (lambda: shingled.mix(1e300, "x.bin"), "mix inputs"),
+    (lambda: shingled.simulate(TRACE, mode=object()), "mode must be a name"),
     (lambda: shingled.ChunkStore.in_memory().read("00" * 24, "abc"), "read offset"),
 ])
 def test_wrong_types_name_the_argument(call, words):
     with pytest.raises(TypeError, match=words):
         call()
+
+
+def test_mix_takes_one_input_as_a_str(tmp_path):
+    out = tmp_path / "m.bin"
+    summary = shingled.mix(TRACE, out)
+    assert [s["input"] for s in summary["streams"]] == [TRACE]

@@ -197,6 +197,9 @@ def make_config(
                 f"{name} must be a name (str) or a table (dict), not {type(v).__name__} {v!r}"
                 + ("; to run several, use shingled.sweep({'policy': [...]}, trace)" if name == "policy" else "")
             )
+    for name, v in (("mode", mode), ("setup", setup)):
+        if v is not None and not isinstance(v, str):
+            raise TypeError(f"{name} must be a name (str), not {type(v).__name__} {v!r:.80}")
     if setup is not None:
         cfg = cfg.with_setup(setup)
     if trace is not None:
@@ -515,4 +518,16 @@ def convert(input: PathLike, out_path: PathLike) -> int:
 
 def mix(inputs: Iterable[PathLike], out: PathLike, copies: int = 1, seed: int = 0) -> dict:
     """Builds a mixed trace (``shingled trace mix``); returns its summary."""
-    return json.loads(_core.mix([os.fspath(i) for i in inputs], os.fspath(out), copies, seed))
+    # one input given as a str or path is one input (not its characters)
+    if isinstance(inputs, (str, bytes, os.PathLike)):
+        inputs = [inputs]
+    if isinstance(inputs, Mapping) or not isinstance(inputs, Iterable):
+        raise TypeError(f"mix inputs: a path or a list of paths (or synth: specs), not {type(inputs).__name__} {inputs!r:.80}")
+    paths = []
+    for i in inputs:
+        if isinstance(i, bytes):
+            i = os.fsdecode(i)
+        if not isinstance(i, (str, os.PathLike)):
+            raise TypeError(f"mix inputs: a path or a list of paths (or synth: specs), not {type(i).__name__} {i!r:.80}")
+        paths.append(os.fspath(i))
+    return json.loads(_core.mix(paths, os.fspath(out), copies, seed))
