@@ -83,6 +83,7 @@ def test_config_that_names_no_file_says_so(tmp_path):
     (lambda: shingled.sweep(0, TRACE), "sweep grid"),
     (lambda: shingled.sweep({"policy": ["lru"]}, 5), "sweep traces"),
     (lambda: shingled.trace_stats(3), "trace path"),
+    (lambda: shingled.trace_stats(TRACE, format=b"\x00"), "trace format"),
     (lambda: shingled.generate(0, "x.bin"), "generate profile"),
     (lambda: shingled.mix(1e300, "x.bin"), "mix inputs"),
     (lambda: shingled.simulate(TRACE, mode=object()), "mode must be a name"),
@@ -97,3 +98,15 @@ def test_mix_takes_one_input_as_a_str(tmp_path):
     out = tmp_path / "m.bin"
     summary = shingled.mix(TRACE, out)
     assert [s["input"] for s in summary["streams"]] == [TRACE]
+
+
+def test_a_binary_file_given_as_config_is_refused_quickly(tmp_path):
+    img = tmp_path / "disk.img"
+    with open(img, "wb") as f:
+        f.truncate(64 << 20)
+    with pytest.raises(shingled.ConfigError, match=r"disk.img: larger than 4 MiB"):
+        shingled.Config.from_toml(str(img))
+    small = tmp_path / "small.img"
+    small.write_bytes(b"\0" * 4096)
+    with pytest.raises(shingled.ConfigError, match=r"small.img: holds NUL bytes"):
+        shingled.simulate(TRACE, config=str(small))

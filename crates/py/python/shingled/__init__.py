@@ -449,6 +449,10 @@ def _spec(path: PathLike, format: Optional[str], volume: Optional[int], skip_bad
         path = os.fsdecode(path)
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"trace path: a str or path (or a synth: spec), not {type(path).__name__} {path!r:.80}")
+    if format is not None and not isinstance(format, str):
+        raise TypeError(f"trace format: a format name (shingled trace formats), not {type(format).__name__} {format!r:.80}")
+    if volume is not None and (isinstance(volume, bool) or not isinstance(volume, int)):
+        raise TypeError(f"trace volume: an integer, not {type(volume).__name__} {volume!r:.80}")
     d: dict = {"path": os.fspath(path), "skip_bad_lines": skip_bad_lines}
     if format is not None:
         d["format"] = format

@@ -11,6 +11,9 @@ from typing import Any, Mapping, Optional, Union
 from . import _core
 
 
+# The largest configuration file read.
+_MAX_CONFIG_BYTES = 4 << 20
+
 class Section:
     """Read-only attribute view of one table of a configuration (``cfg.cache.size``)."""
 
@@ -109,10 +112,21 @@ class Config:
             )
         if isinstance(text_or_path, os.PathLike) or (looks_like_path and Path(text_or_path).is_file()):
             p = Path(text_or_path)
+            # A configuration is a small text file: refuse a disk image or other binary file
+            # before reading it whole (a 64 MiB image would take minutes to parse as TOML).
             try:
-                text = p.read_text()
+                with open(p, "rb") as f:
+                    data = f.read(_MAX_CONFIG_BYTES + 1)
             except OSError as e:
                 raise _core.ConfigError(f"{p}: {e}") from None
+            if len(data) > _MAX_CONFIG_BYTES:
+                raise _core.ConfigError(f"{p}: larger than {_MAX_CONFIG_BYTES >> 20} MiB: not a TOML configuration file")
+            if b"\0" in data:
+                raise _core.ConfigError(f"{p}: holds NUL bytes: not a TOML configuration file (a disk image or binary file?)")
+            try:
+                text = data.decode()
+            except UnicodeDecodeError as e:
+                raise _core.ConfigError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start}): not a TOML configuration file") from None
             try:
                 return cls(json.loads(_core.config_from_toml(text)))
             except _core.ConfigError as e:
