@@ -256,7 +256,11 @@ impl Superblock {
         {
             return Err(corrupt(
                 device,
-                format!("superblock layout {layout:?} with capacity {capacity} is impossible"),
+                format!(
+                    "superblock layout of {} slots, {} record blocks from block {}, data from block {}, \
+                     with capacity {capacity}, is impossible",
+                    layout.slots, layout.record_blocks, layout.record_start, layout.data_start
+                ),
             ));
         }
         let len = u32_at(b, 64) as usize;

@@ -595,7 +595,7 @@ fn cache_time(t: &Target) -> ModelTime {
 fn check_same_bands(drive: &BandMap, cfg: &BandConfig, backing_blocks: u64) -> Result<(), ReplayError> {
     let cache = BandMap::build(cfg, ByteSize(backing_blocks * BLOCK as u64)).map_err(|e| {
         ReplayError::Unsupported(format!(
-            "the drive's band layout {cfg:?} does not build over the backing device: {e}"
+            "the drive's band layout {cfg} does not build over the backing device: {e}"
         ))
     })?;
     let same = drive.len() == cache.len()

@@ -59,6 +59,13 @@ impl PbLength {
         match *self {
             PbLength::Blocks(n) => Ok(n),
             PbLength::OfPb(m) => match ctx.pb_blocks {
+                Some(0) => Err(PolicyError::Unsupported {
+                    policy,
+                    reason: format!(
+                        "{field} = {self} is relative to the persistent buffer, but its size is 0 blocks; \
+                         give the drive's persistent-buffer size (at least one 4 KiB block)"
+                    ),
+                }),
                 Some(pb) => Ok(((pb as f64 * m).round() as u64).max(1)),
                 None => Err(PolicyError::Unsupported {
                     policy,
@@ -167,6 +174,14 @@ mod tests {
             assert!(bad.parse::<PbLength>().is_err(), "{bad}");
         }
         assert!(serde_json::from_str::<PbLength>("0.5").is_err());
+    }
+
+    #[test]
+    fn a_zero_block_persistent_buffer_is_refused() {
+        let ctx = PolicyContext { pb_blocks: Some(0), ..Default::default() };
+        let e = PbLength::OfPb(1.0).resolve(&ctx, "pore", "period").unwrap_err().to_string();
+        assert!(e.contains("period") && e.contains("0 blocks"), "{e}");
+        assert_eq!(PbLength::Blocks(5).resolve(&ctx, "pore", "period").unwrap(), 5);
     }
 
     #[test]

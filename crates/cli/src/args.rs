@@ -109,6 +109,23 @@ pub struct EmitArgs {
     pub cdf: Option<PathBuf>,
 }
 
+impl EmitArgs {
+    /// Checks `--out` and `--cdf` before any run, so a mistyped output fails at once.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Some(p) = &self.out {
+            crate::out::check("--out", p)?;
+        }
+        if let Some(p) = &self.cdf {
+            if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
+                crate::plot::png_output(p).map_err(|e| anyhow::anyhow!("--cdf {e}"))?;
+            } else {
+                crate::out::check("--cdf", p)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct SimCmd {
     #[command(flatten)]
@@ -267,6 +284,28 @@ where
     T::Err: std::fmt::Display,
 {
     v.parse::<T>().map_err(|e| anyhow::anyhow!("--{flag} {v:?}: {e}"))
+}
+
+/// `--jobs`: the number given (at least 1), or the number of cores.
+pub fn jobs(j: Option<usize>) -> anyhow::Result<usize> {
+    match j {
+        Some(0) => {
+            anyhow::bail!("--jobs 0: at least 1 (simulations run in parallel; 1 runs them one at a time)")
+        }
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+    }
+}
+
+/// An error naming `flag` and the item if a list names the same item twice (`--policy lru,lru`
+/// would run the same configuration twice and print two rows of one name).
+pub fn no_duplicates(flag: &str, items: &[String]) -> anyhow::Result<()> {
+    for (i, x) in items.iter().enumerate() {
+        if items[..i].iter().any(|y| y.eq_ignore_ascii_case(x)) {
+            anyhow::bail!("{flag} names {x:?} twice; give each once");
+        }
+    }
+    Ok(())
 }
 
 /// Splits a comma-separated list of policy specs, keeping `field=value` parameters with the
@@ -537,4 +576,49 @@ pub struct MixCmd {
     /// The binary trace to write.
     #[arg(long, short)]
     pub output: PathBuf,
+}
+
+/// The parser of every unsigned integer option: a whole number in digits within `T`'s range,
+/// with an error that says which form and range is expected.
+pub fn whole<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + TryFrom<u128> + Copy + std::fmt::Display + num_max::Max,
+{
+    let t = s.trim();
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return digits
+            .parse::<u128>()
+            .ok()
+            .and_then(|v| T::try_from(v).ok())
+            .ok_or_else(|| format!("{s} is out of range: expected a whole number from 0 to {}", T::MAX));
+    }
+    if let Some(rest) = t.strip_prefix('-') {
+        if rest.parse::<f64>().is_ok() {
+            return Err(format!("{s} is out of range: expected a whole number from 0 to {}", T::MAX));
+        }
+    }
+    Err(format!("expected a whole number written in digits (e.g. 42, at most {}), not {s:?}", T::MAX))
+}
+
+/// The parser of every decimal option: a finite number (its range is checked by the command).
+pub fn finite(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("expected a finite number (e.g. 0.5), not {s:?}")),
+        Err(_) => Err(format!("expected a number (e.g. 0.5 or 2), not {s:?}")),
+    }
+}
+
+/// The largest value of an unsigned integer type, for [`whole`]'s messages.
+pub mod num_max {
+    /// `Self::MAX` as a trait constant.
+    pub trait Max {
+        /// The type's largest value.
+        const MAX: Self;
+    }
+    macro_rules! max {
+        ($($t:ty),*) => { $(impl Max for $t { const MAX: Self = <$t>::MAX; })* };
+    }
+    max!(u8, u16, u32, u64, usize);
 }

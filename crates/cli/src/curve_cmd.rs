@@ -125,6 +125,12 @@ fn sizes(flag: &str, v: &[String]) -> Result<Vec<SizeSpec>> {
 }
 
 pub fn run(a: CurveCmd) -> Result<()> {
+    if let Some(p) = &a.out {
+        crate::out::check("--out", p)?;
+    }
+    if let Some(p) = &a.png {
+        crate::plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
+    }
     if a.sim.no_cache {
         bail!("curve: --no-cache has no cache to size; give --policy (default lru)");
     }
@@ -141,6 +147,9 @@ pub fn run(a: CurveCmd) -> Result<()> {
     let policies = a.sim.policy.as_deref().map(split_policies).unwrap_or_else(|| vec!["lru".into()]);
     let pb_sizes = list(&a.sim.pb_size);
     let mut cache_sizes = list(&a.sim.cache_size);
+    crate::args::no_duplicates("--policy", &policies)?;
+    crate::args::no_duplicates("--cache-size", &cache_sizes)?;
+    crate::args::no_duplicates("--pb-size", &pb_sizes)?;
     if cache_sizes.is_empty() && pb_sizes.len() <= 1 {
         cache_sizes = DEFAULT_SIZES.split(',').map(String::from).collect();
     }
@@ -153,7 +162,7 @@ pub fn run(a: CurveCmd) -> Result<()> {
         policies,
         cache_sizes: sizes("cache-size", &cache_sizes)?,
         pb_sizes: if pb_sizes.len() > 1 { sizes("pb-size", &pb_sizes)? } else { Vec::new() },
-        jobs: a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+        jobs: crate::args::jobs(a.jobs)?,
         after_warmup: a.sim.warmup.is_some(),
         ..CurveOptions::default()
     };

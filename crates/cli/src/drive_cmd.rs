@@ -2,10 +2,10 @@
 //! listing of the drive profiles.
 
 use crate::plot;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use shingled_bench::device::{self as bench, DriveBenchOptions};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `shingled drive ...`
 #[derive(Subcommand, Debug)]
@@ -63,8 +63,8 @@ pub fn run(cmd: DriveCommand) -> Result<()> {
     }
 }
 
-fn write(path: &PathBuf, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+fn write(path: &Path, text: &str) -> Result<()> {
+    crate::out::file(path, text)
 }
 
 fn bench_cmd(a: BenchCmd) -> Result<()> {
@@ -74,12 +74,31 @@ fn bench_cmd(a: BenchCmd) -> Result<()> {
         }
         return Ok(());
     }
+    for (flag, p) in [("--csv", &a.csv), ("--series-csv", &a.series_csv), ("--json", &a.json)] {
+        if let Some(p) = p {
+            crate::out::check(flag, p)?;
+        }
+    }
+    if let Some(p) = &a.png {
+        plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
+    }
     let range = match &a.range {
         Some(r) => {
             Some(r.parse::<shingled_core::ByteSize>().map_err(|e| anyhow::anyhow!("--range {r:?}: {e}"))?)
         }
         None => None,
     };
+    if let Some(w) = a.low_watermark {
+        if !(0.0..1.0).contains(&w) {
+            bail!("--low-watermark {w} is out of range: a share of the persistent buffer in [0, 1)");
+        }
+        if !matches!(a.name.as_str(), "sac-table2" | "timeline") {
+            bail!("--low-watermark applies to sac-table2 and timeline only; {} does not use it", a.name);
+        }
+    }
+    if a.range.is_some() && !matches!(a.name.as_str(), "sac-table2" | "timeline") {
+        bail!("--range applies to sac-table2 and timeline only; {} does not use it", a.name);
+    }
     let opts = DriveBenchOptions { scale: a.scale, seed: a.seed, range, low_watermark: a.low_watermark };
     let report = bench::run(&a.name, &opts)?;
     print!("{}", report.to_table());

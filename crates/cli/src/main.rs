@@ -36,16 +36,51 @@ mod zone_cmd;
 
 use anyhow::{bail, Context, Result};
 use args::{Cli, Command, Output, TraceCommand};
-use clap::Parser;
 use shingled_sim::report;
 
 fn main() {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let cli =
+        Cli::from_arg_matches(&negative_numbers(Cli::command()).get_matches()).unwrap_or_else(|e| e.exit());
     progress::set_mode(cli.progress);
     if let Err(e) = run(cli) {
         eprintln!("error: {}", chain(&e));
         std::process::exit(1);
     }
+}
+
+/// Lets every option that takes a value take a negative number (`--seed -1`), so the value
+/// reaches its parser, which says it is out of range, instead of clap taking `-1` for a flag.
+/// Numeric options get parsers whose errors say what form and range is expected (`-1 is out
+/// of range`, `1e300 is not a whole number`) instead of Rust's `invalid digit found in string`.
+/// This replaces any `value_parser` an integer or decimal option declares (`.range(…)`): check a
+/// narrower range in the command instead.
+fn negative_numbers(c: clap::Command) -> clap::Command {
+    use clap::builder::ValueParser;
+    use std::any::TypeId;
+    c.mut_args(|a| {
+        if !a.get_action().takes_values() {
+            return a;
+        }
+        let t = a.get_value_parser().type_id();
+        let a = a.allow_negative_numbers(true);
+        if t == TypeId::of::<u64>() {
+            a.value_parser(ValueParser::new(args::whole::<u64>))
+        } else if t == TypeId::of::<u32>() {
+            a.value_parser(ValueParser::new(args::whole::<u32>))
+        } else if t == TypeId::of::<usize>() {
+            a.value_parser(ValueParser::new(args::whole::<usize>))
+        } else if t == TypeId::of::<u16>() {
+            a.value_parser(ValueParser::new(args::whole::<u16>))
+        } else if t == TypeId::of::<u8>() {
+            a.value_parser(ValueParser::new(args::whole::<u8>))
+        } else if t == TypeId::of::<f64>() {
+            a.value_parser(ValueParser::new(args::finite))
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(negative_numbers)
 }
 
 /// The error and its causes joined by ": ", leaving out a cause whose text the message already
@@ -108,7 +143,7 @@ fn run(cli: Cli) -> Result<()> {
 /// Writes `text` to `--out FILE` or stdout.
 fn emit(out: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
     match out {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        Some(p) => out::file(p, text),
         None => {
             out::write(format_args!("{text}"));
             Ok(())
@@ -190,7 +225,7 @@ fn write_cdf(
             text.push_str(&format!("{group},{label},{ms},{f}\n"));
         }
     }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    out::file(path, text)
 }
 
 /// `sim` with a list of policies and/or cache sizes: one run per combination, one table.
@@ -244,6 +279,7 @@ fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<(
 }
 
 fn sim(a: args::SimCmd) -> Result<()> {
+    a.emit.check()?;
     let policies = a.sim.policy.as_deref().map(args::split_policies).unwrap_or_default();
     let sizes: Vec<String> = a
         .sim
@@ -251,6 +287,8 @@ fn sim(a: args::SimCmd) -> Result<()> {
         .as_deref()
         .map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
         .unwrap_or_default();
+    args::no_duplicates("--policy", &policies)?;
+    args::no_duplicates("--cache-size", &sizes)?;
     if policies.len() > 1 || sizes.len() > 1 {
         if a.sim.no_cache {
             bail!("--no-cache runs no policy; give one configuration or drop --no-cache");
@@ -296,6 +334,7 @@ fn sim(a: args::SimCmd) -> Result<()> {
 }
 
 fn compare(a: args::CompareCmd) -> Result<()> {
+    a.emit.check()?;
     let mut cfg = a.sim.to_config()?;
     if let Some(s) = &a.schemes {
         cfg.compare.schemes = s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
@@ -306,7 +345,7 @@ fn compare(a: args::CompareCmd) -> Result<()> {
     for s in &cfg.compare.schemes {
         shingled_sim::scheme_config(&cfg, s)?;
     }
-    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let jobs = args::jobs(a.jobs)?;
     let bar = progress::Reporter::runs(&format!("compare on {}", cfg.trace.path));
     let report = shingled_sim::compare_with(&cfg, jobs, &|p| bar.update(p))
         .with_context(|| format!("comparing on {}", cfg.trace.path))?;
@@ -336,6 +375,10 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         }
         return Ok(());
     }
+    a.emit.check()?;
+    if let Some(p) = &a.png {
+        plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
+    }
     let ignored = ignored_experiment_flags(&a.name, &a.sim);
     if !ignored.is_empty() {
         bail!(
@@ -354,7 +397,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         traces: a.on.clone(),
     };
     let mut plan = experiments::plan(&a.name, &opts)?;
-    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let jobs = args::jobs(a.jobs)?;
     if a.png.is_some() && plan.curve.is_none() {
         bail!(
             "--png draws the curve forms of experiments; {} has no curve (try `shingled report --experiment {}`)",
@@ -527,12 +570,17 @@ fn trace(t: TraceCommand) -> Result<()> {
                 &a.output,
                 &stop,
             )?;
-            eprintln!(
-                "wrote {} ({} requests; statistics kept in {})",
-                a.output.display(),
-                s.requests,
-                shingled_sim::stats_file::stats_path(&a.output.to_string_lossy()).display()
-            );
+            // statistics are kept only beside a regular file (not beside /dev/null or a FIFO)
+            if std::fs::metadata(&a.output).is_ok_and(|m| m.is_file()) {
+                eprintln!(
+                    "wrote {} ({} requests; statistics kept in {})",
+                    a.output.display(),
+                    s.requests,
+                    shingled_sim::stats_file::stats_path(&a.output.to_string_lossy()).display()
+                );
+            } else {
+                eprintln!("wrote {} ({} requests)", a.output.display(), s.requests);
+            }
             Ok(())
         }
         TraceCommand::Mix(a) => {

@@ -22,3 +22,16 @@ pub fn write(args: std::fmt::Arguments<'_>) {
         }
     }
 }
+
+/// Writes `bytes` to the output file `path` through `shingled_core::output` (atomic for a
+/// regular file, written through for a device or FIFO, a symbolic link's target written), with
+/// an error naming it.
+pub fn file(path: &std::path::Path, bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
+    shingled_core::output::write_output(path, bytes.as_ref()).map_err(|e| anyhow::anyhow!("writing {e}"))
+}
+
+/// Checks before long work that `path` can be written as an output (see
+/// `shingled_core::output::check_output`).
+pub fn check(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    shingled_core::output::check_output(path).map_err(|e| anyhow::anyhow!("{flag} {e}"))
+}

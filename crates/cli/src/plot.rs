@@ -88,8 +88,10 @@ fn chart(
         x1 = x0 + 1.0;
     }
     let (x_label, y_label) = (series[0].x_label.clone(), series[0].y_label.clone());
-    writable(path)?;
-    let root = BitMapBackend::new(path, (1000, 620)).into_drawing_area();
+    png_output(path)?;
+    let (w, h) = (1000, 620);
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
+    let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let colors =
         [RGBColor(31, 119, 180), RGBColor(214, 39, 40), RGBColor(44, 160, 44), RGBColor(148, 103, 189)];
@@ -173,8 +175,9 @@ fn chart(
             draw!(builder.build_cartesian_2d((xlo..xhi).log_scale(), ylo..yhi).map_err(|e| anyhow!("{e}"))?)
         }
     }
-    root.present().map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
-    Ok(())
+    root.present().map_err(|e| anyhow!("drawing {}: {e}", path.display()))?;
+    drop(root);
+    save_png(path, &pixels, w, h)
 }
 
 /// One group of bars of [`bar_chart`]: a name (legend) and one value per category (`None`
@@ -206,8 +209,10 @@ pub fn bar_chart(
     let legend = if series.len() > 1 { (10.0 + 22.0 * series.len() as f64) / 520.0 } else { 0.0 };
     let hi = if y1 > 0.0 { y1 * 1.1 / (1.0 - legend.min(0.6)) } else { 1.0 };
     let width = (n as u32 * 90).clamp(800, 2400);
-    writable(path)?;
-    let root = BitMapBackend::new(path, (width, 620)).into_drawing_area();
+    png_output(path)?;
+    let (w, h) = (width, 620);
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
+    let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let colors = [
         RGBColor(31, 119, 180),
@@ -268,12 +273,32 @@ pub fn bar_chart(
             .draw()
             .map_err(|e| anyhow!("{e}"))?;
     }
-    root.present().map_err(|e| anyhow!("writing {}: {e}", path.display()))?;
-    Ok(())
+    root.present().map_err(|e| anyhow!("drawing {}: {e}", path.display()))?;
+    drop(chart);
+    drop(root);
+    save_png(path, &pixels, w, h)
 }
 
-/// An error naming the file and the OS error if `path` cannot be written (the drawing backend's
-/// own error is a debug dump of nested enums).
-fn writable(path: &Path) -> Result<()> {
-    std::fs::File::create(path).map(|_| ()).map_err(|e| anyhow!("writing {}: {e}", path.display()))
+/// Checks before drawing that `path` names a PNG file that can be written: the charts are PNG
+/// only, and a device, FIFO or link is handled as every output is (`shingled_core::output`).
+pub fn png_output(path: &Path) -> Result<()> {
+    if !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
+        return Err(anyhow!(
+            "{}: only PNG charts are drawn; name the file with a .png extension",
+            path.display()
+        ));
+    }
+    shingled_core::output::check_output(path).map_err(|e| anyhow!("writing {e}"))
+}
+
+/// Encodes the RGB `pixels` (`w` x `h`) as a PNG and writes it to `path`.
+fn save_png(path: &Path, pixels: &[u8], w: u32, h: u32) -> Result<()> {
+    let mut bytes = Vec::new();
+    let mut enc = png::Encoder::new(&mut bytes, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.write_header()
+        .and_then(|mut wr| wr.write_image_data(pixels))
+        .map_err(|e| anyhow!("encoding {}: {e}", path.display()))?;
+    crate::out::file(path, bytes)
 }

@@ -299,7 +299,7 @@ fn parse_targets(items: &[String], count: u32, capacity: u64) -> Result<Vec<u64>
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    crate::out::file(path, text)
 }
 
 /// Runs `shingled probe ...`.

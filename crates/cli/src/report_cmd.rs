@@ -410,7 +410,7 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
         }
         return load(p);
     }
-    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let jobs = crate::args::jobs(a.jobs)?;
     let sim = &a.sim;
     let base = sim.to_config()?;
     if let Some(name) = &a.experiment {
@@ -458,17 +458,33 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
     Ok(from_compare(c))
 }
 
+/// Checks before running that `--out` is (or can be made) a directory whose files can be
+/// written, so a mistyped output does not cost the whole experiment.
+fn check_out_dir(dir: &std::path::Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => bail!(
+            "--out {}: not a directory (the report is written as files into a directory: \
+             results.json, the page and its charts)",
+            dir.display()
+        ),
+        _ => {}
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--out {}: creating the directory", dir.display()))?;
+    crate::out::check("--out", &dir.join("results.json"))
+}
+
 pub fn run(a: ReportCmd) -> Result<()> {
+    check_out_dir(&a.out)?;
     let e = run_report(&a)?;
     if e.runs.is_empty() {
         bail!("the report has no runs");
     }
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let json = serde_json::to_string_pretty(&e)? + "\n";
     let json_path = a.out.join("results.json");
     // Regenerating from the directory's own results.json must not truncate it first.
     if a.from.as_deref().map(|p| p.canonicalize().ok() != json_path.canonicalize().ok()).unwrap_or(true) {
-        std::fs::write(&json_path, json).with_context(|| format!("writing {}", json_path.display()))?;
+        crate::out::file(&json_path, json)?;
     }
     let figs = figures(&e, &a.out)?;
     let (name, page) = match a.report_format {
@@ -476,7 +492,7 @@ pub fn run(a: ReportCmd) -> Result<()> {
         ReportFormat::Html => ("report.html", render(&e, ReportFormat::Html, &figs)),
     };
     let page_path = a.out.join(name);
-    std::fs::write(&page_path, page).with_context(|| format!("writing {}", page_path.display()))?;
+    crate::out::file(&page_path, page)?;
     eprintln!("wrote {} ({} runs, {} figures)", page_path.display(), e.runs.len(), figs.len());
     Ok(())
 }

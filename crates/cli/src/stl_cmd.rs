@@ -67,27 +67,27 @@ pub struct FormatArgs {
     /// Raw size of the medium or device.
     #[arg(long, default_value = "1GiB")]
     pub size: ByteSize,
-    /// SMaRT: bytes per track (the last 4 KiB of each is its footer).
-    #[arg(long, default_value = "1MiB")]
-    pub track_size: ByteSize,
-    /// SMaRT: recording zones.
-    #[arg(long, default_value_t = 4)]
-    pub zones: u32,
-    /// SMaRT: head width in tracks (a write destroys the next width − 1 tracks).
-    #[arg(long, default_value_t = 2)]
-    pub head_width: u32,
-    /// SMaRT: share of the shingled tracks the host can address (U).
-    #[arg(long, default_value_t = 0.9)]
-    pub utilisation: f64,
-    /// SMaRT: staging tracks for GC moves that overlap their destination.
-    #[arg(long, default_value_t = 8)]
-    pub staging_tracks: u32,
-    /// dm-zoned: zone size (a power of two).
-    #[arg(long, default_value = "16MiB")]
-    pub zone_size: ByteSize,
-    /// dm-zoned: conventional zones (metadata and write buffers).
-    #[arg(long, default_value_t = 8)]
-    pub conventional: u64,
+    /// SMaRT: bytes per track (the last 4 KiB of each is its footer) [default: 1MiB].
+    #[arg(long)]
+    pub track_size: Option<ByteSize>,
+    /// SMaRT: recording zones [default: 4].
+    #[arg(long)]
+    pub zones: Option<u32>,
+    /// SMaRT: head width in tracks (a write destroys the next width − 1 tracks) [default: 2].
+    #[arg(long)]
+    pub head_width: Option<u32>,
+    /// SMaRT: share of the shingled tracks the host can address (U) [default: 0.9].
+    #[arg(long)]
+    pub utilisation: Option<f64>,
+    /// SMaRT: staging tracks for GC moves that overlap their destination [default: 8].
+    #[arg(long)]
+    pub staging_tracks: Option<u32>,
+    /// dm-zoned: zone size (a power of two) [default: 16MiB].
+    #[arg(long)]
+    pub zone_size: Option<ByteSize>,
+    /// dm-zoned: conventional zones (metadata and write buffers) [default: 8].
+    #[arg(long)]
+    pub conventional: Option<u64>,
     /// dm-zoned: sequential zones reserved for reclaim (default: the layer's).
     #[arg(long)]
     pub reserved_seq: Option<u64>,
@@ -136,21 +136,51 @@ fn format(a: FormatArgs) -> Result<()> {
     if a.file.exists() {
         bail!("{}: already exists; `shingled stl format` creates a new file", a.file.display());
     }
+    // A flag of the other layer would be ignored: refuse it, so the file is what was asked for.
+    let (smart, dmzoned) = (
+        [
+            ("--track-size", a.track_size.is_some()),
+            ("--zones", a.zones.is_some()),
+            ("--head-width", a.head_width.is_some()),
+            ("--utilisation", a.utilisation.is_some()),
+            ("--staging-tracks", a.staging_tracks.is_some()),
+        ],
+        [
+            ("--zone-size", a.zone_size.is_some()),
+            ("--conventional", a.conventional.is_some()),
+            ("--reserved-seq", a.reserved_seq.is_some()),
+        ],
+    );
+    let (other, name) = match a.layer {
+        LayerArg::Smart => (&dmzoned[..], "smart"),
+        LayerArg::DmZoned => (&smart[..], "dm-zoned"),
+    };
+    let wrong: Vec<&str> = other.iter().filter(|(_, given)| *given).map(|(f, _)| *f).collect();
+    if !wrong.is_empty() {
+        bail!(
+            "{} {} not apply to the {name} layer; drop {}",
+            wrong.join(", "),
+            if wrong.len() == 1 { "does" } else { "do" },
+            if wrong.len() == 1 { "it" } else { "them" }
+        );
+    }
     let stl = match a.layer {
         LayerArg::Smart => {
-            let tb = u32::try_from(a.track_size.0)
+            let track_size = a.track_size.unwrap_or(ByteSize(1 << 20));
+            let tb = u32::try_from(track_size.0)
                 .ok()
                 .filter(|&t| t <= 64 << 20)
-                .with_context(|| format!("--track-size {}: at most 64 MiB", a.track_size))?;
+                .with_context(|| format!("--track-size {track_size}: at most 64 MiB"))?;
+            let d = SmartStlConfig::default();
             let spec = SmartFileSpec {
                 size: a.size,
                 track_bytes: tb,
-                zones: a.zones,
-                head_width: a.head_width,
+                zones: a.zones.unwrap_or(4),
+                head_width: a.head_width.unwrap_or(2),
                 config: SmartStlConfig {
-                    utilisation: a.utilisation,
-                    staging_tracks: a.staging_tracks,
-                    ..SmartStlConfig::default()
+                    utilisation: a.utilisation.unwrap_or(d.utilisation),
+                    staging_tracks: a.staging_tracks.unwrap_or(d.staging_tracks),
+                    ..d
                 },
             };
             Stl::format_smart(&a.file, &spec)
@@ -158,8 +188,8 @@ fn format(a: FormatArgs) -> Result<()> {
         LayerArg::DmZoned => {
             let spec = DmZonedFileSpec {
                 size: a.size,
-                zone_bytes: a.zone_size,
-                conventional: a.conventional,
+                zone_bytes: a.zone_size.unwrap_or(ByteSize(16 << 20)),
+                conventional: a.conventional.unwrap_or(8),
                 reserved_seq: a.reserved_seq,
             };
             Stl::format_dmzoned(&a.file, &spec)

@@ -39,8 +39,8 @@ pub struct StoreBenchArgs {
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Rounds of every wall-clock cell of `write` (engine, raw device and files interleaved in
-    /// each); each cell reports its median time.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// each); each cell reports its median time. 1 to 1000.
+    #[arg(long, default_value_t = 1)]
     pub rounds: u32,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Output::Table)]
@@ -61,6 +61,9 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
             println!("{name:<10} {what}");
         }
         return Ok(());
+    }
+    if !(1..=1000).contains(&a.rounds) {
+        bail!("--rounds {} is out of range: 1 to 1000", a.rounds);
     }
     if !(a.scale > 0.0 && a.scale.is_finite()) {
         bail!("--scale {} must be a positive number", a.scale);
@@ -96,7 +99,7 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
         }
     };
     match &a.out {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        Some(p) => crate::out::file(p, text)?,
         None => print!("{text}"),
     }
     Ok(())

@@ -583,7 +583,8 @@ fn store_bench_write_rounds_report_medians_and_bad_rounds_are_refused() {
     for bad in ["0", "-1", "x", "1001"] {
         let o = shingled(&["store", "bench", "write", &format!("--rounds={bad}")]);
         let e = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "--rounds {bad}: {e}");
+        // 2 for the parser's refusal, 1 for the command's range check
+        assert!(matches!(o.status.code(), Some(1 | 2)), "--rounds {bad}: {e}");
         assert!(e.contains("--rounds"), "--rounds {bad}: {e}");
     }
 }

@@ -38,6 +38,17 @@ pub enum BandConfig {
     },
 }
 
+/// The `--bands` syntax: `fixed:SIZE`, `uniform:MIN:MAX:SEED`, `lba:OUTER:INNER`.
+impl std::fmt::Display for BandConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BandConfig::Fixed { size } => write!(f, "fixed:{size}"),
+            BandConfig::UniformRandom { min, max, seed } => write!(f, "uniform:{min}:{max}:{seed}"),
+            BandConfig::LbaDependent { outer, inner } => write!(f, "lba:{outer}:{inner}"),
+        }
+    }
+}
+
 impl Default for BandConfig {
     /// PORE's emulator: uniform 17–36 MB.
     fn default() -> Self {

@@ -9,6 +9,7 @@ mod bands;
 pub mod de;
 pub mod mem;
 pub mod numeric;
+pub mod output;
 mod rng;
 mod size;
 pub mod table;

@@ -72,6 +72,9 @@ impl FromStr for ByteSize {
         let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
         let num: String = num.chars().filter(|&c| c != '_').collect();
+        if num.is_empty() && t.starts_with('-') {
+            return Err(err("out of range: a size cannot be negative"));
+        }
         if num.is_empty() {
             return Err(err("expected a number, e.g. 20MiB, 1.5GB or 4096"));
         }

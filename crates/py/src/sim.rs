@@ -427,8 +427,7 @@ pub(crate) fn experiment(
         for (k, x) in given {
             v[k.as_str()] = x;
         }
-        *opts = serde_json::from_value(v)
-            .map_err(|e| ConfigError::new_err(format!("experiment {name}: curve options: {e}")))?;
+        *opts = crate::config::from_json(&v.to_string(), &format!("experiment {name}: curve option"))?;
         if let shingled_sim::curve::Rate::Fixed(r) = opts.rate {
             if !(r > 0.0 && r <= 1.0) {
                 return Err(ConfigError::new_err(format!("experiment {name}: rate {r}: must be in (0, 1]")));
@@ -468,8 +467,8 @@ pub(crate) fn curve(
     progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let base = parse_config(config)?;
-    let opts: shingled_sim::CurveOptions =
-        serde_json::from_str(options).map_err(|e| ConfigError::new_err(format!("curve options: {e}")))?;
+    // errors name the option (`curve option field seed: invalid value: integer `-1`, expected u64`)
+    let opts: shingled_sim::CurveOptions = crate::config::from_json(options, "curve option")?;
     let r = interruptible_curve(py, progress.as_ref(), |stop, tell| {
         shingled_sim::curve(&base, &opts, tell, stop)
     })?

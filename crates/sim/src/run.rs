@@ -178,6 +178,18 @@ pub fn sizing(cfg: &SimConfig, stats: &TraceStats) -> Result<Sizing, SimError> {
                 });
             }
             let base = if cfg.mode.sized_by_written_range() { written } else { accessed };
+            if let SizeSpec::Fraction(f) = size {
+                if !(*f > 0.0 && *f <= 1.0) {
+                    let range = if cfg.mode.sized_by_written_range() { "written" } else { "accessed" };
+                    return Err(SimError::Config {
+                        field: "cache.size",
+                        reason: format!(
+                            "{size} of the {range} range: a relative cache size is in (0%, 100%] (a cache \
+                             larger than the whole range holds nothing more); give an absolute size for more"
+                        ),
+                    });
+                }
+            }
             size.resolve(base).blocks()
         }
     };
@@ -517,8 +529,14 @@ pub fn compare_with(
     jobs: usize,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<CompareReport, SimError> {
-    let configs: Vec<SimConfig> =
-        base.compare.schemes.iter().map(|s| scheme_config(base, s)).collect::<Result<_, _>>()?;
+    let schemes = &base.compare.schemes;
+    if let Some(s) = schemes.iter().enumerate().find_map(|(i, s)| schemes[..i].contains(s).then_some(s)) {
+        return Err(SimError::Config {
+            field: "compare.schemes",
+            reason: format!("{s:?} is named twice; give each scheme once"),
+        });
+    }
+    let configs: Vec<SimConfig> = schemes.iter().map(|s| scheme_config(base, s)).collect::<Result<_, _>>()?;
     let (runs, mut stats) = run_all_with(&configs, jobs, progress)?;
     let trace = stats.pop().unwrap_or_default();
     Ok(CompareReport::new(trace, base, runs))

@@ -86,16 +86,9 @@ pub fn save(spec: &TraceSpec, bands: &BandConfig, stats: &TraceStats) -> bool {
     f.entries.retain(|e| e.key != k);
     f.entries.push(Entry { key: k, stats: stats.clone() });
     let Ok(text) = serde_json::to_vec_pretty(&f) else { return false };
-    let out = stats_path(&spec.path);
-    // unique per process and call: runs on several threads may measure the same trace
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = PathBuf::from(format!("{}.{}.{n}.tmp", out.display(), std::process::id()));
-    let ok = std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &out).is_ok();
-    if !ok {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    ok
+    // the one output writer: atomic beside a regular file, and a unique temporary per call (runs
+    // on several threads may measure the same trace)
+    shingled_core::output::write_output(&stats_path(&spec.path), &text).is_ok()
 }
 
 /// Converts the trace at `input` to a `bin` trace at `out` and keeps its statistics beside it

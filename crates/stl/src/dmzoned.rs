@@ -219,9 +219,11 @@ impl DmZonedGeometry {
                 "nr_conv",
                 info.nr_conv,
                 format!(
-                    "need {} conventional zones for the two metadata sets ({} blocks each) and at least one \
-                     more as a buffer",
-                    lay.meta_zones, lay.set_blocks
+                    "need at least {} conventional zones: {} for the two metadata sets ({} blocks each) and \
+                     one more as a write buffer",
+                    lay.meta_zones + 1,
+                    lay.meta_zones,
+                    lay.set_blocks
                 ),
             ));
         }
@@ -322,6 +324,17 @@ enum Kind {
     Random,
     Seq,
     Unused,
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Kind::Meta => "metadata",
+            Kind::Random => "random (buffer)",
+            Kind::Seq => "sequential",
+            Kind::Unused => "unused",
+        })
+    }
 }
 
 /// A dm-zoned-style block device over a zoned device (see the module docs).
@@ -471,9 +484,29 @@ impl<D: ZonedDevice> DmZoned<D> {
             }
             (Err(x), Err(y)) => {
                 if x.blank && y.blank {
-                    return Err(corrupt(
-                        "no dm-zoned metadata (both superblocks are zeros): not formatted".into(),
-                    ));
+                    // Say what the device is instead: a chunk store and a blank device from
+                    // `shingled zone create` are zoned device files too.
+                    let written = dev
+                        .report_zones(0, info.capacity_sectors, shingled_zoned::ReportOption::All)
+                        .map(|zs| {
+                            zs.iter()
+                                .filter(|z| {
+                                    z.zone_type != shingled_zoned::ZoneType::Conventional && z.wp > z.start
+                                })
+                                .count()
+                        })
+                        .unwrap_or(0);
+                    return Err(corrupt(if written > 0 {
+                        format!(
+                            "not a dm-zoned translation layer: a zoned device file whose dm-zoned superblocks are \
+                             zeros while {written} of its sequential zones hold data written by something else \
+                             (a chunk store made by `shingled store format`? `shingled store info FILE` reads one)"
+                        )
+                    } else {
+                        "not a dm-zoned translation layer: a blank zoned device file (made by `shingled zone \
+                         create`?); `shingled stl format dm-zoned NEW_FILE` makes a translation layer"
+                            .into()
+                    }));
                 }
                 return Err(corrupt(format!(
                     "no valid metadata set: primary: {}; secondary: {}",
@@ -567,7 +600,7 @@ impl<D: ZonedDevice> DmZoned<D> {
                     continue;
                 }
                 if (z as u64) >= self.lay.nr_zones || self.kind(z) != want {
-                    problems.push(format!("chunk {c}: {role} zone {z} is not a {want:?} zone"));
+                    problems.push(format!("chunk {c}: {role} zone {z} is not a {want} zone"));
                 } else if self.owner[z as usize] != NONE {
                     problems.push(format!(
                         "zone {z} is mapped twice (chunk {} and chunk {c})",
@@ -1456,7 +1489,7 @@ mod tests {
         let e = reopen_after(|d| d.map[2] = d.map[0]);
         assert!(e.to_string().contains("mapped twice"), "{e}");
         let e = reopen_after(|d| d.map[0] = (1, NONE));
-        assert!(e.to_string().contains("data zone 1 is not a Seq zone"), "{e}");
+        assert!(e.to_string().contains("data zone 1 is not a sequential zone"), "{e}");
         let e = reopen_after(|d| {
             d.set_bit(4, 9); // above zone 4's write pointer (1)
         });

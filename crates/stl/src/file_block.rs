@@ -139,9 +139,21 @@ impl FileBlock {
             check_length(path, meta.len())?;
             (meta.len() / BLOCK as u64, false)
         } else {
+            use std::os::unix::fs::FileTypeExt;
+            let what = if ft.is_dir() {
+                "a directory"
+            } else if ft.is_fifo() {
+                "a FIFO"
+            } else if ft.is_socket() {
+                "a socket"
+            } else if ft.is_char_device() {
+                "a character device"
+            } else {
+                "not a regular file"
+            };
             return Err(invalid(
-                &format!("file type of {}", path.display()),
-                "not a regular file",
+                "file type",
+                format!("{what} ({})", path.display()),
                 "must be a regular file or a block device",
             ));
         };
@@ -203,7 +215,14 @@ impl FileBlock {
 }
 
 fn check_length(path: &Path, bytes: u64) -> Result<()> {
-    if bytes == 0 || !bytes.is_multiple_of(BLOCK as u64) {
+    if bytes == 0 {
+        return Err(invalid(
+            &format!("length of {}", path.display()),
+            bytes,
+            "the file is empty; a device holds at least one 4096-byte block",
+        ));
+    }
+    if !bytes.is_multiple_of(BLOCK as u64) {
         return Err(invalid(
             &format!("length of {}", path.display()),
             bytes,

@@ -38,6 +38,16 @@ impl std::fmt::Display for LayerKind {
     }
 }
 
+/// `e` naming the file `path` where the layer named only itself (it opens any zoned device).
+fn named(e: StlError, path: &Path) -> StlError {
+    match e {
+        StlError::Corrupt { device, what } if device == "dm-zoned" => {
+            StlError::Corrupt { device: path.display().to_string(), what }
+        }
+        e => e,
+    }
+}
+
 /// Which layer `path` holds, by its magic.
 pub fn detect(path: &Path) -> Result<LayerKind> {
     // Before the open: opening a FIFO would block.
@@ -45,10 +55,27 @@ pub fn detect(path: &Path) -> Result<LayerKind> {
         .map_err(|e| io(format!("opening {}", path.display()), e))?;
     let mut f = std::fs::File::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
     let mut magic = [0u8; 8];
+    let len = f.metadata().map_err(|e| io(format!("reading {}", path.display()), e))?.len();
+    if len < magic.len() as u64 {
+        return Err(StlError::Corrupt {
+            device: path.display().to_string(),
+            what: if len == 0 {
+                "the file is empty; format a translation layer with `shingled stl format` (a new file)".into()
+            } else {
+                format!("the file holds only {len} bytes, too short for a translation layer's header")
+            },
+        });
+    }
     f.read_exact(&mut magic).map_err(|e| io(format!("reading the header of {}", path.display()), e))?;
     match &magic {
         b"SHSTLMED" => Ok(LayerKind::Smart),
         b"SHZONED\0" => Ok(LayerKind::DmZoned),
+        b"SHBCACHE" => Err(StlError::Corrupt {
+            device: path.display().to_string(),
+            what: "a block cache device (made by `shingled cache create`; `shingled cache check` reads it), \
+                   not a translation layer"
+                .into(),
+        }),
         other => Err(StlError::Corrupt {
             device: path.display().to_string(),
             what: format!(
@@ -180,7 +207,11 @@ impl Stl {
     pub fn format_smart(path: &Path, spec: &SmartFileSpec) -> Result<Stl> {
         let g = spec.geometry()?;
         let m = FileMedium::create_file(path, g)?;
-        Ok(Stl::Smart(Box::new(SmartStl::format(m, &spec.config, medium_stats)?)))
+        // A file that could not be formatted is not left behind (it did not exist before).
+        let stl = SmartStl::format(m, &spec.config, medium_stats).inspect_err(|_| {
+            let _ = std::fs::remove_file(path);
+        })?;
+        Ok(Stl::Smart(Box::new(stl)))
     }
 
     /// Creates `path` (which must not exist) as a zoned device and formats dm-zoned on it.
@@ -205,9 +236,31 @@ impl Stl {
             max_open: 0,
             ..ZonedConfig::default()
         };
+        // The zoned device would quietly take fewer conventional zones than asked when the size
+        // holds too few zones; say so instead.
+        let (info, _) = zc.sanitize()?;
+        if info.nr_conv != spec.conventional || info.nr_zones < spec.conventional + 2 {
+            let need = spec.conventional + 2;
+            return Err(crate::error::invalid(
+                "size",
+                spec.size,
+                format!(
+                    "{} zones of {}; {} conventional zones and at least 2 sequential zones need {need} zones \
+                     (a size of at least {})",
+                    info.nr_zones,
+                    spec.zone_bytes,
+                    spec.conventional,
+                    ByteSize(need.saturating_mul(spec.zone_bytes.0))
+                ),
+            ));
+        }
         let dev = FileZoned::create(path, &zc, FileOptions::default())?;
         let cfg = DmZonedConfig { reserved_seq: spec.reserved_seq, ..DmZonedConfig::default() };
-        Ok(Stl::DmZoned(Box::new(DmZoned::format(dev, &cfg)?)))
+        // A file that could not be formatted is not left behind (it did not exist before).
+        let stl = DmZoned::format(dev, &cfg).inspect_err(|_| {
+            let _ = std::fs::remove_file(path);
+        })?;
+        Ok(Stl::DmZoned(Box::new(stl)))
     }
 
     /// Opens `path`, recovering after a crash (which writes).
@@ -218,7 +271,7 @@ impl Stl {
             }
             LayerKind::DmZoned => {
                 let dev = FileZoned::open(path, FileOptions::default())?;
-                Ok(Stl::DmZoned(Box::new(DmZoned::open(dev)?)))
+                Ok(Stl::DmZoned(Box::new(DmZoned::open(dev).map_err(|e| named(e, path))?)))
             }
         }
     }
@@ -316,7 +369,7 @@ pub fn inspect(path: &Path) -> Result<(LayerKind, Vec<String>, serde_json::Value
         LayerKind::DmZoned => {
             let dev = FileZoned::open(path, FileOptions::default())?;
             // Not `open`: recovery would rewrite a metadata set that is bad or behind.
-            let mut d = DmZoned::inspect(dev)?;
+            let mut d = DmZoned::inspect(dev).map_err(|e| named(e, path))?;
             let mut problems = dmzoned_damage(&d);
             problems.extend(d.check()?.problems);
             let stats = serde_json::to_value(d.stats()).unwrap_or_default();

@@ -275,7 +275,13 @@ fn build_model(g: &Geometry, cfg: &SmartStlConfig) -> Result<Smart> {
         idle_after: IdleAfter::Write,
         ..SmartConfig::default()
     };
-    let mut m = sc.build().map_err(|e| invalid("smart", "config", e.to_string()))?;
+    let mut m = sc.build().map_err(|e| match e {
+        // The SMaRT model's field is the layer's field of the same name.
+        shingled_device::DeviceError::InvalidField { field, value, reason } => {
+            StlError::Invalid { field, value, why: reason }
+        }
+        e => invalid("SMaRT model", "this geometry", e.to_string()),
+    })?;
     m.record_ops(true);
     Ok(m)
 }

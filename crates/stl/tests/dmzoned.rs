@@ -819,7 +819,7 @@ fn used_device() -> (MemZoned, Vec<u8>, DmZonedGeometry) {
 fn damaged_metadata_is_a_typed_error_or_repaired() {
     // Not formatted.
     let e = DmZoned::open(mem(16, 64, 4)).err().unwrap();
-    assert!(matches!(&e, StlError::Corrupt { what, .. } if what.contains("not formatted")), "{e}");
+    assert!(matches!(&e, StlError::Corrupt { what, .. } if what.contains("a blank zoned device")), "{e}");
 
     let (dev, want, g) = used_device();
     let s = g.set_blocks;

@@ -20,6 +20,7 @@
 
 use crate::records::{u32_at, u64_at, RecordSource};
 use crate::{Request, TraceError, TraceReader};
+use shingled_core::output::{Output, OutputError};
 use shingled_core::Op;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
@@ -111,7 +112,7 @@ fn decode(b: &[u8]) -> Request {
 /// Writes a `bin` trace as a stream; [`BinaryWriter::finish`] patches the record count into
 /// the header. A writer dropped without `finish` still flushes its records (best effort) and
 /// leaves the count 0, which readers take as "read to the end".
-pub struct BinaryWriter<W: Write + Seek = File> {
+pub struct BinaryWriter<W: Write = File> {
     /// `None` only after `finish`.
     out: Option<W>,
     path: PathBuf,
@@ -133,7 +134,7 @@ impl BinaryWriter<File> {
     }
 }
 
-impl<W: Write + Seek> BinaryWriter<W> {
+impl<W: Write> BinaryWriter<W> {
     /// Writes the header to `out` at its current position, which must be the start. `path`
     /// names the destination in errors.
     pub fn new(mut out: W, path: PathBuf, flags: u32) -> Result<Self, TraceError> {
@@ -188,6 +189,18 @@ impl<W: Write + Seek> BinaryWriter<W> {
         Ok(())
     }
 
+    /// Flushes and returns the underlying writer and the number of records, leaving the
+    /// header's count "unknown" (the reader reads to the end): for a destination that cannot
+    /// seek back to the header (a FIFO, a device).
+    pub fn finish_unsized(mut self) -> Result<(W, u64), TraceError> {
+        self.flush_buf()?;
+        let mut out = self.out.take().expect("present until finish");
+        out.flush().map_err(|source| TraceError::Io { path: self.path.clone(), source })?;
+        Ok((out, self.count))
+    }
+}
+
+impl<W: Write + Seek> BinaryWriter<W> {
     /// Flushes, records the count in the header, and returns the underlying writer and the
     /// number of records.
     pub fn finish(mut self) -> Result<(W, u64), TraceError> {
@@ -203,7 +216,7 @@ impl<W: Write + Seek> BinaryWriter<W> {
     }
 }
 
-impl<W: Write + Seek> Drop for BinaryWriter<W> {
+impl<W: Write> Drop for BinaryWriter<W> {
     fn drop(&mut self) {
         if self.out.is_some() {
             let _ = self.flush_buf();
@@ -416,7 +429,7 @@ pub fn convert_with_stats(
     /// Hands each request to the writer as the statistics read it.
     struct Tee<'a, 'w> {
         inner: &'a mut dyn TraceReader,
-        w: &'w mut BinaryWriter<File>,
+        w: &'w mut BinaryWriter<Output>,
     }
     impl TraceReader for Tee<'_, '_> {
         fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
@@ -504,28 +517,24 @@ pub fn refuse_same_file(inputs: &[&str], out: &Path) -> Result<(), TraceError> {
     Ok(())
 }
 
-/// Writes a binary trace through `body` into a temporary file beside `out`, then renames it
-/// over `out`: a failure (a bad input line, a full disk) leaves `out` as it was and no
-/// temporary behind. Returns the number of records.
+/// Writes a binary trace through `body` to the output `out` (`shingled_core::output`): a
+/// regular file through a temporary beside it renamed over it, so a failure (a bad input line,
+/// a full disk) leaves `out` as it was and no temporary behind; a device or FIFO written
+/// through (its header declares no count, the reader reads to the end). Returns the number of
+/// records.
 pub(crate) fn write_atomically(
     out: &Path,
     flags: u32,
-    body: impl FnOnce(&mut BinaryWriter<File>) -> Result<(), TraceError>,
+    body: impl FnOnce(&mut BinaryWriter<Output>) -> Result<(), TraceError>,
 ) -> Result<u64, TraceError> {
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "trace".into());
-    let tmp = out.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut w = BinaryWriter::create_with_flags(&tmp, flags)?;
-        body(&mut w)?;
-        let (f, n) = w.finish()?;
-        f.sync_all().map_err(|source| TraceError::Io { path: tmp.clone(), source })?;
-        std::fs::rename(&tmp, out).map_err(|source| TraceError::Io { path: out.to_path_buf(), source })?;
-        Ok(n)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let io = |e: OutputError| TraceError::Io { path: e.path, source: e.source };
+    let dest = Output::create(out).map_err(io)?;
+    let seekable = dest.is_file();
+    let mut w = BinaryWriter::new(dest, out.to_path_buf(), flags)?;
+    body(&mut w)?;
+    let (dest, n) = if seekable { w.finish()? } else { w.finish_unsized()? };
+    dest.commit().map_err(io)?;
+    Ok(n)
 }
 
 #[cfg(test)]

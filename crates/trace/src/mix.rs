@@ -67,7 +67,7 @@ pub fn mix(
         return Err(TraceError::Invalid("mix needs at least one input trace".into()));
     }
     if copies == 0 {
-        return Err(TraceError::Invalid("mix needs at least one copy of each input".into()));
+        return Err(TraceError::Invalid("copies = 0: mix needs at least one copy of each input".into()));
     }
     // Each stream keeps an open reader: bound them, so no argument can make the process abort
     // on an allocation.

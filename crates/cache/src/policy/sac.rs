@@ -286,7 +286,10 @@ pub(crate) fn check_common(
     if ![c.read_ms, c.rmw_fixed_ms, c.rmw_per_block_ms].iter().all(|v| v.is_finite() && *v >= 0.0) {
         return Err(PolicyError::Unsupported {
             policy,
-            reason: format!("drive costs must be finite and non-negative, got {c:?}"),
+            reason: format!(
+                "drive costs must be finite and non-negative, got read {} ms, RMW {} ms + {} ms per block",
+                c.read_ms, c.rmw_fixed_ms, c.rmw_per_block_ms
+            ),
         });
     }
     let window = ((hot_window * ctx.capacity_blocks as f64).round() as u64).max(1);

@@ -29,22 +29,35 @@ pub(super) fn get(a: GetArgs) -> Result<()> {
         }
         None => vec![(id, c.len)],
     };
-    let mut out: Box<dyn Write> = match &a.out {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-        )),
-        None => Box::new(std::io::stdout().lock()),
+    // `-o FILE` through the one output writer (atomic for a file, written through for a
+    // device or FIFO); errors name it
+    let mut file = match &a.out {
+        Some(p) => Some(shingled_core::output::Output::create(p).map_err(|e| anyhow::anyhow!("-o {e}"))?),
+        None => None,
     };
-    for (part, len) in pieces {
-        let mut pos = 0;
-        while pos < len {
-            let n = (len - pos).min(PIECE as u64);
-            let v = front.read(part, pos, n).map_err(|e| with_paths(e, &paths))?;
-            out.write_all(&v).context("writing the chunk's bytes")?;
-            pos += n;
+    let what = match &a.out {
+        Some(p) => format!("writing {}", p.display()),
+        None => "writing the chunk's bytes to standard output".to_string(),
+    };
+    {
+        let mut out: Box<dyn Write + '_> = match file.as_mut() {
+            Some(f) => Box::new(std::io::BufWriter::new(f)),
+            None => Box::new(std::io::stdout().lock()),
+        };
+        for (part, len) in pieces {
+            let mut pos = 0;
+            while pos < len {
+                let n = (len - pos).min(PIECE as u64);
+                let v = front.read(part, pos, n).map_err(|e| with_paths(e, &paths))?;
+                out.write_all(&v).with_context(|| what.clone())?;
+                pos += n;
+            }
         }
+        out.flush().with_context(|| what.clone())?;
     }
-    out.flush().context("writing the chunk's bytes")?;
+    if let Some(f) = file {
+        f.commit().map_err(|e| anyhow::anyhow!("writing {e}"))?;
+    }
     Ok(())
 }
 

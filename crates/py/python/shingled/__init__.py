@@ -197,6 +197,9 @@ def make_config(
                 f"{name} must be a name (str) or a table (dict), not {type(v).__name__} {v!r}"
                 + ("; to run several, use shingled.sweep({'policy': [...]}, trace)" if name == "policy" else "")
             )
+    for name, v in (("mode", mode), ("setup", setup)):
+        if v is not None and not isinstance(v, str):
+            raise TypeError(f"{name} must be a name (str), not {type(v).__name__} {v!r:.80}")
     if setup is not None:
         cfg = cfg.with_setup(setup)
     if trace is not None:
@@ -292,6 +295,9 @@ def compare(
     if schemes is not None:
         if isinstance(schemes, str):
             schemes = [s.strip() for s in schemes.split(",") if s.strip()]
+        if isinstance(schemes, (bytes, Mapping)) or not isinstance(schemes, Iterable) or not all(
+                isinstance(s, str) for s in schemes):
+            raise TypeError(f"compare schemes: a str or a list of str, not {type(schemes).__name__} {schemes!r:.80}")
         cfg = cfg.replace(**{"compare.schemes": list(schemes)})
     cb, close = _progress(progress, "compare")
     try:
@@ -307,7 +313,7 @@ def compare(
 
 def experiment(
     name: str,
-    traces: Optional[Sequence[str]] = None,
+    traces: Union[PathLike, Sequence[PathLike], None] = None,
     mode: Optional[str] = None,
     config: Optional[Config] = None,
     jobs: Optional[int] = None,
@@ -361,10 +367,18 @@ def experiment(
         )
     paper_setup = setup is None and config is None and not any(k.startswith("drive") or k == "io_unit" for k in fields)
     cfg = make_config(config=config, setup=setup, **fields)
+    # One trace given as a str or path is one trace (not its characters).
+    if isinstance(traces, (str, bytes, os.PathLike)):
+        traces = [traces]
+    traces = [os.fsdecode(t) if isinstance(t, bytes) else os.fspath(t) if isinstance(t, os.PathLike) else t
+              for t in (traces or [])]
+    bad = [t for t in traces if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"experiment traces: a path or a list of paths (or synth: specs), not {bad[0]!r}")
     cb, close = _progress(progress, name)
     try:
         rep = json.loads(
-            _core.experiment(name, cfg.to_json(), list(traces or []), mode, jobs, cb, paper_setup,
+            _core.experiment(name, cfg.to_json(), traces, mode, jobs, cb, paper_setup,
                              json.dumps(curve) if curve else None)
         )
     finally:
@@ -431,6 +445,14 @@ def _dtype():
 
 
 def _spec(path: PathLike, format: Optional[str], volume: Optional[int], skip_bad_lines: bool) -> str:
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"trace path: a str or path (or a synth: spec), not {type(path).__name__} {path!r:.80}")
+    if format is not None and not isinstance(format, str):
+        raise TypeError(f"trace format: a format name (shingled trace formats), not {type(format).__name__} {format!r:.80}")
+    if volume is not None and (isinstance(volume, bool) or not isinstance(volume, int)):
+        raise TypeError(f"trace volume: an integer, not {type(volume).__name__} {volume!r:.80}")
     d: dict = {"path": os.fspath(path), "skip_bad_lines": skip_bad_lines}
     if format is not None:
         d["format"] = format
@@ -487,6 +509,8 @@ def trace_stats(path: PathLike, format: Optional[str] = None, volume: Optional[i
 def generate(profile: str, out_path: PathLike, scale: float = 1.0, seed: int = 0) -> int:
     """Writes a synthetic MSR-like trace (``shingled trace profiles``) in the binary format;
     returns the number of requests."""
+    if not isinstance(profile, str):
+        raise TypeError(f"generate profile: a profile name (shingled trace profiles), not {type(profile).__name__} {profile!r:.80}")
     spec = profile if profile.startswith("synth:") else f"synth:{profile}"
     return _core.convert(f"{spec},scale={scale},seed={seed}", os.fspath(out_path))
 
@@ -498,4 +522,16 @@ def convert(input: PathLike, out_path: PathLike) -> int:
 
 def mix(inputs: Iterable[PathLike], out: PathLike, copies: int = 1, seed: int = 0) -> dict:
     """Builds a mixed trace (``shingled trace mix``); returns its summary."""
-    return json.loads(_core.mix([os.fspath(i) for i in inputs], os.fspath(out), copies, seed))
+    # one input given as a str or path is one input (not its characters)
+    if isinstance(inputs, (str, bytes, os.PathLike)):
+        inputs = [inputs]
+    if isinstance(inputs, Mapping) or not isinstance(inputs, Iterable):
+        raise TypeError(f"mix inputs: a path or a list of paths (or synth: specs), not {type(inputs).__name__} {inputs!r:.80}")
+    paths = []
+    for i in inputs:
+        if isinstance(i, bytes):
+            i = os.fsdecode(i)
+        if not isinstance(i, (str, os.PathLike)):
+            raise TypeError(f"mix inputs: a path or a list of paths (or synth: specs), not {type(i).__name__} {i!r:.80}")
+        paths.append(os.fspath(i))
+    return json.loads(_core.mix(paths, os.fspath(out), copies, seed))

@@ -11,6 +11,9 @@ from typing import Any, Mapping, Optional, Union
 from . import _core
 
 
+# The largest configuration file read.
+_MAX_CONFIG_BYTES = 4 << 20
+
 class Section:
     """Read-only attribute view of one table of a configuration (``cfg.cache.size``)."""
 
@@ -85,20 +88,45 @@ class Config:
 
     @classmethod
     def from_toml(cls, text_or_path: Union[str, os.PathLike]) -> "Config":
-        """Parses TOML text, or reads a TOML file when given a path."""
+        """Parses TOML text, or reads a TOML file when given a path.
+
+        A `os.PathLike` is always a path. A str is TOML text when it has a line break, an ``=``
+        or starts with ``[`` (a table); any other non-empty str is a path, and a path that names
+        no file is a `ConfigError` saying so (never parsed as TOML)."""
         if isinstance(text_or_path, bytes):
             text_or_path = os.fsdecode(text_or_path)
         if not isinstance(text_or_path, (str, os.PathLike)):
             raise TypeError(f"Config.from_toml takes TOML text or a path, not {type(text_or_path).__name__}")
-        looks_like_path = isinstance(text_or_path, str) and "\n" not in text_or_path and "=" not in text_or_path
-        if looks_like_path and not Path(text_or_path).is_file() and text_or_path.strip().endswith(".toml"):
-            raise _core.ConfigError(f"{text_or_path}: no such configuration file")
+        looks_like_path = (
+            isinstance(text_or_path, str)
+            and text_or_path.strip() != ""
+            and "\n" not in text_or_path
+            and "=" not in text_or_path
+            and not text_or_path.lstrip().startswith("[")
+        )
+        if looks_like_path and not Path(text_or_path).is_file():
+            what = "is a directory, not a configuration file" if Path(text_or_path).is_dir() else "no such configuration file"
+            raise _core.ConfigError(
+                f"{text_or_path}: {what} (a configuration is a shingled.Config, the path of a TOML file, "
+                "or TOML text with `key = value` lines)"
+            )
         if isinstance(text_or_path, os.PathLike) or (looks_like_path and Path(text_or_path).is_file()):
             p = Path(text_or_path)
+            # A configuration is a small text file: refuse a disk image or other binary file
+            # before reading it whole (a 64 MiB image would take minutes to parse as TOML).
             try:
-                text = p.read_text()
+                with open(p, "rb") as f:
+                    data = f.read(_MAX_CONFIG_BYTES + 1)
             except OSError as e:
                 raise _core.ConfigError(f"{p}: {e}") from None
+            if len(data) > _MAX_CONFIG_BYTES:
+                raise _core.ConfigError(f"{p}: larger than {_MAX_CONFIG_BYTES >> 20} MiB: not a TOML configuration file")
+            if b"\0" in data:
+                raise _core.ConfigError(f"{p}: holds NUL bytes: not a TOML configuration file (a disk image or binary file?)")
+            try:
+                text = data.decode()
+            except UnicodeDecodeError as e:
+                raise _core.ConfigError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start}): not a TOML configuration file") from None
             try:
                 return cls(json.loads(_core.config_from_toml(text)))
             except _core.ConfigError as e:

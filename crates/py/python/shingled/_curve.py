@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _core
 
@@ -31,6 +31,8 @@ def _list(name: str, v: Union[str, Sequence[str], None]) -> List[str]:
         return []
     if isinstance(v, str):
         v = [v]
+    if isinstance(v, (bytes, Mapping)) or not isinstance(v, Iterable) or not all(isinstance(x, str) for x in v):
+        raise TypeError(f"curve {name}: a str or a list of str, not {type(v).__name__} {v!r:.80}")
     out = [str(x).strip() for x in v if str(x).strip()]
     if not out:
         raise _core.ConfigError(f"curve {name}: the list names nothing")
@@ -183,6 +185,14 @@ def curve(
         raise _core.ConfigError(f"curve samples {samples!r}: at least 1")
     if isinstance(validate, bool) or not isinstance(validate, int) or validate < 0:
         raise _core.ConfigError(f"curve validate {validate!r}: a count of points, 0 or more")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise _core.ConfigError(f"curve seed {seed!r}: an integer from 0 to 2**64 - 1")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise _core.ConfigError(f"curve jobs {jobs!r}: an integer, at least 1 (or None: one per core)")
+    for name, values in (("policies", policies), ("cache_sizes", cache_sizes), ("pb_sizes", pb_sizes)):
+        for i, v in enumerate(values):
+            if v in values[:i]:
+                raise _core.ConfigError(f"curve {name}: {v!r} is given twice; give each once")
     for p in policies:
         _core.parse_policy(p)
     if warmup is not None:
@@ -194,7 +204,7 @@ def curve(
         "pb_sizes": pb_sizes,
         "rate": _rate(rate),
         "samples": samples,
-        "seed": int(seed),
+        "seed": seed,
         "unit": _unit(unit),
         "sampling": sampling,
         "validate": validate,

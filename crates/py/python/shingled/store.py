@@ -97,6 +97,9 @@ class _ChunkApi:
 
     def read(self, id: ChunkIdLike, offset: int = 0, length: Optional[int] = None) -> bytes:
         """``length`` bytes from ``offset`` (to the end when None); every slice is verified."""
+        for name, v in (("offset", offset), ("length", length)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise TypeError(f"read {name}: an integer, not {type(v).__name__} {v!r:.80}")
         if offset < 0 or (length is not None and length < 0):
             raise ValueError(f"offset {offset} and length {length} must not be negative")
         return self._inner.read(id, offset, length)

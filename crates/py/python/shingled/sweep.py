@@ -180,8 +180,13 @@ def sweep(
     from . import _progress
     from ._config import Config
 
+    if not isinstance(grid, Mapping):
+        raise TypeError(f"sweep grid: a dict of lists ({{'policy': ['lru', 'pore']}}), not {type(grid).__name__} {grid!r:.80}")
     if isinstance(traces, (str, os.PathLike)):
         traces = [traces]
+    if isinstance(traces, (bytes, Mapping)) or not isinstance(traces, Iterable) or not all(
+            isinstance(t, (str, os.PathLike)) for t in traces):
+        raise TypeError(f"sweep traces: a path or a list of paths (or synth: specs), not {traces!r:.80}")
     base = config if config is not None else Config.default()
     sink = _Sink(out, resume)
     todo = []

@@ -58,7 +58,7 @@ impl<D: ZonedDevice> DmZoned<D> {
                     continue;
                 }
                 if z as usize >= nz || self.kind(z) != want {
-                    p.push(format!("chunk {c}: {role} zone {z} is not a {want:?} zone"));
+                    p.push(format!("chunk {c}: {role} zone {z} is not a {want} zone"));
                     continue;
                 }
                 if seen[z as usize] != NONE {
@@ -114,7 +114,7 @@ impl<D: ZonedDevice> DmZoned<D> {
                     || self.pending_rnd.contains(&z)
                     || self.pending_seq.contains(&z)
                 {
-                    p.push(format!("{kind:?} zone {z} is on a free or pending list"));
+                    p.push(format!("{kind} zone {z} is on a free or pending list"));
                 }
                 continue;
             }
@@ -153,7 +153,7 @@ impl<D: ZonedDevice> DmZoned<D> {
                 self.free_rnd.contains(&z) || self.pending_rnd.contains(&z)
             };
             if wrong_list {
-                p.push(format!("{kind:?} zone {z} is on the other kind's list"));
+                p.push(format!("{kind} zone {z} is on the other kind's list"));
             }
             let places = [self.owner[zi] != NONE, free, pending, self.bad[zi]].iter().filter(|x| **x).count();
             if places != 1 {
