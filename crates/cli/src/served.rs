@@ -138,6 +138,12 @@ pub fn serve_fuse<D: Served>(
     t0: Instant,
 ) -> Result<()> {
     shingled_fuse::fuse_available().map_err(|why| anyhow::anyhow!("cannot serve over FUSE here: {why}"))?;
+    if shingled_fuse::clear_dead_mount(mountpoint)? == shingled_fuse::DeadMount::Cleared {
+        eprintln!(
+            "{}: detached the dead mount a killed server had left there (Transport endpoint is not connected)",
+            mountpoint.display()
+        );
+    }
     if !mountpoint.is_dir() {
         bail!("{}: not a directory (the mount point must exist)", mountpoint.display());
     }

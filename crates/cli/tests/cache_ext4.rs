@@ -264,3 +264,55 @@ fn ext4_on_sac_write_cache_survives_sigkill_and_detach() {
         3,
     );
 }
+
+/// After a SIGKILL the server's mount point answers "Transport endpoint is not connected"
+/// until unmounted; `serve` again detaches that dead mount of ours by itself and serves, for
+/// the cache and for a translation layer, with no manual `umount`.
+#[test]
+fn serve_again_after_sigkill_clears_the_dead_mount() {
+    if let Some(why) = missing() {
+        eprintln!("skipping serve_again_after_sigkill_clears_the_dead_mount: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (fuse, fs) = (dir.path().join("fuse"), dir.path().join("fs"));
+    std::fs::create_dir(&fuse).unwrap();
+    std::fs::create_dir(&fs).unwrap();
+    let backing = dir.path().join("b.img");
+    std::fs::File::create(&backing).unwrap().set_len(16 << 20).unwrap();
+    let cache = dir.path().join("c.img");
+    run(Command::new(BIN)
+        .args(["cache", "create"])
+        .arg(&cache)
+        .arg("--backing")
+        .arg(&backing)
+        .args(["--size", "4MiB"]));
+    let layer = dir.path().join("l.img");
+    run(Command::new(BIN).args(["stl", "format", "smart"]).arg(&layer).args([
+        "--size",
+        "16MiB",
+        "--track-size",
+        "64KiB",
+        "--zones",
+        "2",
+    ]));
+    let mut t = Teardown::new(&fs, &fuse);
+    for (command, file) in [("cache", &cache), ("stl", &layer)] {
+        let disk = serve(&mut t, command, file);
+        {
+            use std::os::unix::fs::FileExt;
+            let f = std::fs::OpenOptions::new().write(true).open(&disk).unwrap();
+            f.write_all_at(&[7u8; 4096], 0).unwrap();
+        }
+        let mut server = t.servers.pop().unwrap();
+        server.kill().unwrap();
+        server.wait().unwrap();
+        let e = std::fs::metadata(&disk).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotConnected, "{command}: {e}");
+        // No umount in between: serve clears the dead mount itself.
+        let disk = serve(&mut t, command, file);
+        assert!(std::fs::metadata(&disk).unwrap().len() > 0, "{command}: the device is served again");
+        stop_server(&mut t, command);
+    }
+    t.clean();
+}

@@ -19,7 +19,7 @@ mod lossy;
 mod serve;
 
 pub use lossy::{LossyFile, LossyFs, LossyStats};
-pub use serve::{Backing, CreateFn, FileServer, Files, Mounted};
+pub use serve::{clear_dead_mount, Backing, CreateFn, DeadMount, FileServer, Files, Mounted};
 pub use shingled_zoned::Survivors;
 
 use std::sync::OnceLock;

@@ -340,6 +340,67 @@ impl Mounted {
     }
 }
 
+/// What [`clear_dead_mount`] found at a mount point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeadMount {
+    /// Nothing to clear: the path answers (a directory, or missing).
+    None,
+    /// A file system of ours whose server had died (`ENOTCONN`), now detached.
+    Cleared,
+}
+
+/// Clears what a killed server leaves behind: its mount point, whose FUSE connection is gone,
+/// answers every request with `ENOTCONN` ("Transport endpoint is not connected") until it is
+/// unmounted. When `mountpoint` is such a mount and `/proc/self/mountinfo` shows it is ours
+/// (source `shingled-fuse`), it is detached (`umount -l`, or `fusermount3 -uz` when not root)
+/// and [`DeadMount::Cleared`] returned. A dead mount of another program is an error naming the
+/// command to run; a live one is left alone ([`DeadMount::None`]: mounting over a live server
+/// is refused earlier, by the device's lock).
+pub fn clear_dead_mount(mountpoint: &Path) -> io::Result<DeadMount> {
+    match std::fs::metadata(mountpoint) {
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
+        _ => return Ok(DeadMount::None),
+    }
+    // canonicalize would stat the dead mount itself: resolve its parent only.
+    let abs = match (mountpoint.parent().filter(|p| !p.as_os_str().is_empty()), mountpoint.file_name()) {
+        (Some(parent), Some(name)) => parent.canonicalize()?.join(name),
+        (None, Some(name)) => std::env::current_dir()?.join(name),
+        _ => mountpoint.to_path_buf(),
+    };
+    let want = abs.to_string_lossy().replace(' ', "\\040").replace('\t', "\\011").replace('\n', "\\012");
+    let info = std::fs::read_to_string("/proc/self/mountinfo")?;
+    let ours = info.lines().any(|l| {
+        let (left, right) = l.split_once(" - ").unwrap_or((l, ""));
+        left.split(' ').nth(4) == Some(want.as_str()) && right.split(' ').nth(1) == Some("shingled-fuse")
+    });
+    let p = abs.display();
+    if !ours {
+        return Err(io::Error::new(
+            io::ErrorKind::NotConnected,
+            format!(
+                "{p}: a dead mount (Transport endpoint is not connected) that is not shingled's: unmount it \
+                 (umount -l {p}, or fusermount3 -uz {p}) and try again"
+            ),
+        ));
+    }
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
+    let status = if root {
+        std::process::Command::new("umount").arg("-l").arg(&abs).status()
+    } else {
+        std::process::Command::new("fusermount3").arg("-uz").arg(&abs).status()
+    };
+    match status {
+        Ok(s) if s.success() && std::fs::metadata(&abs).is_ok() => Ok(DeadMount::Cleared),
+        Ok(s) => Err(io::Error::other(format!(
+            "{p}: the dead shingled mount left by a killed server could not be detached ({s}); run umount -l {p}"
+        ))),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("{p}: detaching the dead shingled mount left by a killed server: {e}; run umount -l {p}"),
+        )),
+    }
+}
+
 /// Whether `path` is a mount point (listed in `/proc/self/mountinfo`).
 fn is_mounted(path: &Path) -> bool {
     let Ok(p) = path.canonicalize() else { return false };
