@@ -139,21 +139,9 @@ impl FileBlock {
             check_length(path, meta.len())?;
             (meta.len() / BLOCK as u64, false)
         } else {
-            use std::os::unix::fs::FileTypeExt;
-            let what = if ft.is_dir() {
-                "a directory"
-            } else if ft.is_fifo() {
-                "a FIFO"
-            } else if ft.is_socket() {
-                "a socket"
-            } else if ft.is_char_device() {
-                "a character device"
-            } else {
-                "not a regular file"
-            };
             return Err(invalid(
                 "file type",
-                format!("{what} ({})", path.display()),
+                format!("{} ({})", shingled_zoned::file_kind(ft), path.display()),
                 "must be a regular file or a block device",
             ));
         };

@@ -65,7 +65,9 @@ pub use error::{errno_name, Result, ZonedError};
 pub use fault::{FaultPlan, Faulty};
 pub use file::{FileOptions, FileStats, FileZoned};
 pub use mem::MemZoned;
-pub use storage::{require_file_or_block_device, FileStorage, IoMode, SimStorage, Storage, Survivors};
+pub use storage::{
+    file_kind, require_file_or_block_device, FileStorage, IoMode, SimStorage, Storage, Survivors,
+};
 pub use timed::{Timed, TimingConfig, TimingStats};
 pub use types::{
     Dialect, MetaDamage, ReadAboveWp, ReportOption, Zone, ZoneCond, ZoneOp, ZoneType, ZonedModel,

@@ -34,11 +34,28 @@ pub trait Storage {
 /// comes, and reading one never ends, so a FIFO given by mistake would hang the command. A
 /// path that does not exist passes (the open that follows says so).
 pub fn require_file_or_block_device(path: &Path) -> io::Result<()> {
-    use std::os::unix::fs::FileTypeExt;
     let Ok(m) = std::fs::metadata(path) else { return Ok(()) };
     let t = m.file_type();
-    let what = if t.is_file() || t.is_block_device() {
+    if t.is_file() || std::os::unix::fs::FileTypeExt::is_block_device(&t) {
         return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is {}: a device file must be a regular file or a block device",
+            path.display(),
+            file_kind(t)
+        ),
+    ))
+}
+
+/// What a file of type `t` is, for messages: "a FIFO (named pipe)", "a directory", ….
+pub fn file_kind(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_block_device() {
+        "a block device"
     } else if t.is_fifo() {
         "a FIFO (named pipe)"
     } else if t.is_dir() {
@@ -49,11 +66,7 @@ pub fn require_file_or_block_device(path: &Path) -> io::Result<()> {
         "a character device"
     } else {
         "not a regular file"
-    };
-    Err(io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("{} is {what}: a device file must be a regular file or a block device", path.display()),
-    ))
+    }
 }
 
 /// How [`FileStorage`] writes data.
