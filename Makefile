@@ -17,20 +17,31 @@ install:
 test: rust-test pytest
 
 rust-test:
+	@echo "rust-test: building the workspace's tests (cargo shows its progress; the first build takes about 6 minutes on two cores), then running them"
+	$(CARGO) test --workspace --lib --bins --tests --no-run
 	$(CARGO) test --workspace --lib --bins --tests -q
 	$(CARGO) test -p shingled-zoned --features blkdev --lib -q
 	$(CARGO) test --workspace --doc -q
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
+WHEELS := target/pytest-wheel
 
-## Builds the Python package (crates/py) into $(VENV) and runs its pytest suite.
+## Builds the Python package (crates/py) as a release wheel, installs it into $(VENV) with the
+## extras README names plus the test tools, and runs its pytest suite. Its README test installs
+## README's own line into a fresh virtual environment (the same cargo build, reused).
 pytest:
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q maturin pytest hypothesis pandas numpy matplotlib pyarrow tqdm
-	$(PY) -c "import ray" 2>/dev/null || $(PY) -m pip install -q ray || echo "ray did not install: the Ray sweep test will skip"
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop -q -m crates/py/Cargo.toml
-	$(CARGO) build -q -p shingled-cli
+	@echo "pytest: installing maturin and the test tools into $(VENV)"
+	$(PY) -m pip install -q --progress-bar off maturin pytest hypothesis
+	$(PY) -c "import ray" 2>/dev/null || $(PY) -m pip install -q --progress-bar off ray || echo "ray did not install: the Ray sweep test will skip"
+	@echo "pytest: building the Python package's wheel (release; the first build takes about 6 minutes on two cores)"
+	rm -rf $(WHEELS)
+	$(VENV)/bin/maturin build --release -m crates/py/Cargo.toml -o $(WHEELS)
+	$(PY) -m pip install -q --progress-bar off --force-reinstall --no-deps $(WHEELS)/shingled-*.whl
+	$(PY) -m pip install -q --progress-bar off "$$(ls $(WHEELS)/shingled-*.whl)[plot,progress,parquet,test]"
+	@echo "pytest: building the shingled binary the CLI-facing tests run (debug)"
+	$(CARGO) build -p shingled-cli
 	SHINGLED_EXPECT_RAY=$$($(PY) -c "import ray" 2>/dev/null && echo 1) SHINGLED_BIN=$(abspath target/debug/shingled) $(PY) -m pytest crates/py/tests -q
 
 fmt:

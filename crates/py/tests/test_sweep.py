@@ -103,3 +103,17 @@ def test_resume_never_mixes_configurations_and_outputs_are_guarded(tmp_path):
     with pytest.raises(shingled.ConfigError, match="not a sweep"):
         shingled.sweep(grid, SYNTH, out=other)
     assert other.read_text() == "a,b\n1,2\n"
+
+
+def test_a_parquet_sweep_without_pyarrow_names_the_extra_before_running(tmp_path, monkeypatch):
+    import sys
+
+    ran = []
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` now raises ImportError
+    with pytest.raises(ImportError, match=r"shingled\[parquet\]"):
+        shingled.sweep({"cache": ["1%"]}, SYNTH, out=str(tmp_path / "s.parquet"),
+                       progress=lambda *a: ran.append(a))
+    assert not ran and not (tmp_path / "s.parquet").exists()
+    # A CSV needs no engine.
+    df = shingled.sweep({"cache": ["1%"]}, SYNTH, out=str(tmp_path / "s.csv"))
+    assert len(df) == 1 and (tmp_path / "s.csv").exists()

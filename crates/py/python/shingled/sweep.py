@@ -74,6 +74,12 @@ class _Sink:
                 raise _core.ConfigError(
                     f"sweep out={str(self.out)!r}: write a .parquet or a .csv file ({self.out.suffix or 'no suffix'} is not supported)"
                 )
+            if self.out.suffix == ".parquet":
+                # Checked before any point runs: a missing engine found at the first save would
+                # cost the points run so far and name no extra.
+                from . import _need
+
+                _need("pyarrow", "parquet")
             self._lock()
         if self.out is not None and resume and self.out.exists():
             old = self._read(self.out)
