@@ -299,7 +299,9 @@ fn parse_targets(items: &[String], count: u32, capacity: u64) -> Result<Vec<u64>
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
-    crate::out::file(path, text)
+    crate::out::file(path, text)?;
+    crate::plot::wrote(path, "");
+    Ok(())
 }
 
 /// Runs `shingled probe ...`.
@@ -383,7 +385,7 @@ pub fn run(a: ProbeCmd) -> Result<()> {
     }
     if let Some(dir) = &a.png_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        plots(dir, pb, bands)?;
+        plots(dir, pb, bands, &o.target.describe())?;
     }
     if let Some(f) = &a.drive_file {
         let text = format!(
@@ -483,7 +485,7 @@ fn describe_layout(l: &BandConfig) -> String {
     }
 }
 
-fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Result<()> {
+fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>, target: &str) -> Result<()> {
     if let Some(r) = pb {
         let mb = |op: u64| (op * r.block_size) as f64 / 1e6;
         let points = r.windows.iter().map(|w| (mb(w.first_op + w.ops), w.iops)).collect();
@@ -506,12 +508,14 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Resul
                 paper_fitted: false,
             },
         ];
+        let file = dir.join("pb_iops.png");
         plot::line_chart(
-            &dir.join("pb_iops.png"),
-            "PB capacity: IOPS of random writes (SAC Fig. 11)",
+            &file,
+            &format!("PB capacity: IOPS of random writes (SAC Fig. 11) on {target}"),
             &series,
             true,
         )?;
+        plot::wrote(&file, "");
     }
     if let Some(b) = bands {
         for smp in &b.samples {
@@ -543,13 +547,17 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Resul
                     paper_fitted: false,
                 },
             ];
-            let name = format!("bands_reads_{}.png", smp.target);
+            let file = dir.join(format!("bands_reads_{}.png", smp.target));
             plot::line_chart(
-                &dir.join(name),
-                "Bands: sequential read latency after cleaning (SAC Fig. 12)",
+                &file,
+                &format!(
+                    "Bands: sequential read latency after cleaning (SAC Fig. 12) on {target}, region at {}",
+                    smp.target
+                ),
                 &series,
                 true,
             )?;
+            plot::wrote(&file, "");
         }
     }
     Ok(())

@@ -8,7 +8,7 @@
 //! `total_time.png`, `hit_ratio.png`, `wa.png`, `rmws.png`: one bar per row, grouped by trace.
 
 use crate::args::SimArgs;
-use crate::plot::{bar_chart, BarSeries};
+use crate::plot::{BarSeries, Figure, PanelKind};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use shingled_sim::experiments::{self, Cell, Column, Experiment, ExperimentReport};
@@ -378,6 +378,24 @@ pub fn figures(e: &ExperimentReport, dir: &Path) -> Result<Vec<(&'static str, &'
             }
         }
     }
+    // What every chart ran: its traces, the modes of its runs and the set-up.
+    let mut modes: Vec<&str> = Vec::new();
+    for r in &e.runs {
+        if !modes.contains(&r.config.mode.name()) {
+            modes.push(r.config.mode.name());
+        }
+    }
+    let replay =
+        if e.runs.iter().any(|r| r.config.replay == shingled_sim::Replay::Open) { "open" } else { "closed" };
+    let context = vec![
+        format!(
+            "trace{} {} | {} mode | {replay} replay",
+            if groups.len() == 1 { "" } else { "s" },
+            groups.iter().map(|(t, _)| t.to_string()).collect::<Vec<_>>().join(", "),
+            modes.join(", ")
+        ),
+        e.experiment.setup.clone(),
+    ];
     let mut written = Vec::new();
     for &(file, title, y_label, metric) in FIGURES {
         let series: Vec<BarSeries> = groups
@@ -393,10 +411,12 @@ pub fn figures(e: &ExperimentReport, dir: &Path) -> Result<Vec<(&'static str, &'
         if series.iter().all(|s| s.values.iter().all(Option::is_none)) {
             continue;
         }
-        let caption =
-            if groups.len() == 1 { format!("{title} ({})", groups[0].0) } else { title.to_string() };
-        bar_chart(&dir.join(file), &caption, y_label, &categories, &series)
-            .with_context(|| format!("drawing {file}"))?;
+        let mut fig = Figure::single(
+            format!("{title}: {} {}", e.experiment.name, e.experiment.title),
+            PanelKind::Bars { y_label: y_label.to_string(), categories: categories.clone(), series },
+        );
+        fig.subtitle = context.clone();
+        crate::plot::draw(&dir.join(file), &fig).with_context(|| format!("drawing {file}"))?;
         written.push((file, title));
     }
     Ok(written)
@@ -493,6 +513,12 @@ pub fn run(a: ReportCmd) -> Result<()> {
     };
     let page_path = a.out.join(name);
     crate::out::file(&page_path, page)?;
-    eprintln!("wrote {} ({} runs, {} figures)", page_path.display(), e.runs.len(), figs.len());
+    if a.from.as_deref().map(|p| p.canonicalize().ok() != json_path.canonicalize().ok()).unwrap_or(true) {
+        crate::plot::wrote(&json_path, &format!("{} runs", e.runs.len()));
+    }
+    for (file, title) in &figs {
+        crate::plot::wrote(&a.out.join(file), title);
+    }
+    crate::plot::wrote(&page_path, &format!("{} runs, {} figures", e.runs.len(), figs.len()));
     Ok(())
 }
