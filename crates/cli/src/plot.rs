@@ -274,19 +274,22 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String,
 
 fn draw_panel<DB: DrawingBackend>(panel: &Panel, area: &DrawingArea<DB, Shift>) -> Result<()> {
     let (pw, _) = area.dim_in_pixel();
-    let (plot, side) = area.split_horizontally(pw - LEGEND_W);
-    let entries = match &panel.kind {
+    match &panel.kind {
         PanelKind::Lines { series, validated, overlay, log_x, log_y } => {
-            lines(&plot, &panel.title, series, validated, overlay, *log_x, *log_y)?
+            let (plot, side) = area.split_horizontally(pw - LEGEND_W);
+            let entries = lines(&plot, &panel.title, series, validated, overlay, *log_x, *log_y)?;
+            legend(&side, &entries)
+        }
+        // One group of bars needs no legend: the plot takes the legend's column too.
+        PanelKind::Bars { y_label, categories, series } if series.len() == 1 => {
+            bars(area, &panel.title, y_label, categories, series).map(drop)
         }
         PanelKind::Bars { y_label, categories, series } => {
-            bars(&plot, &panel.title, y_label, categories, series)?
+            let (plot, side) = area.split_horizontally(pw - LEGEND_W);
+            let entries = bars(&plot, &panel.title, y_label, categories, series)?;
+            legend(&side, &entries)
         }
-    };
-    if entries.len() > 1 || matches!(panel.kind, PanelKind::Lines { .. }) {
-        legend(&side, &entries)?;
     }
-    Ok(())
 }
 
 /// The range drawn for values `lo..hi`: a margin on each side so markers at the ends (a

@@ -366,6 +366,10 @@ pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str
     out
 }
 
+/// What the WA chart's bars are, under it.
+const WA_NOTE: &str = "WA (write amplification) = band bytes written / bytes cleaned out of the persistent \
+     buffer (PORE §V-C); a scheme whose drive never cleans a band has none.";
+
 /// Draws the figures into `dir`; returns (file, title) of each written (a metric no run has,
 /// such as the hit ratio of a comparison of baselines only, is left out).
 pub fn figures(e: &ExperimentReport, dir: &Path) -> Result<Vec<(&'static str, &'static str)>> {
@@ -411,11 +415,19 @@ pub fn figures(e: &ExperimentReport, dir: &Path) -> Result<Vec<(&'static str, &'
         if series.iter().all(|s| s.values.iter().all(Option::is_none)) {
             continue;
         }
+        let what = if e.experiment.name == "compare" {
+            e.experiment.title.clone()
+        } else {
+            format!("experiment {}: {}", e.experiment.name, e.experiment.title)
+        };
         let mut fig = Figure::single(
-            format!("{title}: {} {}", e.experiment.name, e.experiment.title),
+            format!("{title}: {what}"),
             PanelKind::Bars { y_label: y_label.to_string(), categories: categories.clone(), series },
         );
         fig.subtitle = context.clone();
+        if file == "wa.png" {
+            fig.notes.push(WA_NOTE.into());
+        }
         crate::plot::draw(&dir.join(file), &fig).with_context(|| format!("drawing {file}"))?;
         written.push((file, title));
     }

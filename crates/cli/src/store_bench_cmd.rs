@@ -160,7 +160,7 @@ fn plots(reports: &[StoreBenchReport], file: &Path, scale: f64) -> Result<()> {
         bail!("--png {}: the bench drew no plot", file.display());
     }
     let names: Vec<&str> = reports.iter().map(|r| r.bench.as_str()).collect();
-    let mut subtitle: Vec<String> = reports.iter().map(|r| format!("{}: {}", r.bench, r.title)).collect();
+    let mut subtitle: Vec<String> = reports.iter().map(|r| r.title.clone()).collect();
     if let Some(first) = reports.first().and_then(|r| r.notes.first()) {
         subtitle.push(first.clone());
     }
