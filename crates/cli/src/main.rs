@@ -224,7 +224,7 @@ fn write_cdf(
         } else {
             format!("{n} panels, one per group: {}", groups.join("; "))
         };
-        plot::wrote(path, &format!("{per}"));
+        plot::wrote(path, &per);
         return Ok(());
     }
     let field = |s: &str| {

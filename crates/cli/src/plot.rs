@@ -520,7 +520,7 @@ mod tests {
     #[test]
     fn spans_leave_room_for_end_markers() {
         let (lo, hi) = span(1.0, 10.0, false, false);
-        assert!(lo < 1.0 && lo >= 0.0 && hi > 10.0, "{lo} {hi}");
+        assert!((0.0..1.0).contains(&lo) && hi > 10.0, "{lo} {hi}");
         let (lo, hi) = span(2.0, 5.0, false, true);
         assert_eq!(lo, 0.0);
         assert!(hi > 5.0);

@@ -389,8 +389,9 @@ pub fn run(a: ProbeCmd) -> Result<()> {
     }
     if let Some(f) = &a.drive_file {
         let text = format!(
-            "# Detected by `shingled probe` on {}.\n# Load with `shingled sim --drive-file {}`.\n{}",
+            "# Detected by `shingled probe` on {}.\n{}# Load with `shingled sim --drive-file {}`.\n{}",
             o.target.describe(),
+            found.layout_scope.as_ref().map(|s| format!("# Band layout: {s}.\n")).unwrap_or_default(),
             f.display(),
             toml::to_string_pretty(drive).context("serializing the detected drive")?
         );
@@ -399,7 +400,9 @@ pub fn run(a: ProbeCmd) -> Result<()> {
 
     let text = match a.output {
         ProbeOutput::Json => serde_json::to_string_pretty(&found)? + "\n",
-        ProbeOutput::Table => table(&o, found.hidden.as_ref(), pb, bands, layout, block_size),
+        ProbeOutput::Table => {
+            table(&o, found.hidden.as_ref(), pb, bands, layout, found.layout_scope.as_deref(), block_size)
+        }
     };
     print!("{text}");
     Ok(())
@@ -411,6 +414,7 @@ fn table(
     pb: Option<&PbReport>,
     bands: Option<&BandReport>,
     layout: Option<&BandConfig>,
+    layout_scope: Option<&str>,
     block_size: u64,
 ) -> String {
     let mut s = format!("target: {}\n", o.target.describe());
@@ -460,7 +464,10 @@ fn table(
         }
     }
     if let Some(l) = layout {
-        s += &format!("band layout: {}\n", describe_layout(l));
+        match layout_scope {
+            Some(scope) => s += &format!("band layout: {} {scope}\n", describe_layout(l)),
+            None => s += &format!("band layout: {}\n", describe_layout(l)),
+        }
     }
     if let Some(h) = hidden {
         s += &format!("hidden drive: {}\n", h.describe());
