@@ -33,9 +33,10 @@ pub struct CurveCmd {
     /// Write the report here instead of stdout.
     #[arg(long, short)]
     pub out: Option<PathBuf>,
-    /// Also draw the curves as PNG charts: FILE for the hit ratio and, above a DM-SMR drive,
-    /// FILE-wa.png, FILE-rmws.png and FILE-time.png beside it. Validated points (full runs)
-    /// are hollow squares.
+    /// Also draw the curves as one PNG at exactly FILE: a panel for the hit ratio and, above a
+    /// DM-SMR drive, panels for WA, RMWs and I/O time, under a title naming the trace, mode and
+    /// set-up. Validated points (full runs) are hollow squares. The file written is printed on
+    /// stderr.
     #[arg(long)]
     pub png: Option<PathBuf>,
 }

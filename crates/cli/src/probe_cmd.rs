@@ -136,10 +136,12 @@ pub struct ProbeCmd {
     #[arg(long, value_enum, default_value_t = ProbeOutput::Table)]
     pub output: ProbeOutput,
     /// Write the evidence as CSV into this directory: pb_iops.csv (the IOPS series),
-    /// bands_reads.csv (every read latency, with the run it belongs to), bands_found.csv.
+    /// bands_reads.csv (every read latency, with the run it belongs to), bands_found.csv. Each
+    /// file written is printed on stderr.
     #[arg(long, value_name = "DIR")]
     pub csv_dir: Option<PathBuf>,
-    /// Plot the evidence as PNG into this directory: pb_iops.png, bands_reads_<target>.png.
+    /// Plot the evidence as PNG into this directory: pb_iops.png, bands_reads_<target>.png (one
+    /// per band target). Each file written is printed on stderr.
     #[arg(long, value_name = "DIR")]
     pub png_dir: Option<PathBuf>,
     /// Write what was found as a drive profile (TOML) for `shingled sim --drive-file`.

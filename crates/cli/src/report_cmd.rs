@@ -47,7 +47,9 @@ pub struct ReportCmd {
     /// Page format (`--format` is the trace format, as in `sim`).
     #[arg(long = "report-format", value_enum, default_value_t = ReportFormat::Md)]
     pub report_format: ReportFormat,
-    /// Directory to write the report and its figures into (created if missing).
+    /// Directory to write the report and its figures into (created if missing): results.json,
+    /// report.md or report.html, and total_time.png, hit_ratio.png, wa.png, rmws.png for the
+    /// metrics some run has. Each file written is printed on stderr.
     #[arg(long, short)]
     pub out: PathBuf,
     /// Curve forms of experiments (`--experiment NAME-curve`): how the points are sampled and
