@@ -104,7 +104,9 @@ pub struct EmitArgs {
     #[arg(long, short)]
     pub out: Option<PathBuf>,
     /// Also write each run's request-latency CDF (open loop: response time, queueing included)
-    /// here: CSV `label,latency_ms,fraction`, or a chart when the name ends in .png.
+    /// here: CSV `group,label,latency_ms,fraction`, or, when the name ends in .png, one chart at
+    /// exactly this path (a panel per group of runs: an experiment's trace or utilisation). The
+    /// file written is printed on stderr.
     #[arg(long)]
     pub cdf: Option<PathBuf>,
 }
@@ -165,8 +167,10 @@ pub struct ExperimentCmd {
     /// curve`. Refused by the other experiments.
     #[command(flatten)]
     pub sampling: crate::curve_cmd::SamplingArgs,
-    /// Curve forms: also draw each trace's curves as PNG charts (FILE, or FILE-<trace>.png for
-    /// several traces; -wa, -rmws and -time charts beside each), validated points marked.
+    /// Curve forms: also draw the curves as one PNG at exactly FILE: a row of panels per trace
+    /// (hit ratio and, above a DM-SMR drive, WA, RMWs and I/O time), validated points marked,
+    /// under a title naming the experiment, traces, mode and set-up. The file written is
+    /// printed on stderr.
     #[arg(long, value_name = "FILE")]
     pub png: Option<std::path::PathBuf>,
     /// Base configuration for every run (drive, SSD, cache size, …); flags an experiment sets

@@ -33,9 +33,10 @@ pub struct CurveCmd {
     /// Write the report here instead of stdout.
     #[arg(long, short)]
     pub out: Option<PathBuf>,
-    /// Also draw the curves as PNG charts: FILE for the hit ratio and, above a DM-SMR drive,
-    /// FILE-wa.png, FILE-rmws.png and FILE-time.png beside it. Validated points (full runs)
-    /// are hollow squares.
+    /// Also draw the curves as one PNG at exactly FILE: a panel for the hit ratio and, above a
+    /// DM-SMR drive, panels for WA, RMWs and I/O time, under a title naming the trace, mode and
+    /// set-up. Validated points (full runs) are hollow squares. The file written is printed on
+    /// stderr.
     #[arg(long)]
     pub png: Option<PathBuf>,
 }
@@ -316,9 +317,23 @@ fn x_of(r: &CurveReport, p: &CurvePoint) -> f64 {
     }
 }
 
-/// The curves of `r` as PNG charts: `path` for the hit ratio and, above a DM-SMR drive,
-/// `-wa`, `-rmws` and `-time` charts beside it.
-pub fn charts(r: &CurveReport, path: &std::path::Path) -> Result<()> {
+/// The metrics a curve is drawn for: the hit ratio and, above a DM-SMR drive, WA, RMWs and
+/// total I/O time (short name, axis label, getter).
+fn metrics(r: &CurveReport) -> Vec<(&'static str, &'static str, shingled_sim::curve::Metric)> {
+    let mut out: Vec<(&str, &str, shingled_sim::curve::Metric)> =
+        vec![("hit ratio", "hit ratio (%)", |m| m.hit_ratio.map(|x| x * 100.0))];
+    if r.points.iter().any(|p| p.metrics.write_amplification.is_some()) {
+        out.push(("WA", "write amplification (WA)", |m| m.write_amplification));
+        out.push(("RMWs", "band RMWs", |m| m.rmws));
+        out.push(("I/O time", "total I/O time (s)", |m| m.total_time_s));
+    }
+    out
+}
+
+/// One panel per metric of `r` (see [`metrics`]), each caption prefixed with `prefix`: the
+/// sampled curve of every policy (and PB size when both sizes vary), LRU's exact hit ratio
+/// drawn thin and dashed over its sampled one, the validated points' full runs as squares.
+pub fn panels(r: &CurveReport, prefix: &str) -> Vec<crate::plot::Panel> {
     let caches: std::collections::BTreeSet<u64> = r.points.iter().map(|p| p.cache_blocks).collect();
     let x_label = if caches.len() == 1 && r.points.iter().any(|p| p.pb_blocks.is_some()) {
         "PB size (GiB)"
@@ -327,56 +342,45 @@ pub fn charts(r: &CurveReport, path: &std::path::Path) -> Result<()> {
     };
     let by_pb = caches.len() > 1
         && r.points.iter().map(|p| &p.pb_size).collect::<std::collections::BTreeSet<_>>().len() > 1;
-    let smr = r.points.iter().any(|p| p.metrics.write_amplification.is_some());
-    let mut charts: Vec<(PathBuf, &str, shingled_sim::curve::Metric)> =
-        vec![(path.to_path_buf(), "hit ratio (%)", |m| m.hit_ratio.map(|x| x * 100.0))];
-    if smr {
-        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let beside = |s: &str| path.with_file_name(format!("{stem}-{s}.png"));
-        charts.push((beside("wa"), "write amplification", |m| m.write_amplification));
-        charts.push((beside("rmws"), "RMWs", |m| m.rmws));
-        charts.push((beside("time"), "total I/O time (s)", |m| m.total_time_s));
-    }
-    for (file, y_label, get) in charts {
+    let name_of = |p: &CurvePoint| {
+        if by_pb {
+            format!("{} PB {}", p.policy, p.pb_size.as_deref().unwrap_or("-"))
+        } else {
+            p.policy.clone()
+        }
+    };
+    let new_series = |name: String, y_label: &str| shingled_bench::Series {
+        name,
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        points: Vec::new(),
+        paper: Vec::new(),
+        paper_fitted: false,
+    };
+    let mut out = Vec::new();
+    for (short, y_label, get) in metrics(r) {
         let mut series: Vec<shingled_bench::Series> = Vec::new();
-        let name_of = |p: &CurvePoint| {
-            if by_pb {
-                format!("{} PB {}", p.policy, p.pb_size.as_deref().unwrap_or("-"))
-            } else {
-                p.policy.clone()
-            }
-        };
         for p in &r.points {
             let name = name_of(p);
             let Some(y) = get(&p.metrics) else { continue };
             let i = match series.iter().position(|s| s.name == name) {
                 Some(i) => i,
                 None => {
-                    series.push(shingled_bench::Series {
-                        name: name.clone(),
-                        x_label: x_label.into(),
-                        y_label: y_label.into(),
-                        points: Vec::new(),
-                        paper: Vec::new(),
-                        paper_fitted: false,
-                    });
+                    series.push(new_series(name, y_label));
                     series.len() - 1
                 }
             };
             series[i].points.push((x_of(r, p), y));
         }
-        if y_label.starts_with("hit") {
+        let mut overlay = vec![false; series.len()];
+        if short == "hit ratio" {
             let exact: Vec<(f64, f64)> =
                 r.points.iter().filter_map(|p| Some((x_of(r, p), p.exact_hit_ratio? * 100.0))).collect();
             if !exact.is_empty() {
-                series.push(shingled_bench::Series {
-                    name: "lru (exact)".into(),
-                    x_label: x_label.into(),
-                    y_label: y_label.into(),
-                    points: exact,
-                    paper: Vec::new(),
-                    paper_fitted: false,
-                });
+                let mut s = new_series("lru (exact, one pass)".into(), y_label);
+                s.points = exact;
+                series.push(s);
+                overlay.push(true);
             }
         }
         for s in &mut series {
@@ -390,9 +394,131 @@ pub fn charts(r: &CurveReport, path: &std::path::Path) -> Result<()> {
                 validated[i].push((x_of(r, p), y));
             }
         }
-        let title = format!("{y_label} over {}: {}", x_label.split(' ').next().unwrap_or(""), r.trace);
-        crate::plot::line_chart_validated(&file, &title, &series, &validated)
-            .with_context(|| format!("--png {}", file.display()))?;
+        if series.iter().all(|s| s.points.is_empty()) && validated.iter().all(Vec::is_empty) {
+            continue;
+        }
+        out.push(crate::plot::Panel {
+            title: format!("{prefix}{short} over {}", x_label.split(" (").next().unwrap_or(x_label)),
+            kind: crate::plot::PanelKind::Lines { series, validated, overlay, log_x: false, log_y: false },
+        });
     }
+    out
+}
+
+/// The lines naming what a curve ran: its mode, window and replay, its set-up (drive, CMR-only
+/// drive, I/O unit), and how its points were sampled.
+pub fn context(r: &CurveReport, with_trace: bool) -> Vec<String> {
+    let validated = r.points.iter().filter(|p| p.full.is_some()).count();
+    vec![
+        format!(
+            "{}{} mode | window {} | {} replay",
+            if with_trace { format!("trace {} | ", r.trace) } else { String::new() },
+            r.mode,
+            r.window,
+            r.base.replay.name()
+        ),
+        shingled_sim::describe_setup(&r.base),
+        format!(
+            "sampled mini-simulations: {}), {} sample(s){}",
+            r.sampling_text(),
+            r.samples,
+            if validated > 0 {
+                format!("; {validated} point(s) validated by full runs")
+            } else {
+                String::new()
+            }
+        ),
+    ]
+}
+
+/// What the markers of a curve figure mean.
+pub const MARKS: &str = "Dots and solid lines: sampled mini-simulations. Hollow squares: the same points \
+     simulated in full (validated). Black dashed line with triangles: LRU's exact hit ratio from one pass \
+     over the whole trace.";
+
+/// Draws `r` as one PNG at `path` (one panel per metric, see [`panels`]) and prints the line
+/// naming the file.
+pub fn charts(r: &CurveReport, path: &std::path::Path) -> Result<()> {
+    let panels = panels(r, "");
+    let names = panels.iter().map(|p| p.title.clone()).collect::<Vec<_>>();
+    let fig = crate::plot::Figure {
+        title: format!("shingled curve on {}", r.trace),
+        subtitle: context(r, false),
+        notes: vec![MARKS.into()],
+        cols: 2,
+        panels,
+    };
+    crate::plot::draw(path, &fig).with_context(|| format!("--png {}", path.display()))?;
+    crate::plot::wrote(path, &format!("{} panel(s): {}", names.len(), names.join("; ")));
+    Ok(())
+}
+
+/// What a curve experiment's paper gives for its curves, said under the charts: neither paper
+/// states a value per cache size in its text (the figures are drawn only), so no paper point is
+/// plotted, and the note names the figures the text does give.
+fn paper_note(experiment: &str) -> Option<&'static str> {
+    match experiment {
+        "sac-write-only-curve" => Some(
+            "Paper values: none plotted. The SAC paper gives no values per cache size (Fig. 14 is a \
+             chart only); its text gives Fig. 13's miss rates (SAC 14.5%, MOST 21.7%) and speed-ups for \
+             its long trace at one cache size (5% of the accessed bands), not for these traces.",
+        ),
+        "pore-ssd-size-curve" => Some(
+            "Paper values: none plotted. The PORE paper gives no values per cache size for Fig. 16 \
+             (a chart only); its text gives ratios on wdev only (PORE's I/O time 24.5% and 43.7% of \
+             LRU's and LRU-band's at 1%, 5.84% and 18.1% at 5%).",
+        ),
+        _ => None,
+    }
+}
+
+/// A trace's short name in a panel caption: `wdev` for `synth:wdev,scale=0.1`, the file name
+/// for a path.
+fn short_trace(t: &str) -> String {
+    let t = t.trim_start_matches("synth:");
+    let t = t.rsplit('/').next().unwrap_or(t);
+    t.split(',').next().unwrap_or(t).to_string()
+}
+
+/// Draws every curve of a curve experiment as one PNG at `path`: a row of panels (one per
+/// metric) per trace, under a title naming the experiment and its set-up; prints the line
+/// naming the file.
+pub fn experiment_charts(
+    e: &shingled_sim::experiments::ExperimentReport,
+    path: &std::path::Path,
+) -> Result<()> {
+    let Some(first) = e.curves.first() else {
+        bail!("--png: experiment {} drew no curve", e.experiment.name);
+    };
+    let mut panels = Vec::new();
+    let mut cols = 1;
+    for c in &e.curves {
+        let ps = self::panels(c, &format!("{}: ", short_trace(&c.trace)));
+        cols = cols.max(ps.len());
+        panels.extend(ps);
+    }
+    let traces: Vec<String> = e.curves.iter().map(|c| c.trace.clone()).collect();
+    let mut subtitle = context(first, false);
+    subtitle[0] = format!("traces {} | {}", traces.join(", "), subtitle[0]);
+    // Each trace has its own sample (rate and units).
+    subtitle.truncate(2);
+    for c in &e.curves {
+        subtitle.push(format!("{}: {}), {} sample(s)", short_trace(&c.trace), c.sampling_text(), c.samples));
+    }
+    let mut notes = vec![MARKS.to_string()];
+    notes.extend(paper_note(&e.experiment.name).map(String::from));
+    let names = panels.len();
+    let fig = crate::plot::Figure {
+        title: format!("experiment {}: {}", e.experiment.name, e.experiment.title),
+        subtitle,
+        notes,
+        panels,
+        cols,
+    };
+    crate::plot::draw(path, &fig).with_context(|| format!("--png {}", path.display()))?;
+    crate::plot::wrote(
+        path,
+        &format!("{names} panels: {} metric(s) for each of {} trace(s)", cols, e.curves.len()),
+    );
     Ok(())
 }

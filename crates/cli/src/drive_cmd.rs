@@ -115,7 +115,7 @@ fn bench_cmd(a: BenchCmd) -> Result<()> {
         let log_y = matches!(a.name.as_str(), "fig3" | "timeline");
         plot::line_chart(p, &report.title, &report.series, log_y)
             .with_context(|| format!("plotting {}", p.display()))?;
-        eprintln!("wrote {}", p.display());
+        plot::wrote(p, "");
     }
     Ok(())
 }

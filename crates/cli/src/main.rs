@@ -152,12 +152,15 @@ fn emit(out: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
 }
 
 /// `--cdf FILE`: every run's request-latency CDF, as CSV (`group,label,latency_ms,fraction`)
-/// or, for a `.png` name, charts (log time axis): one chart when the runs form one group (a
-/// `sim`, a `compare`), else one per group (an experiment's trace, or trace and utilisation),
-/// named `FILE-<group>.png`. `runs` gives each report its group and label.
+/// or, for a `.png` name, one chart (log time axis) at exactly FILE: one panel per group of runs
+/// (an experiment's trace, or trace and utilisation; a `sim` or a `compare` is one group), under
+/// a title naming `what` ran and the `context` lines (set-up). `runs` gives each report its
+/// group and label. Prints the line naming the file written.
 fn write_cdf(
     path: &Option<std::path::PathBuf>,
     runs: &[(String, String, &shingled_sim::RunReport)],
+    what: &str,
+    context: &[String],
 ) -> Result<()> {
     let Some(path) = path else { return Ok(()) };
     let is_png = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("png"));
@@ -169,46 +172,59 @@ fn write_cdf(
             }
         }
         let open = runs.iter().any(|(_, _, r)| r.config.replay == shingled_sim::Replay::Open);
-        let what = if open { "response time CDF (open loop)" } else { "request latency CDF (closed loop)" };
-        let mut written = Vec::new();
-        for g in &groups {
-            let series: Vec<shingled_bench::Series> = runs
-                .iter()
-                .filter(|(rg, _, _)| rg == g)
-                .map(|(_, label, r)| shingled_bench::Series {
-                    name: label.clone(),
-                    x_label: "response time (ms)".into(),
-                    y_label: "fraction of requests".into(),
-                    points: r.latency_cdf.clone(),
-                    paper: Vec::new(),
-                    paper_fitted: false,
-                })
-                .collect();
-            let file = if groups.len() == 1 {
-                path.clone()
+        let kind = if open { "Response time CDF (open loop)" } else { "Request latency CDF (closed loop)" };
+        let mut modes: Vec<&str> = Vec::new();
+        for (_, _, r) in runs {
+            if !modes.contains(&r.config.mode.name()) {
+                modes.push(r.config.mode.name());
+            }
+        }
+        let scales: std::collections::BTreeSet<String> =
+            runs.iter().map(|(_, _, r)| r.config.time_scale.to_string()).collect();
+        let mut subtitle = vec![format!(
+            "{} mode | {} replay{}",
+            modes.join(", "),
+            if open { "open" } else { "closed" },
+            if open {
+                format!(", time scale {}", scales.into_iter().collect::<Vec<_>>().join(", "))
             } else {
-                let slug = g
-                    .trim_start_matches("synth:")
-                    .split(|c: char| !c.is_ascii_alphanumeric())
-                    .filter(|x| !x.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("-");
-                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                path.with_file_name(format!("{stem}-{slug}.png"))
-            };
-            let title = if g.is_empty() { what.to_string() } else { format!("{what}: {g}") };
-            plot::line_chart_xy(&file, &title, &series, true, false)
-                .with_context(|| format!("--cdf {}", file.display()))?;
-            written.push(file);
-        }
-        if written.len() > 1 {
-            eprintln!(
-                "wrote {} CDF charts: {} ... {}",
-                written.len(),
-                written[0].display(),
-                written[written.len() - 1].display()
-            );
-        }
+                String::new()
+            }
+        )];
+        subtitle.extend(context.iter().cloned());
+        let panels: Vec<plot::Panel> = groups
+            .iter()
+            .map(|g| {
+                let series = runs
+                    .iter()
+                    .filter(|(rg, _, _)| rg == g)
+                    .map(|(_, label, r)| shingled_bench::Series {
+                        name: label.clone(),
+                        x_label: if open { "response time (ms)" } else { "request latency (ms)" }.into(),
+                        y_label: "fraction of requests".into(),
+                        points: r.latency_cdf.clone(),
+                        paper: Vec::new(),
+                        paper_fitted: false,
+                    })
+                    .collect();
+                plot::Panel::lines(g.to_string(), series, true, false)
+            })
+            .collect();
+        let n = panels.len();
+        let fig = plot::Figure {
+            title: format!("{kind}: {what}"),
+            subtitle,
+            notes: Vec::new(),
+            cols: n.min(3),
+            panels,
+        };
+        plot::draw(path, &fig).with_context(|| format!("--cdf {}", path.display()))?;
+        let per = if n == 1 {
+            "1 panel".to_string()
+        } else {
+            format!("{n} panels, one per group: {}", groups.join("; "))
+        };
+        plot::wrote(path, &per);
         return Ok(());
     }
     let field = |s: &str| {
@@ -225,7 +241,9 @@ fn write_cdf(
             text.push_str(&format!("{group},{label},{ms},{f}\n"));
         }
     }
-    out::file(path, text)
+    out::file(path, text)?;
+    plot::wrote(path, &format!("latency CDF of {} run(s) as CSV", runs.len()));
+    Ok(())
 }
 
 /// `sim` with a list of policies and/or cache sizes: one run per combination, one table.
@@ -330,7 +348,12 @@ fn sim(a: args::SimCmd) -> Result<()> {
         Output::Csv => format!("{}\n{}", report::CSV_HEADER, report::csv_rows(&r)),
     };
     emit(&a.emit.out, &text)?;
-    write_cdf(&a.emit.cdf, &[(String::new(), r.label.clone(), &r)])
+    write_cdf(
+        &a.emit.cdf,
+        &[(String::new(), r.label.clone(), &r)],
+        &format!("sim on {}", cfg.trace.path),
+        &[shingled_sim::describe_setup(&cfg)],
+    )
 }
 
 fn compare(a: args::CompareCmd) -> Result<()> {
@@ -364,7 +387,12 @@ fn compare(a: args::CompareCmd) -> Result<()> {
     };
     emit(&a.emit.out, &text)?;
     let runs: Vec<_> = report.runs.iter().map(|r| (String::new(), r.label.clone(), r)).collect();
-    write_cdf(&a.emit.cdf, &runs)
+    write_cdf(
+        &a.emit.cdf,
+        &runs,
+        &format!("compare on {}", cfg.trace.path),
+        &[shingled_sim::describe_setup(&cfg)],
+    )
 }
 
 fn experiment(a: args::ExperimentCmd) -> Result<()> {
@@ -443,25 +471,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         }
     };
     if let Some(png) = &a.png {
-        for c in &report.curves {
-            let file = if report.curves.len() == 1 {
-                png.clone()
-            } else {
-                let slug = c
-                    .trace
-                    .trim_start_matches("synth:")
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or("")
-                    .split(|ch: char| !ch.is_ascii_alphanumeric())
-                    .filter(|x| !x.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("-");
-                let stem = png.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                png.with_file_name(format!("{stem}-{slug}.png"))
-            };
-            curve_cmd::charts(c, &file)?;
-        }
+        curve_cmd::experiment_charts(&report, png)?;
     }
     emit_experiment(&report, a.emit.output, &a.emit.out, &a.emit.cdf)
 }
@@ -537,7 +547,13 @@ fn emit_experiment(
             (trace.to_string(), cell.label.clone(), r)
         })
         .collect();
-    write_cdf(cdf, &runs)
+    let e = &report.experiment;
+    let what = if e.name == "sim" {
+        format!("sim on {}: {}", e.cells.first().map_or("", |c| c.trace.as_str()), e.title)
+    } else {
+        format!("experiment {}: {}", e.name, e.title)
+    };
+    write_cdf(cdf, &runs, &what, std::slice::from_ref(&e.setup))
 }
 
 fn trace(t: TraceCommand) -> Result<()> {

@@ -1,7 +1,13 @@
-//! PNG line charts of bench curves: plotters' bitmap backend with the DejaVu Sans font compiled
-//! in (the `ab_glyph` text backend), so plotting needs no system fonts.
+//! PNG charts: plotters' bitmap backend with the DejaVu Sans font compiled in (the `ab_glyph`
+//! text backend), so plotting needs no system fonts.
+//!
+//! Every chart is one PNG at exactly the path named: a [`Figure`] of one or more panels (line
+//! charts or grouped bars) tiled in a grid under one title that says what was run (command or
+//! experiment, trace, mode, set-up), with notes under the panels. Each panel's legend sits in
+//! its own column to the right of the plot, so it never covers data.
 
 use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use shingled_bench::Series;
@@ -15,6 +21,10 @@ fn register_font() {
         // DejaVu Sans is a valid TrueType font; a failure would only mean unlabelled axes.
         let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
     });
+}
+
+fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("{e}")
 }
 
 /// A tick label without float noise (`0.7`, `12`, `3156`).
@@ -34,154 +44,73 @@ fn short(v: f64) -> String {
     }
 }
 
-/// Draws `series` (and their paper points, as crosses, labelled "(paper, fitted)" when a model
-/// constant was fitted to them: `Series::paper_fitted`) on one chart; `log_y` for curves that
-/// span decades (fig3's SMR curve, the PB cliff).
-pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> Result<()> {
-    line_chart_xy(path, title, series, false, log_y)
+/// One figure: panels tiled `cols` to a row under a title and its subtitle lines, with notes
+/// (what the markers mean, where the paper's values are or why there are none) under them.
+pub struct Figure {
+    /// What the figure shows, as the first line.
+    pub title: String,
+    /// The context: trace, mode, set-up, window, sampling, one line each.
+    pub subtitle: Vec<String>,
+    /// Notes under the panels.
+    pub notes: Vec<String>,
+    /// The panels, row by row.
+    pub panels: Vec<Panel>,
+    /// Panels per row (at least 1).
+    pub cols: usize,
 }
 
-/// [`line_chart`] with a choice of logarithmic x axis too (a latency CDF spans decades of ms).
-pub fn line_chart_xy(path: &Path, title: &str, series: &[Series], log_x: bool, log_y: bool) -> Result<()> {
-    chart(path, title, series, &[], log_x, log_y)
+/// One panel of a [`Figure`].
+pub struct Panel {
+    /// The panel's caption.
+    pub title: String,
+    /// What it draws.
+    pub kind: PanelKind,
 }
 
-/// [`line_chart`] with, for series `i`, the points `validated[i]` drawn as hollow squares of
-/// its colour, labelled "NAME (full run)": a sampled curve's points checked by full simulations.
-pub fn line_chart_validated(
-    path: &Path,
-    title: &str,
-    series: &[Series],
-    validated: &[Vec<(f64, f64)>],
-) -> Result<()> {
-    chart(path, title, series, validated, false, false)
+/// What a panel draws.
+pub enum PanelKind {
+    /// Lines of `series` (their paper points as crosses, labelled "(paper, fitted)" when a
+    /// model constant was fitted to them: `Series::paper_fitted`); for series `i`, the points
+    /// `validated[i]` as hollow squares of its colour ("NAME (full run)"), and, when
+    /// `overlay[i]`, the line black, thinner and dashed on top of the others (a reference curve that may
+    /// coincide with another: LRU's exact hit ratio over its sampled one).
+    Lines {
+        series: Vec<Series>,
+        validated: Vec<Vec<(f64, f64)>>,
+        overlay: Vec<bool>,
+        log_x: bool,
+        log_y: bool,
+    },
+    /// Grouped vertical bars: one slot per category (labelled under the axis), one bar per
+    /// series in each slot.
+    Bars { y_label: String, categories: Vec<String>, series: Vec<BarSeries> },
 }
 
-fn chart(
-    path: &Path,
-    title: &str,
-    series: &[Series],
-    validated: &[Vec<(f64, f64)>],
-    log_x: bool,
-    log_y: bool,
-) -> Result<()> {
-    register_font();
-    let pts = || {
-        series.iter().flat_map(|s| s.points.iter().chain(s.paper.iter())).chain(validated.iter().flatten())
-    };
-    if pts().next().is_none() {
-        return Err(anyhow!("nothing to plot"));
-    }
-    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
-    let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
-    for &(x, y) in pts() {
-        if !log_x || x > 0.0 {
-            x0 = x0.min(x);
-            x1 = x1.max(x);
-        }
-        if !log_y || y > 0.0 {
-            y0 = y0.min(y);
-            y1 = y1.max(y);
+impl Panel {
+    /// A panel of plain lines.
+    pub fn lines(title: impl Into<String>, series: Vec<Series>, log_x: bool, log_y: bool) -> Panel {
+        Panel {
+            title: title.into(),
+            kind: PanelKind::Lines { series, validated: Vec::new(), overlay: Vec::new(), log_x, log_y },
         }
     }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    let (x_label, y_label) = (series[0].x_label.clone(), series[0].y_label.clone());
-    png_output(path)?;
-    let (w, h) = (1000, 620);
-    let mut pixels = vec![0u8; w as usize * h as usize * 3];
-    let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
-    let colors =
-        [RGBColor(31, 119, 180), RGBColor(214, 39, 40), RGBColor(44, 160, 44), RGBColor(148, 103, 189)];
-    macro_rules! draw {
-        ($chart:expr) => {{
-            let mut chart = $chart;
-            chart
-                .configure_mesh()
-                .x_desc(x_label.as_str())
-                .y_desc(y_label.as_str())
-                .label_style(("sans-serif", 16))
-                .x_label_formatter(&|v| short(*v))
-                .y_label_formatter(&|v| short(*v))
-                .draw()
-                .map_err(|e| anyhow!("{e}"))?;
-            for (i, s) in series.iter().enumerate() {
-                let c = colors[i % colors.len()];
-                let line: Vec<(f64, f64)> = s
-                    .points
-                    .iter()
-                    .copied()
-                    .filter(|p| (!log_y || p.1 > 0.0) && (!log_x || p.0 > 0.0))
-                    .collect();
-                chart
-                    .draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
-                    .map_err(|e| anyhow!("{e}"))?
-                    .label(s.name.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-                if line.len() <= 40 {
-                    chart
-                        .draw_series(line.iter().map(|&p| Circle::new(p, 3, c.filled())))
-                        .map_err(|e| anyhow!("{e}"))?;
-                }
-                if !s.paper.is_empty() {
-                    let paper: Vec<(f64, f64)> =
-                        s.paper.iter().copied().filter(|p| !log_y || p.1 > 0.0).collect();
-                    chart
-                        .draw_series(paper.iter().map(|&p| Cross::new(p, 7, c.stroke_width(2))))
-                        .map_err(|e| anyhow!("{e}"))?
-                        .label(format!("{} (paper{})", s.name, if s.paper_fitted { ", fitted" } else { "" }))
-                        .legend(move |(x, y)| Cross::new((x + 10, y), 6, c.stroke_width(2)));
-                }
-                if let Some(full) = validated.get(i).filter(|v| !v.is_empty()) {
-                    let full: Vec<(f64, f64)> =
-                        full.iter().copied().filter(|p| !log_y || p.1 > 0.0).collect();
-                    let square = move |(x, y): (f64, f64)| {
-                        EmptyElement::at((x, y)) + Rectangle::new([(-6, -6), (6, 6)], c.stroke_width(2))
-                    };
-                    chart
-                        .draw_series(full.iter().map(|&p| square(p)))
-                        .map_err(|e| anyhow!("{e}"))?
-                        .label(format!("{} (full run)", s.name))
-                        .legend(move |(x, y)| {
-                            Rectangle::new([(x + 4, y - 6), (x + 16, y + 6)], c.stroke_width(2))
-                        });
-                }
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 15))
-                .draw()
-                .map_err(|e| anyhow!("{e}"))?;
-        }};
-    }
-    let mut builder = ChartBuilder::on(&root);
-    builder.caption(title, ("sans-serif", 20)).margin(15).x_label_area_size(45).y_label_area_size(70);
-    let (ylo, yhi) =
-        if log_y { (y0.max(1e-6) / 1.5, y1 * 1.5) } else { (0.0, if y1 > 0.0 { y1 * 1.1 } else { 1.0 }) };
-    let (xlo, xhi) = (x0.max(1e-9) / 1.2, x1 * 1.2);
-    match (log_x, log_y) {
-        (false, true) => {
-            draw!(builder.build_cartesian_2d(x0..x1, (ylo..yhi).log_scale()).map_err(|e| anyhow!("{e}"))?)
-        }
-        (false, false) => draw!(builder.build_cartesian_2d(x0..x1, ylo..yhi).map_err(|e| anyhow!("{e}"))?),
-        (true, true) => draw!(builder
-            .build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale())
-            .map_err(|e| anyhow!("{e}"))?),
-        (true, false) => {
-            draw!(builder.build_cartesian_2d((xlo..xhi).log_scale(), ylo..yhi).map_err(|e| anyhow!("{e}"))?)
-        }
-    }
-    root.present().map_err(|e| anyhow!("drawing {}: {e}", path.display()))?;
-    drop(root);
-    save_png(path, &pixels, w, h)
 }
 
-/// One group of bars of [`bar_chart`]: a name (legend) and one value per category (`None`
-/// leaves a gap).
+impl Figure {
+    /// A figure of one panel titled `title` (the panel itself has no caption of its own).
+    pub fn single(title: impl Into<String>, panel: PanelKind) -> Figure {
+        Figure {
+            title: title.into(),
+            subtitle: Vec::new(),
+            notes: Vec::new(),
+            panels: vec![Panel { title: String::new(), kind: panel }],
+            cols: 1,
+        }
+    }
+}
+
+/// One group of bars of a bar panel: a name (legend) and one value per category (`None` leaves
+/// a gap).
 pub struct BarSeries {
     /// Legend text.
     pub name: String,
@@ -189,71 +118,348 @@ pub struct BarSeries {
     pub values: Vec<Option<f64>>,
 }
 
-/// Grouped vertical bars: one slot per category (labelled under the axis), one bar per series
-/// in each slot. The legend is drawn when there are several series.
-pub fn bar_chart(
-    path: &Path,
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// Draws `series` on one chart; `log_y` for curves that span decades (fig3's SMR curve, the PB
+/// cliff).
+pub fn line_chart(path: &Path, title: &str, series: &[Series], log_y: bool) -> Result<()> {
+    let panel = PanelKind::Lines {
+        series: series.to_vec(),
+        validated: Vec::new(),
+        overlay: Vec::new(),
+        log_x: false,
+        log_y,
+    };
+    draw(path, &Figure::single(title, panel))
+}
+
+/// How a legend entry is drawn.
+enum Mark {
+    Line(RGBColor, u32, bool),
+    Cross(RGBColor),
+    Square(RGBColor),
+    Bar(RGBColor),
+}
+
+const PANEL_H: u32 = 470;
+const LEGEND_W: u32 = 230;
+/// Characters of a legend line before it wraps.
+const LEGEND_CHARS: usize = 26;
+
+/// Splits `text` into lines of at most `width` characters at spaces (a longer word stays
+/// whole).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Draws `fig` and writes it as one PNG to `path`.
+pub fn draw(path: &Path, fig: &Figure) -> Result<()> {
+    register_font();
+    if fig.panels.is_empty() {
+        return Err(anyhow!("nothing to plot"));
+    }
+    png_output(path)?;
+    let cols = fig.cols.clamp(1, fig.panels.len());
+    let rows = fig.panels.len().div_ceil(cols);
+    // A bar panel widens with its categories so their labels stay readable.
+    let panel_w = fig
+        .panels
+        .iter()
+        .map(|p| match &p.kind {
+            PanelKind::Bars { categories, .. } => (categories.len() as u32 * 90).clamp(640, 2200),
+            PanelKind::Lines { .. } => 640,
+        })
+        .max()
+        .unwrap_or(640)
+        + LEGEND_W;
+    let w = panel_w * cols as u32;
+    let chars = (w as usize / 11).max(40);
+    let title_lines = wrap(&fig.title, chars);
+    let sub_lines: Vec<String> = fig.subtitle.iter().flat_map(|s| wrap(s, w as usize / 9)).collect();
+    let note_lines: Vec<String> = fig.notes.iter().flat_map(|s| wrap(s, w as usize / 8)).collect();
+    let head = 14 + 26 * title_lines.len() as u32 + 20 * sub_lines.len() as u32 + 8;
+    let foot = if note_lines.is_empty() { 0 } else { 10 + 19 * note_lines.len() as u32 };
+    let h = head + PANEL_H * rows as u32 + foot;
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (top, rest) = root.split_vertically(head);
+        let (body, bottom) = rest.split_vertically(PANEL_H * rows as u32);
+        let centre = Pos::new(HPos::Center, VPos::Top);
+        let mut y = 12;
+        for l in &title_lines {
+            top.draw(&Text::new(
+                l.clone(),
+                (w as i32 / 2, y),
+                TextStyle::from(("sans-serif", 21).into_font()).pos(centre),
+            ))
+            .map_err(err)?;
+            y += 26;
+        }
+        for l in &sub_lines {
+            let style = ("sans-serif", 15).into_font().color(&RGBColor(60, 60, 60)).pos(centre);
+            top.draw(&Text::new(l.clone(), (w as i32 / 2, y), style)).map_err(err)?;
+            y += 20;
+        }
+        for (i, l) in note_lines.iter().enumerate() {
+            let style = ("sans-serif", 14).into_font().color(&RGBColor(60, 60, 60));
+            bottom.draw(&Text::new(l.clone(), (20, 6 + 19 * i as i32), style)).map_err(err)?;
+        }
+        let areas = body.split_evenly((rows, cols));
+        for (panel, area) in fig.panels.iter().zip(&areas) {
+            draw_panel(panel, area)?;
+        }
+        root.present().map_err(|e| anyhow!("drawing {}: {e}", path.display()))?;
+    }
+    save_png(path, &pixels, w, h)
+}
+
+/// Draws the legend `entries` into `area` (the column right of a panel's plot).
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String, Mark)]) -> Result<()> {
+    let mut y = 46;
+    for (name, mark) in entries {
+        let (x0, x1) = (4, 30);
+        match *mark {
+            Mark::Line(c, width, false) => {
+                area.draw(&PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(width))).map_err(err)?
+            }
+            Mark::Line(c, width, true) => {
+                for s in [x0, x0 + 10, x0 + 20] {
+                    area.draw(&PathElement::new(vec![(s, y), (s + 6, y)], c.stroke_width(width)))
+                        .map_err(err)?
+                }
+            }
+            Mark::Cross(c) => area.draw(&Cross::new((x0 + 13, y), 6, c.stroke_width(2))).map_err(err)?,
+            Mark::Square(c) => area
+                .draw(&Rectangle::new([(x0 + 7, y - 6), (x0 + 19, y + 6)], c.stroke_width(2)))
+                .map_err(err)?,
+            Mark::Bar(c) => {
+                area.draw(&Rectangle::new([(x0 + 6, y - 6), (x0 + 20, y + 6)], c.filled())).map_err(err)?
+            }
+        }
+        for (i, l) in wrap(name, LEGEND_CHARS).iter().enumerate() {
+            let style =
+                TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+            area.draw(&Text::new(l.clone(), (x1 + 8, y + 17 * i as i32), style)).map_err(err)?;
+            y += if i == 0 { 0 } else { 17 };
+        }
+        y += 22;
+    }
+    Ok(())
+}
+
+fn draw_panel<DB: DrawingBackend>(panel: &Panel, area: &DrawingArea<DB, Shift>) -> Result<()> {
+    let (pw, _) = area.dim_in_pixel();
+    match &panel.kind {
+        PanelKind::Lines { series, validated, overlay, log_x, log_y } => {
+            let (plot, side) = area.split_horizontally(pw - LEGEND_W);
+            let entries = lines(&plot, &panel.title, series, validated, overlay, *log_x, *log_y)?;
+            legend(&side, &entries)
+        }
+        // One group of bars needs no legend: the plot takes the legend's column too.
+        PanelKind::Bars { y_label, categories, series } if series.len() == 1 => {
+            bars(area, &panel.title, y_label, categories, series).map(drop)
+        }
+        PanelKind::Bars { y_label, categories, series } => {
+            let (plot, side) = area.split_horizontally(pw - LEGEND_W);
+            let entries = bars(&plot, &panel.title, y_label, categories, series)?;
+            legend(&side, &entries)
+        }
+    }
+}
+
+/// The range drawn for values `lo..hi`: a margin on each side so markers at the ends (a
+/// validated point at the largest size) are drawn whole; a linear axis of non-negative values
+/// starts at 0 when `from_zero`, a logarithmic one pads by a factor.
+fn span(lo: f64, hi: f64, log: bool, from_zero: bool) -> (f64, f64) {
+    if log {
+        let (lo, hi) = (lo.max(1e-9), hi.max(lo.max(1e-9) * 1.0001));
+        let f = (hi / lo).powf(0.04).max(1.15);
+        return (lo / f, hi * f);
+    }
+    let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - 0.5, hi + 0.5) };
+    let pad = (hi - lo) * 0.04;
+    let start = if from_zero && lo >= 0.0 { 0.0 } else { lo - pad };
+    let start = if !from_zero && lo >= 0.0 { start.max(0.0).min(lo) } else { start };
+    (start, hi + pad * if from_zero { 2.0 } else { 1.0 })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn lines<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    series: &[Series],
+    validated: &[Vec<(f64, f64)>],
+    overlay: &[bool],
+    log_x: bool,
+    log_y: bool,
+) -> Result<Vec<(String, Mark)>> {
+    let keep = |p: &(f64, f64)| (!log_x || p.0 > 0.0) && (!log_y || p.1 > 0.0);
+    let pts: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().chain(s.paper.iter()))
+        .chain(validated.iter().flatten())
+        .copied()
+        .filter(keep)
+        .collect();
+    if pts.is_empty() {
+        return Err(anyhow!(
+            "nothing to plot{}",
+            if title.is_empty() { String::new() } else { format!(" in {title}") }
+        ));
+    }
+    let (mut x0, mut x1, mut y0, mut y1) =
+        (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+    for &(x, y) in &pts {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    let (xlo, xhi) = span(x0, x1, log_x, false);
+    let (ylo, yhi) = span(y0, y1, log_y, true);
+    let (x_label, y_label) = (series[0].x_label.clone(), series[0].y_label.clone());
+    let mut entries = Vec::new();
+    macro_rules! draw {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(x_label.as_str())
+                .y_desc(y_label.as_str())
+                .label_style(("sans-serif", 14))
+                .x_label_formatter(&|v| short(*v))
+                .y_label_formatter(&|v| short(*v))
+                .draw()
+                .map_err(err)?;
+            // Reference lines last, so they lie on top of a line they coincide with.
+            let mut order: Vec<usize> = (0..series.len()).collect();
+            order.sort_by_key(|&i| overlay.get(i).copied().unwrap_or(false));
+            for i in order {
+                let s = &series[i];
+                let c = COLORS[i % COLORS.len()];
+                let over = overlay.get(i).copied().unwrap_or(false);
+                let line: Vec<(f64, f64)> = s.points.iter().copied().filter(keep).collect();
+                if over {
+                    // Black, thinner and dashed: visible on top of a coloured line it matches.
+                    let c = RGBColor(20, 20, 20);
+                    chart
+                        .draw_series(DashedLineSeries::new(line.clone(), 8, 6, c.stroke_width(2)))
+                        .map_err(err)?;
+                    if line.len() <= 40 {
+                        chart
+                            .draw_series(line.iter().map(|&p| TriangleMarker::new(p, 6, c.stroke_width(1))))
+                            .map_err(err)?;
+                    }
+                    entries.push((s.name.clone(), Mark::Line(c, 2, true)));
+                } else {
+                    chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(3))).map_err(err)?;
+                    if line.len() <= 40 {
+                        chart
+                            .draw_series(line.iter().map(|&p| Circle::new(p, 4, c.filled())))
+                            .map_err(err)?;
+                    }
+                    entries.push((s.name.clone(), Mark::Line(c, 3, false)));
+                }
+                if !s.paper.is_empty() {
+                    let paper: Vec<(f64, f64)> = s.paper.iter().copied().filter(keep).collect();
+                    chart
+                        .draw_series(paper.iter().map(|&p| Cross::new(p, 7, c.stroke_width(2))))
+                        .map_err(err)?;
+                    let what = if s.paper_fitted { "paper, fitted" } else { "paper" };
+                    entries.push((format!("{} ({what})", s.name), Mark::Cross(c)));
+                }
+                if let Some(full) = validated.get(i).filter(|v| !v.is_empty()) {
+                    let full: Vec<(f64, f64)> = full.iter().copied().filter(keep).collect();
+                    let square = move |(x, y): (f64, f64)| {
+                        EmptyElement::at((x, y)) + Rectangle::new([(-6, -6), (6, 6)], c.stroke_width(2))
+                    };
+                    chart.draw_series(full.iter().map(|&p| square(p))).map_err(err)?;
+                    entries.push((format!("{} (full run)", s.name), Mark::Square(c)));
+                }
+            }
+        }};
+    }
+    let mut builder = ChartBuilder::on(area);
+    builder.caption(title, ("sans-serif", 17)).margin(12).x_label_area_size(45).y_label_area_size(70);
+    match (log_x, log_y) {
+        (false, true) => draw!(builder.build_cartesian_2d(xlo..xhi, (ylo..yhi).log_scale()).map_err(err)?),
+        (false, false) => draw!(builder.build_cartesian_2d(xlo..xhi, ylo..yhi).map_err(err)?),
+        (true, true) => {
+            draw!(builder.build_cartesian_2d((xlo..xhi).log_scale(), (ylo..yhi).log_scale()).map_err(err)?)
+        }
+        (true, false) => draw!(builder.build_cartesian_2d((xlo..xhi).log_scale(), ylo..yhi).map_err(err)?),
+    }
+    Ok(entries)
+}
+
+fn bars<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
     title: &str,
     y_label: &str,
     categories: &[String],
     series: &[BarSeries],
-) -> Result<()> {
-    register_font();
+) -> Result<Vec<(String, Mark)>> {
     let n = categories.len();
     if n == 0 || series.is_empty() {
         return Err(anyhow!("nothing to plot"));
     }
     let y1 = series.iter().flat_map(|s| s.values.iter().flatten()).fold(0.0f64, |a, &v| a.max(v));
-    // Headroom above the tallest bar: 10%, plus the legend's height (about 10 + 22 px per series
-    // of a ~520 px plot) when one is drawn, so that the legend never covers a bar.
-    let legend = if series.len() > 1 { (10.0 + 22.0 * series.len() as f64) / 520.0 } else { 0.0 };
-    let hi = if y1 > 0.0 { y1 * 1.1 / (1.0 - legend.min(0.6)) } else { 1.0 };
-    let width = (n as u32 * 90).clamp(800, 2400);
-    png_output(path)?;
-    let (w, h) = (width, 620);
-    let mut pixels = vec![0u8; w as usize * h as usize * 3];
-    let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
-    let colors = [
-        RGBColor(31, 119, 180),
-        RGBColor(214, 39, 40),
-        RGBColor(44, 160, 44),
-        RGBColor(148, 103, 189),
-        RGBColor(255, 127, 14),
-        RGBColor(140, 86, 75),
-    ];
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
+    let hi = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 17))
+        .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..n as f64, 0.0..hi)
-        .map_err(|e| anyhow!("{e}"))?;
+        .map_err(err)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
         .y_desc(y_label)
-        .label_style(("sans-serif", 16))
+        .label_style(("sans-serif", 14))
         .y_label_formatter(&|v| short(*v))
         .draw()
-        .map_err(|e| anyhow!("{e}"))?;
+        .map_err(err)?;
     let slot = 0.8 / series.len() as f64;
+    let mut entries = Vec::new();
     for (si, s) in series.iter().enumerate() {
-        let c = colors[si % colors.len()];
+        let c = COLORS[si % COLORS.len()];
         let bars = s.values.iter().enumerate().filter_map(|(i, v)| {
             let x0 = i as f64 + 0.1 + si as f64 * slot;
             v.map(|v| Rectangle::new([(x0, 0.0), (x0 + slot * 0.95, v)], c.filled()))
         });
-        chart
-            .draw_series(bars)
-            .map_err(|e| anyhow!("{e}"))?
-            .label(s.name.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+        chart.draw_series(bars).map_err(err)?;
+        entries.push((s.name.clone(), Mark::Bar(c)));
     }
-    // Category labels under the axis, centred on each slot, in pixels of the whole image.
-    let style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-    let max_chars = ((width as usize / n) / 8).max(4);
+    // Category labels under the axis, centred on each slot (backend pixels, made relative to
+    // this panel's area).
+    let style = TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let (bx, by) = area.get_base_pixel();
+    let (aw, _) = area.dim_in_pixel();
+    let max_chars = ((aw as usize / n) / 7).max(4);
     for (i, cat) in categories.iter().enumerate() {
         let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
         let text: String = if cat.chars().count() > max_chars {
@@ -261,22 +467,9 @@ pub fn bar_chart(
         } else {
             cat.clone()
         };
-        root.draw(&Text::new(text, (x, y + 8), style.clone())).map_err(|e| anyhow!("{e}"))?;
+        area.draw(&Text::new(text, (x - bx, y - by + 8), style.clone())).map_err(err)?;
     }
-    if series.len() > 1 {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 15))
-            .draw()
-            .map_err(|e| anyhow!("{e}"))?;
-    }
-    root.present().map_err(|e| anyhow!("drawing {}: {e}", path.display()))?;
-    drop(chart);
-    drop(root);
-    save_png(path, &pixels, w, h)
+    Ok(entries)
 }
 
 /// Checks before drawing that `path` names a PNG file that can be written: the charts are PNG
@@ -301,4 +494,37 @@ fn save_png(path: &Path, pixels: &[u8], w: u32, h: u32) -> Result<()> {
         .and_then(|mut wr| wr.write_image_data(pixels))
         .map_err(|e| anyhow!("encoding {}: {e}", path.display()))?;
     crate::out::file(path, bytes)
+}
+
+/// Prints the line every written chart or data file gets, on stderr as every command's
+/// "wrote" lines: the path and what it holds.
+pub fn wrote(path: &Path, what: &str) {
+    if what.is_empty() {
+        eprintln!("wrote {}", path.display());
+    } else {
+        eprintln!("wrote {} ({what})", path.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_words_and_width() {
+        assert_eq!(wrap("a bb ccc dddd", 6), vec!["a bb", "ccc", "dddd"]);
+        assert_eq!(wrap("", 6), vec![""]);
+        assert_eq!(wrap("averylongword x", 4), vec!["averylongword", "x"]);
+    }
+
+    #[test]
+    fn spans_leave_room_for_end_markers() {
+        let (lo, hi) = span(1.0, 10.0, false, false);
+        assert!((0.0..1.0).contains(&lo) && hi > 10.0, "{lo} {hi}");
+        let (lo, hi) = span(2.0, 5.0, false, true);
+        assert_eq!(lo, 0.0);
+        assert!(hi > 5.0);
+        let (lo, hi) = span(1.0, 100.0, true, true);
+        assert!(lo < 1.0 && hi > 100.0);
+    }
 }

@@ -136,10 +136,12 @@ pub struct ProbeCmd {
     #[arg(long, value_enum, default_value_t = ProbeOutput::Table)]
     pub output: ProbeOutput,
     /// Write the evidence as CSV into this directory: pb_iops.csv (the IOPS series),
-    /// bands_reads.csv (every read latency, with the run it belongs to), bands_found.csv.
+    /// bands_reads.csv (every read latency, with the run it belongs to), bands_found.csv. Each
+    /// file written is printed on stderr.
     #[arg(long, value_name = "DIR")]
     pub csv_dir: Option<PathBuf>,
-    /// Plot the evidence as PNG into this directory: pb_iops.png, bands_reads_<target>.png.
+    /// Plot the evidence as PNG into this directory: pb_iops.png, bands_reads_<target>.png (one
+    /// per band target). Each file written is printed on stderr.
     #[arg(long, value_name = "DIR")]
     pub png_dir: Option<PathBuf>,
     /// Write what was found as a drive profile (TOML) for `shingled sim --drive-file`.
@@ -299,7 +301,9 @@ fn parse_targets(items: &[String], count: u32, capacity: u64) -> Result<Vec<u64>
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
-    crate::out::file(path, text)
+    crate::out::file(path, text)?;
+    crate::plot::wrote(path, "");
+    Ok(())
 }
 
 /// Runs `shingled probe ...`.
@@ -383,12 +387,13 @@ pub fn run(a: ProbeCmd) -> Result<()> {
     }
     if let Some(dir) = &a.png_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        plots(dir, pb, bands)?;
+        plots(dir, pb, bands, &o.target.describe())?;
     }
     if let Some(f) = &a.drive_file {
         let text = format!(
-            "# Detected by `shingled probe` on {}.\n# Load with `shingled sim --drive-file {}`.\n{}",
+            "# Detected by `shingled probe` on {}.\n{}# Load with `shingled sim --drive-file {}`.\n{}",
             o.target.describe(),
+            found.layout_scope.as_ref().map(|s| format!("# Band layout: {s}.\n")).unwrap_or_default(),
             f.display(),
             toml::to_string_pretty(drive).context("serializing the detected drive")?
         );
@@ -397,7 +402,9 @@ pub fn run(a: ProbeCmd) -> Result<()> {
 
     let text = match a.output {
         ProbeOutput::Json => serde_json::to_string_pretty(&found)? + "\n",
-        ProbeOutput::Table => table(&o, found.hidden.as_ref(), pb, bands, layout, block_size),
+        ProbeOutput::Table => {
+            table(&o, found.hidden.as_ref(), pb, bands, layout, found.layout_scope.as_deref(), block_size)
+        }
     };
     print!("{text}");
     Ok(())
@@ -409,6 +416,7 @@ fn table(
     pb: Option<&PbReport>,
     bands: Option<&BandReport>,
     layout: Option<&BandConfig>,
+    layout_scope: Option<&str>,
     block_size: u64,
 ) -> String {
     let mut s = format!("target: {}\n", o.target.describe());
@@ -458,7 +466,10 @@ fn table(
         }
     }
     if let Some(l) = layout {
-        s += &format!("band layout: {}\n", describe_layout(l));
+        match layout_scope {
+            Some(scope) => s += &format!("band layout: {} {scope}\n", describe_layout(l)),
+            None => s += &format!("band layout: {}\n", describe_layout(l)),
+        }
     }
     if let Some(h) = hidden {
         s += &format!("hidden drive: {}\n", h.describe());
@@ -483,7 +494,7 @@ fn describe_layout(l: &BandConfig) -> String {
     }
 }
 
-fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Result<()> {
+fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>, target: &str) -> Result<()> {
     if let Some(r) = pb {
         let mb = |op: u64| (op * r.block_size) as f64 / 1e6;
         let points = r.windows.iter().map(|w| (mb(w.first_op + w.ops), w.iops)).collect();
@@ -506,12 +517,14 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Resul
                 paper_fitted: false,
             },
         ];
+        let file = dir.join("pb_iops.png");
         plot::line_chart(
-            &dir.join("pb_iops.png"),
-            "PB capacity: IOPS of random writes (SAC Fig. 11)",
+            &file,
+            &format!("PB capacity: IOPS of random writes (SAC Fig. 11) on {target}"),
             &series,
             true,
         )?;
+        plot::wrote(&file, "");
     }
     if let Some(b) = bands {
         for smp in &b.samples {
@@ -543,13 +556,17 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>) -> Resul
                     paper_fitted: false,
                 },
             ];
-            let name = format!("bands_reads_{}.png", smp.target);
+            let file = dir.join(format!("bands_reads_{}.png", smp.target));
             plot::line_chart(
-                &dir.join(name),
-                "Bands: sequential read latency after cleaning (SAC Fig. 12)",
+                &file,
+                &format!(
+                    "Bands: sequential read latency after cleaning (SAC Fig. 12) on {target}, region at {}",
+                    smp.target
+                ),
                 &series,
                 true,
             )?;
+            plot::wrote(&file, "");
         }
     }
     Ok(())

@@ -8,7 +8,7 @@
 //! `total_time.png`, `hit_ratio.png`, `wa.png`, `rmws.png`: one bar per row, grouped by trace.
 
 use crate::args::SimArgs;
-use crate::plot::{bar_chart, BarSeries};
+use crate::plot::{BarSeries, Figure, PanelKind};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use shingled_sim::experiments::{self, Cell, Column, Experiment, ExperimentReport};
@@ -47,7 +47,9 @@ pub struct ReportCmd {
     /// Page format (`--format` is the trace format, as in `sim`).
     #[arg(long = "report-format", value_enum, default_value_t = ReportFormat::Md)]
     pub report_format: ReportFormat,
-    /// Directory to write the report and its figures into (created if missing).
+    /// Directory to write the report and its figures into (created if missing): results.json,
+    /// report.md or report.html, and total_time.png, hit_ratio.png, wa.png, rmws.png for the
+    /// metrics some run has. Each file written is printed on stderr.
     #[arg(long, short)]
     pub out: PathBuf,
     /// Curve forms of experiments (`--experiment NAME-curve`): how the points are sampled and
@@ -366,6 +368,10 @@ pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str
     out
 }
 
+/// What the WA chart's bars are, under it.
+const WA_NOTE: &str = "WA (write amplification) = band bytes written / bytes cleaned out of the persistent \
+     buffer (PORE §V-C); a scheme whose drive never cleans a band has none.";
+
 /// Draws the figures into `dir`; returns (file, title) of each written (a metric no run has,
 /// such as the hit ratio of a comparison of baselines only, is left out).
 pub fn figures(e: &ExperimentReport, dir: &Path) -> Result<Vec<(&'static str, &'static str)>> {
@@ -378,6 +384,24 @@ pub fn figures(e: &ExperimentReport, dir: &Path) -> Result<Vec<(&'static str, &'
             }
         }
     }
+    // What every chart ran: its traces, the modes of its runs and the set-up.
+    let mut modes: Vec<&str> = Vec::new();
+    for r in &e.runs {
+        if !modes.contains(&r.config.mode.name()) {
+            modes.push(r.config.mode.name());
+        }
+    }
+    let replay =
+        if e.runs.iter().any(|r| r.config.replay == shingled_sim::Replay::Open) { "open" } else { "closed" };
+    let context = vec![
+        format!(
+            "trace{} {} | {} mode | {replay} replay",
+            if groups.len() == 1 { "" } else { "s" },
+            groups.iter().map(|(t, _)| t.to_string()).collect::<Vec<_>>().join(", "),
+            modes.join(", ")
+        ),
+        e.experiment.setup.clone(),
+    ];
     let mut written = Vec::new();
     for &(file, title, y_label, metric) in FIGURES {
         let series: Vec<BarSeries> = groups
@@ -393,10 +417,20 @@ pub fn figures(e: &ExperimentReport, dir: &Path) -> Result<Vec<(&'static str, &'
         if series.iter().all(|s| s.values.iter().all(Option::is_none)) {
             continue;
         }
-        let caption =
-            if groups.len() == 1 { format!("{title} ({})", groups[0].0) } else { title.to_string() };
-        bar_chart(&dir.join(file), &caption, y_label, &categories, &series)
-            .with_context(|| format!("drawing {file}"))?;
+        let what = if e.experiment.name == "compare" {
+            e.experiment.title.clone()
+        } else {
+            format!("experiment {}: {}", e.experiment.name, e.experiment.title)
+        };
+        let mut fig = Figure::single(
+            format!("{title}: {what}"),
+            PanelKind::Bars { y_label: y_label.to_string(), categories: categories.clone(), series },
+        );
+        fig.subtitle = context.clone();
+        if file == "wa.png" {
+            fig.notes.push(WA_NOTE.into());
+        }
+        crate::plot::draw(&dir.join(file), &fig).with_context(|| format!("drawing {file}"))?;
         written.push((file, title));
     }
     Ok(written)
@@ -493,6 +527,12 @@ pub fn run(a: ReportCmd) -> Result<()> {
     };
     let page_path = a.out.join(name);
     crate::out::file(&page_path, page)?;
-    eprintln!("wrote {} ({} runs, {} figures)", page_path.display(), e.runs.len(), figs.len());
+    if a.from.as_deref().map(|p| p.canonicalize().ok() != json_path.canonicalize().ok()).unwrap_or(true) {
+        crate::plot::wrote(&json_path, &format!("{} runs", e.runs.len()));
+    }
+    for (file, title) in &figs {
+        crate::plot::wrote(&a.out.join(file), title);
+    }
+    crate::plot::wrote(&page_path, &format!("{} runs, {} figures", e.runs.len(), figs.len()));
     Ok(())
 }

@@ -48,9 +48,9 @@ pub struct StoreBenchArgs {
     /// Write the output to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Write PNG plots as PREFIX-<plot>.png (e.g. `--png results/store` gives
-    /// results/store-write-wall.png).
-    #[arg(long, value_name = "PREFIX")]
+    /// Draw the plots as one PNG at FILE (a .png name): one panel per plot of every bench run,
+    /// under a title naming the benches and their set-up. The file written is printed.
+    #[arg(long, value_name = "FILE")]
     pub png: Option<PathBuf>,
 }
 
@@ -68,6 +68,9 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
     if !(a.scale > 0.0 && a.scale.is_finite()) {
         bail!("--scale {} must be a positive number", a.scale);
     }
+    if let Some(p) = &a.png {
+        plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
+    }
     let opts = StoreBenchOptions {
         scale: a.scale,
         seed: a.seed,
@@ -81,10 +84,10 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
     for name in names {
         eprintln!("running store bench {name} (scale {})...", a.scale);
         let r = bench::run(name, &opts).with_context(|| format!("store bench {name}"))?;
-        if let Some(prefix) = &a.png {
-            plots(&r, prefix)?;
-        }
         reports.push(r);
+    }
+    if let Some(file) = &a.png {
+        plots(&reports, file, a.scale)?;
     }
     let text = match a.output {
         Output::Table => reports.iter().map(StoreBenchReport::to_text).collect::<Vec<_>>().join("\n"),
@@ -105,48 +108,71 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn plots(r: &StoreBenchReport, prefix: &Path) -> Result<()> {
-    for p in &r.plots {
-        let file = prefix.with_file_name(format!(
-            "{}-{}.png",
-            prefix.file_name().and_then(|n| n.to_str()).unwrap_or("store"),
-            p.key
-        ));
-        if p.curves.iter().all(|c| c.points.is_empty()) {
-            continue;
-        }
-        if p.categories.is_empty() {
-            let series: Vec<Series> = p
-                .curves
-                .iter()
-                .map(|c| Series {
-                    name: c.name.clone(),
-                    x_label: p.x_label.clone(),
-                    y_label: p.y_label.clone(),
-                    points: c.points.clone(),
-                    paper: Vec::new(),
-                    paper_fitted: false,
-                })
-                .collect();
-            plot::line_chart(&file, &p.title, &series, false)
-        } else {
-            let series: Vec<plot::BarSeries> = p
-                .curves
-                .iter()
-                .map(|c| {
-                    let mut values = vec![None; p.categories.len()];
-                    for &(i, y) in &c.points {
-                        if let Some(v) = values.get_mut(i as usize) {
-                            *v = Some(y);
+/// Draws every plot of `reports` as one PNG at `file`: one panel per plot (lines, or grouped
+/// bars over categories), the benches' titles and first notes (device, sizes) above.
+fn plots(reports: &[StoreBenchReport], file: &Path, scale: f64) -> Result<()> {
+    let mut panels = Vec::new();
+    for r in reports {
+        for p in &r.plots {
+            if p.curves.iter().all(|c| c.points.is_empty()) {
+                continue;
+            }
+            let kind = if p.categories.is_empty() {
+                let series: Vec<Series> = p
+                    .curves
+                    .iter()
+                    .map(|c| Series {
+                        name: c.name.clone(),
+                        x_label: p.x_label.clone(),
+                        y_label: p.y_label.clone(),
+                        points: c.points.clone(),
+                        paper: Vec::new(),
+                        paper_fitted: false,
+                    })
+                    .collect();
+                plot::PanelKind::Lines {
+                    series,
+                    validated: Vec::new(),
+                    overlay: Vec::new(),
+                    log_x: false,
+                    log_y: false,
+                }
+            } else {
+                let series: Vec<plot::BarSeries> = p
+                    .curves
+                    .iter()
+                    .map(|c| {
+                        let mut values = vec![None; p.categories.len()];
+                        for &(i, y) in &c.points {
+                            if let Some(v) = values.get_mut(i as usize) {
+                                *v = Some(y);
+                            }
                         }
-                    }
-                    plot::BarSeries { name: c.name.clone(), values }
-                })
-                .collect();
-            plot::bar_chart(&file, &p.title, &p.y_label, &p.categories, &series)
+                        plot::BarSeries { name: c.name.clone(), values }
+                    })
+                    .collect();
+                plot::PanelKind::Bars { y_label: p.y_label.clone(), categories: p.categories.clone(), series }
+            };
+            panels.push(plot::Panel { title: format!("{}: {}", r.bench, p.title), kind });
         }
-        .with_context(|| format!("plotting {}", file.display()))?;
-        eprintln!("wrote {}", file.display());
     }
+    if panels.is_empty() {
+        bail!("--png {}: the bench drew no plot", file.display());
+    }
+    let names: Vec<&str> = reports.iter().map(|r| r.bench.as_str()).collect();
+    let mut subtitle: Vec<String> = reports.iter().map(|r| r.title.clone()).collect();
+    if let Some(first) = reports.first().and_then(|r| r.notes.first()) {
+        subtitle.push(first.clone());
+    }
+    let n = panels.len();
+    let fig = plot::Figure {
+        title: format!("store bench {} (scale {scale})", names.join(", ")),
+        subtitle,
+        notes: Vec::new(),
+        cols: n.min(2),
+        panels,
+    };
+    plot::draw(file, &fig).with_context(|| format!("plotting {}", file.display()))?;
+    plot::wrote(file, &format!("{n} panel(s)"));
     Ok(())
 }

@@ -95,6 +95,43 @@ fn probe_pb_table_on_a_hidden_drive_prints_the_truth() {
     assert!(s.contains("expected PB for 4KiB writes"), "{s}");
 }
 
+/// Hidden drive 1 has bands shrinking over the LBAs. Probed in one region it looks fixed, and
+/// the output says what that cannot tell (text and JSON); probed in three regions spread over
+/// the drive the trend is found and nothing is left to say.
+#[test]
+fn a_layout_from_one_region_says_it_cannot_tell_fixed_from_lba_dependent() {
+    let o = shingled(&["probe", "all", "--hidden", "1", "--progress", "none"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text.lines().find(|l| l.starts_with("band layout:")).unwrap_or_default();
+    assert!(
+        line.contains("fixed")
+            && line.contains("within the one region probed")
+            && line.contains("cannot tell fixed from LBA-dependent bands"),
+        "{text}"
+    );
+    let o = shingled(&["probe", "all", "--hidden", "1", "--progress", "none", "--output", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["layout"]["kind"], "fixed");
+    assert!(v["layout_scope"].as_str().unwrap().contains("cannot tell fixed from LBA-dependent"), "{v}");
+    let o = shingled(&[
+        "probe",
+        "all",
+        "--hidden",
+        "1",
+        "--target-count",
+        "3",
+        "--progress",
+        "none",
+        "--output",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["layout"]["kind"], "lba-dependent", "{}", v["layout"]);
+    assert!(v["layout_scope"].is_null(), "{}", v["layout_scope"]);
+}
+
 #[test]
 fn devices_need_confirmation_and_files_are_not_grown() {
     let dir = tempfile::tempdir().unwrap();

@@ -67,7 +67,7 @@ pub use found::Found;
 pub use hidden::{HiddenBands, HiddenDrive, HiddenSpec};
 pub use noisy::{NoiseConfig, Noisy};
 pub use pb::{detect_pb, IopsWindow, PbProbeConfig, PbReport};
-pub use profile::{detected_drive_config, fit_band_layout};
+pub use profile::{detected_drive_config, fit_band_layout, layout_scope};
 pub use target::{ModelTarget, ProbeTarget};
 
 /// Where a probe is: called now and then so a caller can draw a progress bar.

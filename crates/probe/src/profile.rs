@@ -32,14 +32,7 @@ pub fn fit_band_layout(report: &BandReport, capacity: u64) -> Option<BandConfig>
         return None;
     }
     let round = |x: f64| ByteSize(((x.max(4096.0) / 4096.0).round() as u64) * 4096);
-    let targets: Vec<f64> = report
-        .samples
-        .iter()
-        .filter(|s| s.bands.iter().any(|b| b.accepted))
-        .map(|s| s.target as f64)
-        .collect();
-    let (lo, hi) = targets.iter().fold((f64::MAX, f64::MIN), |(a, b), &t| (a.min(t), b.max(t)));
-    if targets.len() >= 2 && hi - lo >= capacity as f64 / 4.0 && bands.len() >= 3 {
+    if trend_testable(report, capacity) {
         let pts: Vec<(f64, f64)> =
             bands.iter().map(|&(st, sz)| (st as f64 + sz as f64 / 2.0, sz as f64)).collect();
         let n = pts.len() as f64;
@@ -62,6 +55,41 @@ pub fn fit_band_layout(report: &BandReport, capacity: u64) -> Option<BandConfig>
         return Some(BandConfig::UniformRandom { min: round(p10), max: round(p90), seed: 0 });
     }
     Some(BandConfig::Fixed { size: round(median(&all)) })
+}
+
+/// The regions of `report` with bands found: their targets (bytes).
+fn regions(report: &BandReport) -> Vec<u64> {
+    report.samples.iter().filter(|s| s.bands.iter().any(|b| b.accepted)).map(|s| s.target).collect()
+}
+
+/// Whether [`fit_band_layout`] can test `report` for a band size that changes over the LBAs:
+/// bands found around two or more targets spread over at least a quarter of the drive, three
+/// bands or more.
+fn trend_testable(report: &BandReport, capacity: u64) -> bool {
+    let targets = regions(report);
+    let (lo, hi) = targets.iter().fold((u64::MAX, 0), |(a, b), &t| (a.min(t), b.max(t)));
+    targets.len() >= 2 && hi - lo >= capacity / 4 && report.accepted_bands().len() >= 3
+}
+
+/// What a fitted fixed or uniform layout cannot say, when the bands of `report` came from too
+/// small a part of the drive to test a change over the LBAs (one region, or regions within a
+/// quarter of the capacity): the layout holds within the regions probed, and an LBA-dependent
+/// drive (Skylight's ST5000AS0011) would look the same there. `None` when the fit could test
+/// it, or found no band.
+pub fn layout_scope(report: &BandReport, capacity: u64) -> Option<String> {
+    let targets = regions(report);
+    if targets.is_empty() || trend_testable(report, capacity) {
+        return None;
+    }
+    let where_ = if targets.len() == 1 {
+        format!("one region probed (around byte {})", targets[0])
+    } else {
+        format!("{} regions probed within a quarter of the capacity", targets.len())
+    };
+    Some(format!(
+        "within the {where_}: cannot tell fixed from LBA-dependent bands; probe regions spread over \
+         the disk (--target-count 3, or --targets 10%,50%,90%) to tell"
+    ))
 }
 
 /// A DM-SMR configuration with what was detected: `base` (the probed profile, or the default
@@ -147,6 +175,30 @@ mod tests {
         let Some(BandConfig::LbaDependent { outer, inner }) = fit_band_layout(&lba, cap) else { panic!() };
         assert!((outer.0 as f64 - 35.875e6).abs() < 0.1e6 && (inner.0 as f64 - 17.125e6).abs() < 0.1e6);
         assert_eq!(fit_band_layout(&report(vec![]), cap), None);
+    }
+
+    /// A layout fitted to one region, or to regions close together, says it cannot tell a
+    /// fixed layout from an LBA-dependent one; regions spread over the drive can.
+    #[test]
+    fn a_layout_from_one_region_says_what_it_cannot_tell() {
+        let cap = 5_000_000_000_000u64;
+        let one = report(vec![sample(cap / 2, &[26_500_000, 26_400_000, 26_600_000])]);
+        assert!(matches!(fit_band_layout(&one, cap), Some(BandConfig::Fixed { .. })));
+        let s = layout_scope(&one, cap).unwrap();
+        assert!(s.contains("one region probed") && s.contains("cannot tell fixed from LBA-dependent"), "{s}");
+        let close = report(vec![
+            sample(cap / 2, &[26_500_000]),
+            sample(cap / 2 + cap / 10, &[26_400_000, 26_000_000]),
+        ]);
+        assert!(layout_scope(&close, cap).unwrap().contains("2 regions probed within a quarter"));
+        let spread = report(vec![
+            sample(cap / 10, &[26_500_000]),
+            sample(cap / 2, &[26_400_000]),
+            sample(cap * 9 / 10, &[26_600_000]),
+        ]);
+        assert!(matches!(fit_band_layout(&spread, cap), Some(BandConfig::Fixed { .. })));
+        assert_eq!(layout_scope(&spread, cap), None);
+        assert_eq!(layout_scope(&report(vec![]), cap), None);
     }
 
     /// Issue 15's case: bands each drawn uniformly in 180–360 KB, eight found at each of three

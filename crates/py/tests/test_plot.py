@@ -53,3 +53,30 @@ def test_missing_optional_dependency_names_the_extra(monkeypatch):
         splot.total_time(df)
     with pytest.raises(ImportError, match=r"shingled\[progress\]"):
         shingled.simulate(SYNTH, mode="write-only", progress="tqdm")
+
+
+def test_sweep_lines_draws_one_line_per_combination_of_the_other_varied_columns(tmp_path):
+    """A policy x cache sweep drawn against the cache size without ``hue`` gives one line per
+    policy (not one line zig-zagging between them); rows a known parameter cannot tell apart
+    are refused."""
+    import pandas as pd
+
+    sw = shingled.sweep({"policy": ["lru", "sac"], "cache": ["1%", "2%", "4%"]}, SYNTH,
+                        config=shingled.Config.default().with_mode("write-only"))
+    sw["cache_pct"] = sw["cache"].str.rstrip("%").astype(float)
+    f = splot.sweep_lines(sw, "cache_pct", "total_time_s", out=tmp_path / "s.png")
+    lines = f.axes[0].get_lines()
+    assert sorted(l.get_label() for l in lines) == ["lru", "sac"]
+    for l in lines:
+        assert list(l.get_xdata()) == [1.0, 2.0, 4.0]
+    twice = pd.concat([sw.assign(run="a"), sw.assign(run="b")])
+    with pytest.raises(ValueError, match="rows share cache_pct=.*hue="):
+        splot.sweep_lines(twice, "cache_pct", "total_time_s")
+    f = splot.sweep_lines(twice, "cache_pct", "total_time_s", hue="run")
+    assert len(f.axes[0].get_lines()) == 4
+
+
+def test_cdf_title_names_the_trace_set_up_and_replay():
+    r = shingled.simulate(SYNTH, cache=False, replay="open")
+    title = splot.cdf([r]).axes[0].get_title()
+    assert SYNTH in title and "open loop" in title, title

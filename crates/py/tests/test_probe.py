@@ -35,7 +35,7 @@ def band_at_middle(bands):
 @pytest.mark.parametrize("seed", [1, 5])
 def test_probe_finds_the_hidden_pb_and_band_sizes(seed):
     found = shingled.probe(hidden=seed)
-    assert set(found) == {"target", "pb", "bands", "layout", "drive", "hidden"}
+    assert set(found) == {"target", "pb", "bands", "layout", "layout_scope", "drive", "hidden"}
     assert f"hidden drive (seed {seed})" in found["target"]
     want = expected_pb(found["hidden"])
     assert abs(found["pb"]["pb_bytes"] / want - 1) <= 0.05, (found["pb"]["pb_bytes"], want)
@@ -43,6 +43,8 @@ def test_probe_finds_the_hidden_pb_and_band_sizes(seed):
     low, high = band_at_middle(found["hidden"]["bands"])
     assert low * 0.9 <= sample["band_size"] <= high * 1.1, (sample["band_size"], low, high)
     assert found["drive"]["model"] == "dm-smr"
+    # One region probed: the layout says it cannot tell fixed from LBA-dependent bands.
+    assert "cannot tell fixed from LBA-dependent" in found["layout_scope"]
 
 
 def test_probe_is_the_cli_probe_all(cli):

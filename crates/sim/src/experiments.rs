@@ -371,8 +371,9 @@ pub const REGISTRY: &[Definition] = &[
     },
     Definition {
         name: "pore-ssd-size-curve",
-        title: "PORE Fig. 16 as curves: SSD size 0.5-5% for LRU, LRU-band, PORE-BL by sampled \
-                mini-simulations, LRU's exact hit ratio beside (write-only)",
+        title: "PORE Fig. 16's grid as curves (no paper values plotted: its text gives ratios at 1% and \
+                5% only): SSD size 0.5-5% for LRU, LRU-band, PORE-BL by sampled mini-simulations, LRU's \
+                exact hit ratio beside (write-only)",
         setup: Setup::Paper("pore"),
         mode: Mode::WriteOnly,
         columns: &[TotalTime, HitRatio, Wa, Rmws],
@@ -392,8 +393,9 @@ pub const REGISTRY: &[Definition] = &[
     },
     Definition {
         name: "sac-write-only-curve",
-        title: "SAC Figs. 13-14 as curves: LRU, MOST, SAC over cache sizes 0.5-5% by sampled \
-                mini-simulations, LRU's exact hit ratio beside (write-only)",
+        title: "SAC Figs. 13-14's grid as curves (no paper values plotted: the paper gives none per \
+                size): LRU, MOST, SAC over cache sizes 0.5-5% by sampled mini-simulations, LRU's exact hit \
+                ratio beside (write-only)",
         setup: Setup::Paper("sac"),
         mode: Mode::WriteOnly,
         columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, Rmws],

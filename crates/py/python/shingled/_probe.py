@@ -6,8 +6,9 @@
 
 The result is the CLI's JSON (``shingled probe all --output json``): ``target``, ``pb`` (SAC
 §5.1's IOPS windows and the cliff), ``bands`` (SAC §5.2's reads and the bands found around the
-middle of the drive), ``layout``, ``drive`` (a drive profile with what was detected) and
-``hidden``.
+middle of the drive), ``layout``, ``layout_scope`` (``None``, or what the layout cannot tell
+when the bands came from one region: fixed and LBA-dependent bands look alike there), ``drive``
+(a drive profile with what was detected) and ``hidden``.
 """
 
 from __future__ import annotations

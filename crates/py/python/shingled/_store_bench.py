@@ -95,7 +95,7 @@ class StoreBenchResult:
 
     @property
     def plot_keys(self) -> List[str]:
-        """Keys of the bench's plots (as in the CLI's ``--png PREFIX-<key>.png``)."""
+        """Keys of the bench's plots (the panels of the CLI's ``--png FILE``)."""
         return [p["key"] for p in self.report["plots"]]
 
     @property

@@ -203,15 +203,52 @@ def overview(df, out=None):
     return _done(fig, out)
 
 
+#: Columns of a sweep's frame that name a point rather than measure it: a line is drawn per
+#: combination of those that vary besides ``x``.
+_PARAMS = ("policy", "scheme", "cache", "mode", "drive", "replay", "time_scale", "io_unit", "trace")
+
+
+def _varied(df, x: str, keys: Sequence[str]) -> list:
+    """The columns that vary among rows sharing ``x`` and ``keys``: the known parameter columns
+    and any configuration field (``"drive.pb_size"``), in that order."""
+    cands = [c for c in _PARAMS if c in df] + [c for c in df.columns if "." in str(c)]
+    cands = [c for c in dict.fromkeys(cands) if c != x and c not in keys]
+    out = []
+    for c in cands:
+        col = df[c].astype(str)
+        if col.groupby([df[k].astype(str) for k in (*keys, x)]).nunique().max() > 1:
+            out.append(c)
+    return out
+
+
 def sweep_lines(df, x: str, y: str = "total_time_s", hue: Optional[str] = None, ax=None, out=None,
                 logx: bool = False):
-    """``y`` against the swept parameter ``x``, one line per ``hue`` value (and trace)."""
+    """``y`` against the swept parameter ``x``: one line per combination of the other columns
+    the sweep varied (``hue``, then policy, cache, mode, drive, trace or any configuration field
+    that differs between rows of one ``x`` value), so no line joins points of different
+    configurations. Raises ``ValueError`` when rows still share an ``x`` value within one line
+    (they differ only in a column it cannot tell is a parameter: name it as ``hue``)."""
+    if x not in df or y not in df:
+        missing = [c for c in (x, y) if c not in df]
+        raise KeyError(f"sweep_lines: no column {', '.join(map(repr, missing))}; columns: {', '.join(map(str, df.columns))}")
+    if hue is not None and hue not in df:
+        raise KeyError(f"sweep_lines: hue={hue!r} is not a column; columns: {', '.join(map(str, df.columns))}")
+    keys = [hue] if hue else []
+    keys += _varied(df, x, keys)
+    dup = df.groupby([df[k].astype(str) for k in (*keys, x)]).size() if len(df) else None
+    if dup is not None and dup.max() > 1:
+        where = dup[dup > 1].index[0]
+        raise ValueError(
+            f"sweep_lines: {dup.max()} rows share {x}={where[-1] if isinstance(where, tuple) else where!r}"
+            + (f" within the line {', '.join(map(str, where[:-1]))}" if keys else "")
+            + "; they differ in a column that is not a known parameter: pass it as hue=, or filter the frame"
+        )
     fig, ax = _fig(ax)
-    keys: Sequence[str] = [k for k in (hue, "trace") if k and k in df and df[k].nunique() > 1]
-    groups = df.groupby(list(keys)) if keys else [((), df)]
+    groups = df.groupby(keys, sort=False) if keys else [((), df)]
     for key, sub in groups:
         sub = sub.sort_values(x)
-        name = ", ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        key = key if isinstance(key, tuple) else (key,)
+        name = ", ".join(f"{k}={v}" if len(keys) > 1 else str(v) for k, v in zip(keys, key))
         ax.plot(sub[x], sub[y], marker="o", label=name or None)
     if logx:
         ax.set_xscale("log")
@@ -219,7 +256,7 @@ def sweep_lines(df, x: str, y: str = "total_time_s", hue: Optional[str] = None, 
     ax.set_ylabel(_name(y))
     _title(ax, f"{_name(y)} vs {_name(x)}", df)
     if keys:
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(alpha=0.3)
     return _done(fig, out)
 
@@ -246,12 +283,15 @@ def curve(df, metric: str = "hit_ratio", ax=None, out=None, title: Optional[str]
             ax.plot(v[x], v[full] * scale, "x", color=line.get_color(), markersize=9,
                     label=f"{name} (full simulation)")
         if metric == "hit_ratio" and sub["exact_hit_ratio"].notna().any():
-            ax.plot(sub[x], sub["exact_hit_ratio"] * scale, "--", color=line.get_color(), label=f"{name} (exact)")
+            # Black, thin and dashed on top: visible where it coincides with the sampled line.
+            ax.plot(sub[x], sub["exact_hit_ratio"] * scale, "--", color="black", linewidth=1, zorder=3,
+                    label=f"{name} (exact)")
     ax.set_xlabel("PB size (GiB)" if by_pb else "cache size (GiB)")
     ax.set_ylabel(_name(metric) + (" (%)" if scale == 100.0 else ""))
     rate = df.attrs.get("rate")
     _title(ax, title or f"{_name(metric)} curve" + (f" (rate {rate:.3g})" if rate is not None else ""), df)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.margins(x=0.04)
     ax.grid(alpha=0.3)
     return _done(fig, out)
 
@@ -263,10 +303,13 @@ def cdf(results, ax=None, out=None, title: Optional[str] = None, log_x: bool = T
     frames = []
     if hasattr(results, "results"):
         results = results.results
+    ctx = ""
     if hasattr(results, "groupby"):
         frames = [g for _, g in results.groupby("label", sort=False)]
     else:
+        results = list(results)
         frames = [r.cdf() for r in results]
+        ctx = _runs_context([getattr(r, "report", {}) for r in results])
     fig, ax = _fig(ax)
     for g in frames:
         if len(g):
@@ -278,5 +321,22 @@ def cdf(results, ax=None, out=None, title: Optional[str] = None, log_x: bool = T
     ax.set_ylim(0, 1.0)
     ax.grid(True, alpha=0.3)
     ax.legend()
-    ax.set_title(title or "response time CDF")
+    head = title or "response time CDF"
+    ax.set_title(f"{head}\n{ctx}" if ctx else head, fontsize="medium")
     return _done(fig, out)
+
+
+def _runs_context(reports) -> str:
+    """Trace, set-up, mode and replay of run reports (each part once when the runs share it)."""
+    def one(values):
+        values = list(dict.fromkeys(v for v in values if v))
+        return values[0] if len(values) == 1 else ""
+
+    cfgs = [r.get("config") or {} for r in reports if isinstance(r, dict)]
+    parts = [
+        one((c.get("trace") or {}).get("path") for c in cfgs),
+        one((r.get("setup") or "").split(":")[0] for r in reports if isinstance(r, dict)),
+        one(f"mode {c['mode']}" for c in cfgs if c.get("mode")),
+        one(f"{c.get('replay', 'closed')} loop" for c in cfgs),
+    ]
+    return " | ".join(p for p in parts if p)
