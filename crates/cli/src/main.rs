@@ -266,6 +266,7 @@ fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<(
             Column::WriteHit,
             Column::HitRatio,
             Column::Wa,
+            Column::DevWa,
             Column::Rmws,
         ],
         setup: shingled_sim::describe_setup(&base),
@@ -370,8 +371,9 @@ fn compare(a: args::CompareCmd) -> Result<()> {
 fn experiment(a: args::ExperimentCmd) -> Result<()> {
     use shingled_sim::experiments;
     if a.name == "list" {
+        let w = experiments::REGISTRY.iter().map(|e| e.name.len()).max().unwrap_or(0);
         for e in experiments::REGISTRY {
-            println!("{:<16} {}", e.name, e.title);
+            println!("{:<w$}  {}", e.name, e.title);
         }
         return Ok(());
     }
