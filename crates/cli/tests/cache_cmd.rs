@@ -315,7 +315,7 @@ fn large_caches_format_and_impossible_ones_are_refused_with_their_cost() {
     let out = ok(&shingled(&["cache", "create", s(&c), "--backing", s(&b), "--size", "64GiB"]));
     assert!(out.contains("16646143 slots") && out.contains("B per slot"), "{out}");
     let out = ok(&shingled(&["cache", "check", s(&c)]));
-    assert!(out.contains("clean (attached, 0 cached blocks"), "{out}");
+    assert!(out.contains("consistent (attached, 0 cached blocks"), "{out}");
 
     // 15 TiB of slots: about 230 GiB of serving index.
     let huge = dir.path().join("huge.img");

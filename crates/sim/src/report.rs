@@ -195,7 +195,13 @@ pub fn run_table(r: &RunReport) -> String {
     );
     match (r.sizing.written_range, r.sizing.accessed_range) {
         (Some(w), Some(a)) => {
-            let _ = writeln!(out, "written range {} | accessed range {}", human_bytes(w.0), human_bytes(a.0));
+            let _ = writeln!(
+                out,
+                "written range {} | accessed range {} (bands {})",
+                human_bytes(w.0),
+                human_bytes(a.0),
+                r.config.drive.bands_or_default()
+            );
         }
         _ => {
             let _ = writeln!(out, "written and accessed ranges not measured (every size absolute: one pass)");
@@ -280,15 +286,16 @@ pub fn run_table(r: &RunReport) -> String {
 pub fn compare_table(c: &CompareReport) -> String {
     let mut out = String::new();
     let t = &c.trace;
+    let (written, accessed, bands) = ranges(&c.runs.iter().collect::<Vec<_>>(), t);
     let _ = writeln!(
         out,
-        "trace {} | {} requests ({} 4 KiB) | writes {:.1}% of pages | written range {} | accessed range {}\n",
+        "trace {} | {} requests ({} 4 KiB) | writes {:.1}% of pages | written range {} | accessed range {} (bands {bands})\n",
         c.trace_path,
         t.requests,
         t.pages,
         t.write_pct_pages,
-        human_bytes(t.written_band_bytes),
-        human_bytes(t.accessed_band_bytes),
+        human_bytes(written),
+        human_bytes(accessed),
     );
     if !c.setup.is_empty() {
         let _ = writeln!(out, "{}", c.setup);
@@ -441,6 +448,25 @@ pub fn slower_than_no_cache(group: &[&RunReport]) -> String {
         );
     }
     out
+}
+
+/// A trace's written and accessed ranges as every report prints them: the bytes of the bands
+/// holding a written (accessed) block (PORE Table I), over the band layout of the SMR drive the
+/// runs use (the ranges its PB and the cache are sized by), else as `t` measured them over the
+/// default layout; with that layout, which the figures depend on.
+pub fn ranges(runs: &[&RunReport], t: &shingled_trace::TraceStats) -> (u64, u64, String) {
+    runs.iter()
+        .filter(|r| r.config.drive.dm_smr().is_some())
+        .find_map(|r| {
+            Some((
+                r.sizing.written_range?.0,
+                r.sizing.accessed_range?.0,
+                r.config.drive.bands_or_default().to_string(),
+            ))
+        })
+        .unwrap_or_else(|| {
+            (t.written_band_bytes, t.accessed_band_bytes, shingled_core::BandConfig::default().to_string())
+        })
 }
 
 /// The cache and PB sizes and the mode of a comparison, with what they were derived from.
