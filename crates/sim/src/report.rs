@@ -574,7 +574,7 @@ pub fn overlap_s(r: &RunReport) -> f64 {
 
 /// Three decimals: the sums are checked at this precision.
 fn s3(x: f64) -> String {
-    format!("{x:.3}")
+    secs0(x)
 }
 
 /// Where the time went, in three parts that each add up: the foreground (the requests' service

@@ -91,3 +91,47 @@ fn breakdown_adds_up_open_loop_with_background_work() {
     assert!(cmr.total.counters.drive.background.destage.0 > 0, "{:?}", cmr.total.counters.drive.background);
     check(&runs, "pore open");
 }
+
+/// A cached scheme slower than SMR-only gets one line saying where its time went, from its own
+/// numbers: here LRU's band cleaning is made to take 1 s longer than SMR-only's.
+#[test]
+fn a_scheme_slower_than_no_cache_is_explained_from_its_numbers() {
+    let mut cfg = SimConfig::default();
+    cfg.trace.path = "synth:wdev,scale=0.002".into();
+    cfg.compare.schemes = vec!["smr-only".into(), "lru".into()];
+    let mut runs = compare(&cfg, 2, &|_| {}).unwrap().runs;
+    let base = runs[0].total.clone();
+    let refs: Vec<&RunReport> = runs.iter().collect();
+    let faster = report::slower_than_no_cache(&refs);
+    let lru = &mut runs[1];
+    if lru.total.total_time_s <= base.total_time_s {
+        assert_eq!(faster, "", "LRU is not slower here");
+    }
+    // Slow LRU down by a second of RMW band writes.
+    let extra = shingled_core::Nanos(1_000_000_000);
+    let m = &mut lru.total;
+    m.counters.drive.time.clean_band_write = base.counters.drive.time.clean_band_write + extra;
+    m.counters.drive.time.clean_band_read = base.counters.drive.time.clean_band_read;
+    m.counters.drive.time.clean_merge = base.counters.drive.time.clean_merge;
+    m.counters.drive.background = Default::default();
+    m.total_time_s = base.total_time_s + 1.5;
+    let refs: Vec<&RunReport> = runs.iter().collect();
+    let line = report::slower_than_no_cache(&refs);
+    let clean_lru = runs[1].total.counters.drive.foreground().clean().as_secs_f64();
+    let clean_base = runs[0].total.counters.drive.foreground().clean().as_secs_f64();
+    assert!(line.starts_with("lru is slower than smr-only"), "{line}");
+    assert!(
+        line.contains(&format!(
+            "band cleaning (RMW reads, merges, writes) {clean_lru:.3} s vs {clean_base:.3} s"
+        )),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            "({} RMWs vs {})",
+            runs[1].total.counters.drive.rmws, runs[0].total.counters.drive.rmws
+        )),
+        "{line}"
+    );
+    assert_eq!(line.lines().count(), 1, "{line}");
+}
