@@ -395,7 +395,7 @@ pub fn compare_table(c: &CompareReport) -> String {
 /// or SMR-only is not in the group.
 pub fn slower_than_no_cache(group: &[&RunReport]) -> String {
     let Some(base) = group.iter().find(|r| r.label == "smr-only") else { return String::new() };
-    let kinds: [(&str, fn(&RunReport) -> f64); 8] = [
+    let kinds: [Part; 8] = [
         ("band cleaning (RMW reads, merges, writes)", |r| s_of(r.total.counters.drive.foreground().clean())),
         ("SSD I/O", |r| r.total.ssd_read_time_s + r.total.ssd_write_time_s),
         ("PB writes", |r| s_of(r.total.counters.drive.foreground().pb_write)),
@@ -585,7 +585,7 @@ pub fn breakdown_sections(runs: &[&RunReport]) -> Vec<BreakdownSection> {
     let keep = |parts: &[Part]| -> Vec<Part> {
         parts.iter().copied().filter(|(_, f)| runs.iter().any(|r| f(r) >= 0.0005)).collect()
     };
-    let section = |title: String, parts: &[Part], tail: &[(&str, fn(&RunReport) -> f64)]| {
+    let section = |title: String, parts: &[Part], tail: &[Part]| {
         let mut header = vec!["scheme".to_string()];
         header.extend(parts.iter().map(|p| p.0.to_string()));
         header.extend(tail.iter().map(|p| p.0.to_string()));
@@ -602,7 +602,7 @@ pub fn breakdown_sections(runs: &[&RunReport]) -> Vec<BreakdownSection> {
     };
     let fg = keep(&FOREGROUND);
     let other = runs.iter().any(|r| overlap_s(r).abs() >= 0.0005);
-    let mut fg_tail: Vec<(&str, fn(&RunReport) -> f64)> = Vec::new();
+    let mut fg_tail: Vec<Part> = Vec::new();
     if other {
         fg_tail.push(("overlap", overlap_s));
     }
