@@ -65,7 +65,7 @@ fn create_stats_check_flush_detach() {
         slots - (slots / 64).max(1),
         "default reserve: 1/64 of the slots"
     );
-    assert!(ok(&shingled(&["cache", "check", s(&c)])).contains("clean"));
+    assert!(ok(&shingled(&["cache", "check", s(&c)])).contains("consistent"));
     // A second create on an attached cache is refused, naming the way out.
     let e = fails(&shingled(&["cache", "create", s(&c), "--backing", s(&b)]));
     assert!(e.contains("already holds an attached shingled block cache") && e.contains("--force"), "{e}");
