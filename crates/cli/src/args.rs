@@ -18,20 +18,27 @@ pub struct Cli {
     pub progress: crate::progress::ProgressMode,
 }
 
+/// What the metrics these commands print mean (docs/metrics.md has every one).
+const METRICS_HELP: &str = shingled_sim::report::WA_FOOTER;
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Replay a trace through one configuration and report every metric.
+    #[command(after_help = METRICS_HELP)]
     Sim(SimCmd),
     /// Compare cache schemes (and the no-cache baselines) on one trace: total I/O time and
     /// speed-ups against SMR-only, CMR-only and LRU. With no arguments, runs on a generated
     /// MSR-like trace (synth:prn).
+    #[command(after_help = METRICS_HELP)]
     Compare(CompareCmd),
     /// Curves over cache sizes (and PB sizes) for one or more policies on one trace: hit ratio,
     /// write amplification, RMWs and I/O time from sampled mini-simulations (whole bands kept at
     /// a rate), LRU's exact hit-ratio curve, and `--validate N` full runs for the error.
+    #[command(after_help = METRICS_HELP)]
     Curve(crate::curve_cmd::CurveCmd),
     /// Run one of the papers' experiments (`shingled experiment list` names them) and print the
     /// paper's rows and columns.
+    #[command(after_help = METRICS_HELP)]
     Experiment(ExperimentCmd),
     /// Trace tools: statistics, conversion, mixing, formats, synthetic profiles.
     #[command(subcommand)]

@@ -378,7 +378,7 @@ fn check(a: InfoArgs) -> Result<()> {
             )
         }
         (Ok(i), InfoOutput::Table) if problems.is_empty() => println!(
-            "{}: clean ({}, {} cached blocks, {} dirty)",
+            "{}: consistent ({}, {} cached blocks, {} dirty)",
             a.cache.display(),
             i.state,
             i.cached_blocks,

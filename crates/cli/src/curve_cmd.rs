@@ -204,8 +204,19 @@ fn num(v: Option<f64>) -> String {
 /// The human table: one row per point, then the errors and the cost.
 pub fn table(r: &CurveReport) -> String {
     let validated = r.points.iter().any(|p| p.full.is_some());
-    let mut header =
-        vec!["policy", "cache", "GiB", "PB", "method", "hit %", "exact hit %", "WA", "RMWs", "time s"];
+    let mut header = vec![
+        "policy",
+        "cache",
+        "GiB",
+        "PB",
+        "method",
+        "hit %",
+        "exact hit %",
+        "WA",
+        "dev WA",
+        "RMWs",
+        "time s",
+    ];
     if validated {
         header.extend(["full hit %", "full WA", "full RMWs", "full time s"]);
     }
@@ -223,6 +234,7 @@ pub fn table(r: &CurveReport) -> String {
                 pct(m.hit_ratio),
                 pct(p.exact_hit_ratio),
                 opt(m.write_amplification, |x| format!("{x:.2}")),
+                opt(m.device_write_amplification, |x| format!("{x:.2}")),
                 num(m.rmws),
                 opt(m.total_time_s, |x| format!("{x:.1}")),
             ];
@@ -253,6 +265,8 @@ pub fn table(r: &CurveReport) -> String {
         r.samples
     );
     out.push_str(&render(&first_left_rest_right(header.len()), &header, &rows, &Style::default()));
+    out.push('\n');
+    out.push_str(shingled_sim::report::WA_FOOTER);
     if validated {
         out.push_str("\nerror of the sampled points against full simulations:\n");
         for e in &r.errors {

@@ -121,10 +121,12 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Drive(d) => drive_cmd::run(d),
         Command::Drives => {
-            for name in shingled_device::profile_names() {
-                println!("{name}");
+            let w = shingled_device::PROFILES.iter().map(|p| p.name.len()).max().unwrap_or(0);
+            let mut out = String::new();
+            for p in shingled_device::PROFILES {
+                out.push_str(&format!("{:<w$}  {}\n", p.name, p.about));
             }
-            Ok(())
+            emit(&None, &out)
         }
         Command::Config(a) => {
             let cfg = a.sim.to_config()?;
@@ -284,6 +286,7 @@ fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<(
             Column::WriteHit,
             Column::HitRatio,
             Column::Wa,
+            Column::DevWa,
             Column::Rmws,
         ],
         setup: shingled_sim::describe_setup(&base),
@@ -398,8 +401,9 @@ fn compare(a: args::CompareCmd) -> Result<()> {
 fn experiment(a: args::ExperimentCmd) -> Result<()> {
     use shingled_sim::experiments;
     if a.name == "list" {
+        let w = experiments::REGISTRY.iter().map(|e| e.name.len()).max().unwrap_or(0);
         for e in experiments::REGISTRY {
-            println!("{:<16} {}", e.name, e.title);
+            println!("{:<w$}  {}", e.name, e.title);
         }
         return Ok(());
     }
@@ -575,7 +579,13 @@ fn trace(t: TraceCommand) -> Result<()> {
                     shingled_trace::trace_stats(&mut reader, &bands?)?
                 }
             };
-            let text = if a.json { serde_json::to_string_pretty(&stats)? + "\n" } else { stats.to_table() };
+            let text = if a.json {
+                serde_json::to_string_pretty(&stats)? + "\n"
+            } else {
+                // The covered-band ranges depend on the layout: name it, as `compare` and `sim` do.
+                let layout = a.bands.to_config().map(|b| b.to_string()).unwrap_or_default();
+                format!("{}band layout of the (bands) ranges: {layout} (--bands)\n", stats.to_table())
+            };
             emit(&None, &text)
         }
         TraceCommand::Convert(a) => {
@@ -612,22 +622,26 @@ fn trace(t: TraceCommand) -> Result<()> {
             Ok(())
         }
         TraceCommand::Profiles => {
-            println!(
-                "{:<6} {:<26} {:>12} {:>7} {:>9} {:>9}",
-                "name", "server (MSR volume)", "page reqs", "write%", "written", "accessed"
-            );
-            for p in shingled_trace::synth::profiles() {
-                println!(
-                    "{:<6} {:<26} {:>12} {:>6.1}% {:>6.2} GB {:>6.2} GB",
-                    p.name,
-                    format!("{} ({})", p.description, p.msr_volume),
-                    p.page_requests,
-                    p.write_pct,
-                    p.written_range_gb,
-                    p.accessed_range_gb
-                );
-            }
-            Ok(())
+            let rows: Vec<Vec<String>> = shingled_trace::synth::profiles()
+                .iter()
+                .map(|p| {
+                    vec![
+                        p.name.to_string(),
+                        format!("{} ({})", p.description, p.msr_volume),
+                        p.page_requests.to_string(),
+                        format!("{:.1}%", p.write_pct),
+                        format!("{:.2} GB", p.written_range_gb),
+                        format!("{:.2} GB", p.accessed_range_gb),
+                    ]
+                })
+                .collect();
+            // Columns sized to their widest cell, so a long description shifts nothing.
+            use shingled_core::table::{render, Column, Measure, Rule, Style};
+            let style = Style { measure: Measure::Chars, trim_end: true, rule: Rule::PerColumn };
+            let align =
+                [Column::LEFT, Column::LEFT, Column::RIGHT, Column::RIGHT, Column::RIGHT, Column::RIGHT];
+            let header = ["name", "server (MSR volume)", "page reqs", "write%", "written", "accessed"];
+            emit(&None, &render(&align, &header, &rows, &style))
         }
     }
 }

@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use shingled_sim::experiments::{self, Cell, Column, Experiment, ExperimentReport};
 use shingled_sim::paper::{claims_rows, CLAIMS_HEADER};
-use shingled_sim::report::{breakdown_rows, column_value, human_bytes, BREAKDOWN_HEADER};
+use shingled_sim::report::{breakdown_sections, column_value, human_bytes};
 use shingled_sim::{CompareReport, RunReport};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -82,6 +82,7 @@ const COMPARE_COLUMNS: &[Column] = &[
     Column::ReadHit,
     Column::WriteHit,
     Column::Wa,
+    Column::DevWa,
     Column::Rmws,
 ];
 
@@ -143,7 +144,7 @@ fn groups(e: &ExperimentReport) -> Vec<(&str, Vec<&RunReport>)> {
 /// (hit ratio, WA, RMWs), so every charted number is in a table too.
 fn columns(e: &ExperimentReport) -> Vec<Column> {
     let mut cols = e.experiment.columns.clone();
-    for c in [Column::TotalTime, Column::HitRatio, Column::Wa, Column::Rmws] {
+    for c in [Column::TotalTime, Column::HitRatio, Column::Wa, Column::DevWa, Column::Rmws] {
         if !cols.contains(&c) {
             cols.push(c);
         }
@@ -183,14 +184,15 @@ fn trace_line(e: &ExperimentReport, gi: usize, n_groups: usize, runs: &[&RunRepo
     // one per group.
     if e.traces.len() == n_groups {
         let t = &e.traces[gi];
+        let (written, accessed, bands) = shingled_sim::report::ranges(runs, t);
         let _ = write!(
             s,
-            "{} requests ({} 4 KiB pages), writes {:.1}% of pages, written range {}, accessed range {}. ",
+            "{} requests ({} 4 KiB pages), writes {:.1}% of pages, written range {}, accessed range {} (bands {bands}). ",
             t.requests,
             t.pages,
             t.write_pct_pages,
-            human_bytes(t.written_band_bytes),
-            human_bytes(t.accessed_band_bytes)
+            human_bytes(written),
+            human_bytes(accessed)
         );
     }
     if let Some(first) = runs.first() {
@@ -294,7 +296,6 @@ pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str
             );
         }
     }
-    let breakdown_header: Vec<String> = BREAKDOWN_HEADER.iter().map(|s| s.to_string()).collect();
     for (gi, (trace, runs)) in groups.iter().enumerate() {
         let heading = match format {
             ReportFormat::Md => format!("Trace `{trace}`"),
@@ -323,10 +324,28 @@ pub fn render(e: &ExperimentReport, format: ReportFormat, figures: &[(&str, &str
             format,
             3,
             "Where the time went (s)",
-            "Drive time by cause and mechanical component (docs/drive-models.md); background work is \
-             counted under its cause but not in the totals.",
+            "Foreground, background and mechanism, each adding up to its total (docs/metrics.md).",
         );
-        emit_table(&mut out, format, &breakdown_header, &breakdown_rows(runs));
+        for sec in breakdown_sections(runs) {
+            match format {
+                ReportFormat::Md => {
+                    let _ = writeln!(out, "{}\n", md_cell(&sec.title));
+                }
+                ReportFormat::Html => {
+                    let _ = writeln!(out, "<p>{}</p>", html_escape(&sec.title));
+                }
+            }
+            emit_table(&mut out, format, &sec.header, &sec.rows);
+        }
+    }
+    emit_heading(&mut out, format, 2, "Metrics", "");
+    match format {
+        ReportFormat::Md => {
+            let _ = writeln!(out, "```text\n{}```\n", shingled_sim::report::WA_FOOTER);
+        }
+        ReportFormat::Html => {
+            let _ = writeln!(out, "<pre>{}</pre>", html_escape(shingled_sim::report::WA_FOOTER));
+        }
     }
     if !e.paper.is_empty() {
         emit_heading(

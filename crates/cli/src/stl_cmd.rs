@@ -243,21 +243,10 @@ fn stats(a: InfoArgs) -> Result<()> {
         }
         InfoOutput::Table => {
             println!("{}: {kind}", a.file.display());
-            if let Some(obj) = stats.as_object() {
-                for (k, val) in obj {
-                    let text = match val {
-                        serde_json::Value::Array(z) if k == "zones" => z
-                            .iter()
-                            .map(|p| match p.as_array().map(|x| (x[0].as_f64(), x[1].as_f64())) {
-                                Some((Some(u), Some(r))) => format!("U {:.0}% R {r:.2}", 100.0 * u),
-                                _ => p.to_string(),
-                            })
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        other => other.to_string(),
-                    };
-                    println!("  {k:<26} {text}");
-                }
+            let mut rows = Vec::new();
+            stat_rows(&stats, "", &mut rows);
+            for (k, text) in rows {
+                println!("  {k:<26} {text}");
             }
             for p in &problems {
                 println!("  problem: {p}");
@@ -265,6 +254,43 @@ fn stats(a: InfoArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The rows of a layer's statistics: one per number or text, a nested object's fields as rows
+/// of their own under `prefix.` (the medium's counters), a list of numbers on one row; SMaRT's
+/// zones as utilisation and free-space ratio.
+fn stat_rows(v: &serde_json::Value, prefix: &str, rows: &mut Vec<(String, String)>) {
+    use serde_json::Value;
+    let Some(obj) = v.as_object() else {
+        rows.push((prefix.to_string(), v.to_string()));
+        return;
+    };
+    for (k, val) in obj {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match val {
+            Value::Object(_) => stat_rows(val, &key, rows),
+            Value::Array(z) if k == "zones" => rows.push((
+                key,
+                z.iter()
+                    .map(|p| match p.as_array().map(|x| (x[0].as_f64(), x[1].as_f64())) {
+                        Some((Some(u), Some(r))) => format!("U {:.0}% R {r:.2}", 100.0 * u),
+                        _ => p.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )),
+            Value::Array(items) if items.iter().all(|x| !x.is_object() && !x.is_array()) => {
+                rows.push((key, items.iter().map(Value::to_string).collect::<Vec<_>>().join(", ")))
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    stat_rows(item, &format!("{key}[{i}]"), rows);
+                }
+            }
+            Value::String(t) => rows.push((key, t.clone())),
+            other => rows.push((key, other.to_string())),
+        }
+    }
 }
 
 fn serve(a: ServeArgs) -> Result<()> {

@@ -65,7 +65,7 @@ fn create_stats_check_flush_detach() {
         slots - (slots / 64).max(1),
         "default reserve: 1/64 of the slots"
     );
-    assert!(ok(&shingled(&["cache", "check", s(&c)])).contains("clean"));
+    assert!(ok(&shingled(&["cache", "check", s(&c)])).contains("consistent"));
     // A second create on an attached cache is refused, naming the way out.
     let e = fails(&shingled(&["cache", "create", s(&c), "--backing", s(&b)]));
     assert!(e.contains("already holds an attached shingled block cache") && e.contains("--force"), "{e}");
@@ -315,7 +315,7 @@ fn large_caches_format_and_impossible_ones_are_refused_with_their_cost() {
     let out = ok(&shingled(&["cache", "create", s(&c), "--backing", s(&b), "--size", "64GiB"]));
     assert!(out.contains("16646143 slots") && out.contains("B per slot"), "{out}");
     let out = ok(&shingled(&["cache", "check", s(&c)]));
-    assert!(out.contains("clean (attached, 0 cached blocks"), "{out}");
+    assert!(out.contains("consistent (attached, 0 cached blocks"), "{out}");
 
     // 15 TiB of slots: about 230 GiB of serving index.
     let huge = dir.path().join("huge.img");

@@ -37,13 +37,13 @@ fn cache_check_refuses_what_open_refuses() {
     std::fs::File::create(&b).unwrap().set_len(64 << 20).unwrap();
     let c = dir.path().join("cache.img");
     ok(&shingled(&["cache", "create", s(&c), "--backing", s(&b), "--size", "8MiB"]));
-    assert!(ok(&shingled(&["cache", "check", s(&c)])).contains("clean"));
+    assert!(ok(&shingled(&["cache", "check", s(&c)])).contains("consistent"));
     let full = std::fs::read(&c).unwrap();
 
     // Truncated to half: the records are all there, the data slots are not.
     std::fs::File::options().write(true).open(&c).unwrap().set_len(4 << 20).unwrap();
     let e = fails(&shingled(&["cache", "check", s(&c)]));
-    assert!(e.contains("truncated") && e.contains("needs") && !e.contains("clean"), "{e}");
+    assert!(e.contains("truncated") && e.contains("needs") && !e.contains("consistent"), "{e}");
     let j = shingled(&["cache", "check", s(&c), "--output", "json"]);
     assert_eq!(j.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
@@ -53,7 +53,7 @@ fn cache_check_refuses_what_open_refuses() {
 
     // Whole again, but the backing device it records is gone, then of another size.
     std::fs::write(&c, &full).unwrap();
-    assert!(ok(&shingled(&["cache", "check", s(&c)])).contains("clean"));
+    assert!(ok(&shingled(&["cache", "check", s(&c)])).contains("consistent"));
     std::fs::rename(&b, dir.path().join("moved.img")).unwrap();
     let e = fails(&shingled(&["cache", "check", s(&c)]));
     assert!(e.contains("does not exist") && e.contains(s(&b)), "{e}");

@@ -562,6 +562,8 @@ struct Flash {
     read_ns_per_byte: f64,
     write_ns_per_byte: f64,
     busy_until: u64,
+    /// Bytes written to the flash.
+    written: u64,
 }
 
 impl Flash {
@@ -569,6 +571,7 @@ impl Flash {
     fn access(&mut self, now: u64, bytes: u64, is_write: bool) -> u64 {
         let start = now.max(self.busy_until);
         let t = if is_write {
+            self.written += bytes;
             self.write_ns + bytes as f64 * self.write_ns_per_byte
         } else {
             self.read_ns + bytes as f64 * self.read_ns_per_byte
@@ -637,6 +640,12 @@ pub struct DmSmr {
     low_watermark: Option<(u64, u64)>,
     /// Completion time of the request being served (max over its accesses).
     req_done: u64,
+    /// The request being served has not yet touched the mechanism / the flash PB: its arrival
+    /// time, so that the first touch counts the wait for work already under way there.
+    wait_mech: Option<u64>,
+    wait_flash: Option<u64>,
+    /// The same for the write cache's interface.
+    wait_iface: Option<u64>,
     /// The log, oldest first. `AtHead`: at most `cap_slots` entries. `Immediate`: compacted
     /// before it exceeds `compact_at`.
     ring: VecDeque<Entry>,
@@ -697,6 +706,7 @@ impl DmSmr {
                 read_ns_per_byte: 1e3 / f.read_mb_s,
                 write_ns_per_byte: 1e3 / f.write_mb_s,
                 busy_until: 0,
+                written: 0,
             }
         });
         let merge_ns_per_block = match (cfg.pb_merge_ms_per_block, &flash) {
@@ -735,6 +745,9 @@ impl DmSmr {
                 ((w * cap_slots as f64).floor() as u64, entries)
             }),
             req_done: 0,
+            wait_mech: None,
+            wait_flash: None,
+            wait_iface: None,
             ring: VecDeque::with_capacity(ring_reserve.min(RESERVE_CAP) + 1),
             compact_at,
             loc,
@@ -832,6 +845,7 @@ impl DmSmr {
             self.read_runs += 1;
         }
         if r.in_pb {
+            self.flash_wait();
             if let Some(f) = self.flash.as_mut() {
                 let before = self.now.0.max(f.busy_until);
                 let done = f.access(self.now.0, r.bytes, r.is_write);
@@ -852,6 +866,7 @@ impl DmSmr {
                 return;
             }
         }
+        self.mech_wait();
         let before = self.now.max(self.mech.busy_until());
         self.mech.access(self.now, r.start, r.bytes, r.is_write);
         let spent = self.mech.busy_until() - before;
@@ -873,6 +888,10 @@ impl DmSmr {
         let overhead = self.mech.command_overhead().0 as f64;
         let c = self.cache.as_mut().expect("cache on");
         let start = self.now.0.max(c.host_free);
+        if let Some(now) = self.wait_iface.take() {
+            // The interface still busy with an earlier request's transfer.
+            self.stats.time.host_wait += Nanos(start.saturating_sub(now));
+        }
         let mut ready = start;
         if !r.is_write {
             self.stats.cache_read_hits += 1;
@@ -912,6 +931,7 @@ impl DmSmr {
         let Some(c) = self.cache.as_mut() else { return false };
         let Some((off, bytes)) = c.extents.pop_front() else { return false };
         c.bytes -= bytes;
+        self.mech_wait();
         let before = at.max(self.mech.busy_until());
         self.mech.access(at, off, bytes, true);
         self.stats.time.destage += self.mech.busy_until() - before;
@@ -1030,6 +1050,8 @@ impl DmSmr {
         self.stats.band_bytes_written += bytes;
         self.stats.pb_blocks_cleaned += merged;
 
+        self.mech_wait();
+        self.flash_wait();
         let before = self.now.max(self.mech.busy_until());
         let merge_ns = merged as f64 * self.merge_ns_per_block;
         let phys = self.band_base + start * BLOCK_SIZE;
@@ -1171,11 +1193,34 @@ impl DmSmr {
         n_in
     }
 
-    /// Counts the time a request issued at `now` waits for work already under way (an idle-time
-    /// cleaning, a destage, or the previous request when issued early).
+    /// Starts serving a request issued at `now`: the first access to the mechanism and to the
+    /// flash PB will count the wait for work already under way there (an idle-time cleaning, a
+    /// destage). A request served by the write cache alone waits for neither.
     fn note_wait(&mut self, now: Nanos) {
-        let busy = self.mech.busy_until().0.max(self.flash.as_ref().map_or(0, |f| f.busy_until));
-        self.stats.time.host_wait += Nanos(busy.saturating_sub(now.0));
+        self.wait_mech = Some(now.0);
+        self.wait_flash = self.flash.as_ref().map(|_| now.0);
+        self.wait_iface = self.cache.as_ref().map(|_| now.0);
+    }
+
+    /// Counts the wait of the request being served for the mechanism, at its first access.
+    fn mech_wait(&mut self) {
+        if let Some(now) = self.wait_mech.take() {
+            self.stats.time.host_wait += Nanos(self.mech.busy_until().0.saturating_sub(now));
+        }
+    }
+
+    /// Counts the wait of the request being served for the flash PB, at its first access.
+    fn flash_wait(&mut self) {
+        if let (Some(now), Some(f)) = (self.wait_flash.take(), self.flash.as_ref()) {
+            self.stats.time.host_wait += Nanos(f.busy_until.saturating_sub(now));
+        }
+    }
+
+    /// The request has been served: nothing more to count.
+    fn served(&mut self) {
+        self.wait_mech = None;
+        self.wait_flash = None;
+        self.wait_iface = None;
     }
 
     /// Service time of a request with nothing in range: the command is still parsed.
@@ -1212,6 +1257,7 @@ impl Drive for DmSmr {
                 }
             }
             self.flush_run();
+            self.served();
             let pieces = self.read_runs - runs_before;
             self.stats.stl.read_pieces.record(pieces);
             if pieces > 1 {
@@ -1241,6 +1287,7 @@ impl Drive for DmSmr {
                 self.write_block(b);
             }
             self.flush_run();
+            self.served();
             if self.stats.stl.gc_ondemand > gcs_before {
                 self.stats.stl.writes_triggering_gc += 1;
             }
@@ -1253,6 +1300,7 @@ impl Drive for DmSmr {
     fn stats(&self) -> DriveStats {
         let mut s = self.stats;
         self.mech.fill_components(&mut s.time);
+        s.media_bytes_written = self.mech.bytes_written() + self.flash.as_ref().map_or(0, |f| f.written);
         s
     }
 
@@ -1273,6 +1321,16 @@ impl Drive for DmSmr {
     /// an RMW would start at or after `until`. An RMW that has started finishes, so the next
     /// request may wait for it (the stall Skylight and storj/storj#3854 report).
     fn idle(&mut self, now: Nanos, until: Nanos) {
+        // Everything done here is background work, in no request's time.
+        let before = self.stats.time;
+        self.idle_work(now, until);
+        self.stats.background = self.stats.background.plus(&self.stats.time.since(&before));
+    }
+}
+
+impl DmSmr {
+    /// [`Drive::idle`]'s work: destages, then idle-time cleaning.
+    fn idle_work(&mut self, now: Nanos, until: Nanos) {
         // The write cache drains first, as soon as the host is idle.
         while self.cache.as_ref().is_some_and(|c| !c.extents.is_empty()) {
             let at = now.max(self.mech.busy_until());

@@ -297,14 +297,17 @@ impl Drive for Hdd {
             return;
         }
         let mut at = now.0.max(self.host_free);
+        let before = self.stats.time;
         while at < until.0 && self.destage_one(at) {
             at = self.mech.busy_until().0;
         }
+        self.stats.background = self.stats.background.plus(&self.stats.time.since(&before));
     }
 
     fn stats(&self) -> DriveStats {
         let mut s = self.stats;
         self.mech.fill_components(&mut s.time);
+        s.media_bytes_written = self.mech.bytes_written();
         s
     }
 

@@ -159,6 +159,16 @@ pub struct DriveStats {
     pub cache_read_hits: u64,
     /// Where the drive's time went, by cause and by mechanical component.
     pub time: TimeBreakdown,
+    /// The part of `time`'s causes spent on background work: work that started while no host
+    /// request was waiting for it (write-cache destages between requests, idle-time cleaning
+    /// and garbage collection). It is in no request's service time, so `time`'s causes minus
+    /// these add up to `read_time + write_time`. The mechanical components stay zero here (the
+    /// ones in `time` cover all of the mechanism's work).
+    pub background: TimeBreakdown,
+    /// Bytes the drive wrote to its media: every write the heads made on the platters (host
+    /// writes, PB appends, write-cache destages, band rewrites, GC moves) and a flash PB's
+    /// writes. The numerator of the device-level write amplification.
+    pub media_bytes_written: u64,
     /// Shingled-translation-layer counters in SMaRT's terms (SMaRT §5.5: GC counts, GC
     /// overhead, amplified writes, read fragmentation): filled by the SMaRT drive and, for the
     /// parts that apply, by the DM-SMR drive. All zero (and left out of serialized output) for
@@ -459,6 +469,48 @@ impl TimeBreakdown {
         }
     }
 
+    /// `self + other`, field by field.
+    pub fn plus(&self, o: &TimeBreakdown) -> TimeBreakdown {
+        TimeBreakdown {
+            host_read: self.host_read + o.host_read,
+            host_write: self.host_write + o.host_write,
+            pb_read: self.pb_read + o.pb_read,
+            pb_write: self.pb_write + o.pb_write,
+            cache: self.cache + o.cache,
+            destage: self.destage + o.destage,
+            clean_band_read: self.clean_band_read + o.clean_band_read,
+            clean_merge: self.clean_merge + o.clean_merge,
+            clean_band_write: self.clean_band_write + o.clean_band_write,
+            host_wait: self.host_wait + o.host_wait,
+            update_read: self.update_read + o.update_read,
+            gc_read: self.gc_read + o.gc_read,
+            gc_write: self.gc_write + o.gc_write,
+            overhead: self.overhead + o.overhead,
+            seek: self.seek + o.seek,
+            rotation: self.rotation + o.rotation,
+            transfer: self.transfer + o.transfer,
+        }
+    }
+
+    /// The causes added (every field but the mechanical components).
+    pub fn causes(&self) -> Nanos {
+        self.host_read
+            + self.host_write
+            + self.pb_read
+            + self.pb_write
+            + self.cache
+            + self.destage
+            + self.clean()
+            + self.host_wait
+            + self.update_read
+            + self.gc()
+    }
+
+    /// The mechanical components added (overhead, seek, rotation, transfer).
+    pub fn mechanical(&self) -> Nanos {
+        self.overhead + self.seek + self.rotation + self.transfer
+    }
+
     /// SMaRT garbage collection (migration reads and writes).
     pub fn gc(&self) -> Nanos {
         self.gc_read + self.gc_write
@@ -497,6 +549,24 @@ impl DriveStats {
         })
     }
 
+    /// Device-level write amplification over `host_bytes` (the bytes the application wrote):
+    /// [`DriveStats::media_bytes_written`] / `host_bytes`. `None` when nothing was written.
+    pub fn device_write_amplification(&self, host_bytes: u64) -> Option<f64> {
+        (host_bytes > 0).then(|| self.media_bytes_written as f64 / host_bytes as f64)
+    }
+
+    /// The drive's time spent serving host requests (`read_time + write_time`) as `time`'s
+    /// causes less their background part.
+    pub fn foreground(&self) -> TimeBreakdown {
+        let mut f = self.time.since(&self.background);
+        // The mechanical components are all of the mechanism's work, not split.
+        f.overhead = Nanos::ZERO;
+        f.seek = Nanos::ZERO;
+        f.rotation = Nanos::ZERO;
+        f.transfer = Nanos::ZERO;
+        f
+    }
+
     /// `self - earlier`, field by field.
     pub fn since(&self, earlier: &DriveStats) -> DriveStats {
         DriveStats {
@@ -522,6 +592,8 @@ impl DriveStats {
             cache_write_hits: self.cache_write_hits - earlier.cache_write_hits,
             cache_read_hits: self.cache_read_hits - earlier.cache_read_hits,
             time: self.time.since(&earlier.time),
+            background: self.background.since(&earlier.background),
+            media_bytes_written: self.media_bytes_written - earlier.media_bytes_written,
             stl: self.stl.since(&earlier.stl),
         }
     }

@@ -1805,6 +1805,7 @@ impl Drive for Smart {
     fn stats(&self) -> DriveStats {
         let mut s = self.stats;
         self.mech.fill_components(&mut s.time);
+        s.media_bytes_written = self.mech.bytes_written();
         let used: u64 = self.zones.iter().map(|z| z.used as u64).sum();
         s.stl.used_tracks = used;
         s.stl.map_bytes = 8 * used;
@@ -1823,6 +1824,16 @@ impl Drive for Smart {
     /// one element after another in every zone at or below the fragmentation threshold; no move
     /// starts at or after `until`, a started one finishes.
     fn idle(&mut self, now: Nanos, until: Nanos) {
+        // Everything done here is background work, in no request's time.
+        let before = self.stats.time;
+        self.idle_work(now, until);
+        self.stats.background = self.stats.background.plus(&self.stats.time.since(&before));
+    }
+}
+
+impl Smart {
+    /// [`Drive::idle`]'s work: background GC.
+    fn idle_work(&mut self, now: Nanos, until: Nanos) {
         let Some(window) = self.idle_window_ns else { return };
         let busy = self.mech.busy_until().0;
         let mut t = match self.idle_after {

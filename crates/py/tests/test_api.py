@@ -61,6 +61,22 @@ def test_result_attributes_and_row(tiny_cfg):
     assert pickle.loads(pickle.dumps(r)) == r
 
 
+def test_row_has_device_wa_and_the_background_time(tiny_cfg):
+    r = shingled.simulate(config=tiny_cfg)
+    row = r.row()
+    t = r.to_dict()["total"]
+    # dev WA: media bytes written / bytes the application wrote, both in the row.
+    assert row["media_bytes_written"] == t["drive"]["media_bytes_written"] > 0
+    assert row["device_write_amplification"] == pytest.approx(
+        row["media_bytes_written"] / (row["blocks_written"] * 4096))
+    # The drive's time by cause less its background part adds up to the drive's time.
+    causes = ("host_read", "host_write", "pb_read", "pb_write", "cache", "destage", "clean_band_read",
+              "clean_merge", "clean_band_write", "host_wait", "update_read", "gc_read", "gc_write")
+    fg = sum(row[f"time_{c}_s"] - row[f"time_background_{c}_s"] for c in causes)
+    assert fg == pytest.approx(row["drive_read_time_s"] + row["drive_write_time_s"], abs=1e-6)
+    assert "time_background_seek_s" not in row
+
+
 def test_simulate_keywords():
     r = shingled.simulate(SYNTH, policy="pore:scheme=cf,zone_size=10MiB", cache="2%", mode="write-only",
                           drive="pore-emulator")

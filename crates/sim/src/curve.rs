@@ -225,8 +225,11 @@ pub struct PointMetrics {
     pub read_hit_ratio: Option<f64>,
     /// Write hits / block writes.
     pub write_hit_ratio: Option<f64>,
-    /// Band bytes written / bytes cleaned out of the PB.
+    /// WA: band bytes written / bytes cleaned out of the PB (PORE §V-C).
     pub write_amplification: Option<f64>,
+    /// Device-level write amplification: media bytes written / bytes the application wrote.
+    #[serde(default)]
+    pub device_write_amplification: Option<f64>,
     /// Read-modify-writes of bands.
     pub rmws: Option<f64>,
     /// Blocks appended to the PB.
@@ -252,11 +255,12 @@ pub type Metric = fn(&PointMetrics) -> Option<f64>;
 
 impl PointMetrics {
     /// Every metric by its field name, in declaration order (CSV columns, DataFrame columns).
-    pub const FIELDS: [(&'static str, Metric); 13] = [
+    pub const FIELDS: [(&'static str, Metric); 14] = [
         ("hit_ratio", |m| m.hit_ratio),
         ("read_hit_ratio", |m| m.read_hit_ratio),
         ("write_hit_ratio", |m| m.write_hit_ratio),
         ("write_amplification", |m| m.write_amplification),
+        ("device_write_amplification", |m| m.device_write_amplification),
         ("rmws", |m| m.rmws),
         ("pb_writes", |m| m.pb_writes),
         ("band_bytes_written", |m| m.band_bytes_written),
@@ -282,6 +286,9 @@ impl PointMetrics {
             read_hit_ratio: ratio(c.read_hits, c.blocks_read),
             write_hit_ratio: ratio(c.write_hits, c.blocks_written),
             write_amplification: c.drive.write_amplification(),
+            device_write_amplification: c
+                .drive
+                .device_write_amplification(c.blocks_written * shingled_core::BLOCK_SIZE),
             rmws: n(c.drive.rmws),
             pb_writes: n(c.drive.pb_writes),
             band_bytes_written: n(c.drive.band_bytes_written),
@@ -1346,6 +1353,7 @@ fn scale_counters(c: &Counters, k: f64) -> Counters {
         band_bytes_read: n(c.drive.band_bytes_read),
         band_bytes_written: n(c.drive.band_bytes_written),
         pb_blocks_cleaned: n(c.drive.pb_blocks_cleaned),
+        media_bytes_written: n(c.drive.media_bytes_written),
         ..Default::default()
     };
     Counters {
@@ -1398,6 +1406,7 @@ fn add(sum: &mut Counters, c: &Counters) {
     sum.drive.pb_writes += c.drive.pb_writes;
     sum.drive.band_bytes_written += c.drive.band_bytes_written;
     sum.drive.pb_blocks_cleaned += c.drive.pb_blocks_cleaned;
+    sum.drive.media_bytes_written += c.drive.media_bytes_written;
 }
 
 /// Per-metric errors of the sampled figures against the full runs (and of LRU's exact hit ratio,

@@ -38,8 +38,10 @@ pub enum Column {
     ReadHit,
     /// Write hit ratio.
     WriteHit,
-    /// Write amplification.
+    /// WA: band bytes written / bytes cleaned out of the PB (PORE §V-C).
     Wa,
+    /// Device-level write amplification: media bytes written / bytes the application wrote.
+    DevWa,
     /// RMW count.
     Rmws,
     /// Clean blocks evicted.
@@ -101,6 +103,7 @@ impl Column {
             Column::ReadHit => "read hit",
             Column::WriteHit => "write hit",
             Column::Wa => "WA",
+            Column::DevWa => "dev WA",
             Column::Rmws => "RMWs",
             Column::CleanEvictions => "clean evicted",
             Column::DirtyEvictions => "dirty evicted",
@@ -287,6 +290,7 @@ pub const REGISTRY: &[Definition] = &[
             ReadHit,
             WriteHit,
             Wa,
+            DevWa,
             Rmws,
         ],
         fixed: &[],
@@ -305,7 +309,7 @@ pub const REGISTRY: &[Definition] = &[
         title: "PORE Fig. 14: LRU vs PORE-CF, PORE-PF, PORE-BL (write-only)",
         setup: Setup::Paper("pore"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, VsLru, HitRatio, Wa, Rmws],
+        columns: &[TotalTime, VsLru, HitRatio, Wa, DevWa, Rmws],
         fixed: &[],
         grid: |p| {
             for t in p.traces(PORE_TRACES) {
@@ -322,7 +326,7 @@ pub const REGISTRY: &[Definition] = &[
         title: "PORE Fig. 15a-c: zone size 2-50 MB for CF, PF, BL on wdev (write-only)",
         setup: Setup::Paper("pore"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, HitRatio, Wa, Rmws],
+        columns: &[TotalTime, HitRatio, Wa, DevWa, Rmws],
         fixed: &[],
         grid: |p| {
             for t in p.traces(&["synth:wdev"]) {
@@ -342,7 +346,7 @@ pub const REGISTRY: &[Definition] = &[
         title: "PORE Fig. 15d-f: period 0.1x-10x the PB size for CF, PF, BL on wdev (write-only)",
         setup: Setup::Paper("pore"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, HitRatio, Wa, Rmws],
+        columns: &[TotalTime, HitRatio, Wa, DevWa, Rmws],
         fixed: &[],
         grid: |p| {
             for t in p.traces(&["synth:wdev"]) {
@@ -364,7 +368,7 @@ pub const REGISTRY: &[Definition] = &[
         title: "PORE Fig. 16: SSD size 1-5% for LRU, LRU-band, PORE-BL (write-only)",
         setup: Setup::Paper("pore"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, HitRatio, Wa, Rmws],
+        columns: &[TotalTime, HitRatio, Wa, DevWa, Rmws],
         fixed: &[Fixed::CacheSize],
         grid: |p| pore_ssd_size(p, &PAPER_SIZES),
         curve_of: None,
@@ -376,7 +380,7 @@ pub const REGISTRY: &[Definition] = &[
                 exact hit ratio beside (write-only)",
         setup: Setup::Paper("pore"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, HitRatio, Wa, Rmws],
+        columns: &[TotalTime, HitRatio, Wa, DevWa, Rmws],
         fixed: &[Fixed::CacheSize, Fixed::Replay],
         grid: |p| pore_ssd_size(p, &CURVE_SIZES),
         curve_of: Some("pore-ssd-size"),
@@ -386,7 +390,7 @@ pub const REGISTRY: &[Definition] = &[
         title: "SAC Figs. 13-14: LRU, MOST, SAC over cache sizes (write-only)",
         setup: Setup::Paper("sac"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, Rmws],
+        columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, DevWa, Rmws],
         fixed: &[Fixed::CacheSize],
         grid: |p| sac_write_only(p, &PAPER_SIZES),
         curve_of: None,
@@ -398,7 +402,7 @@ pub const REGISTRY: &[Definition] = &[
                 ratio beside (write-only)",
         setup: Setup::Paper("sac"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, Rmws],
+        columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, DevWa, Rmws],
         fixed: &[Fixed::CacheSize, Fixed::Replay],
         grid: |p| sac_write_only(p, &CURVE_SIZES),
         curve_of: Some("sac-write-only"),
@@ -437,7 +441,7 @@ pub const REGISTRY: &[Definition] = &[
         title: "SAC Fig. 15: target band selection PD, AD, ARS (write-only)",
         setup: Setup::Paper("sac"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, MissRatio, Wa, Rmws],
+        columns: &[TotalTime, MissRatio, Wa, DevWa, Rmws],
         fixed: &[],
         grid: |p| {
             for t in p.traces(SAC_TRACES) {
@@ -454,7 +458,7 @@ pub const REGISTRY: &[Definition] = &[
         title: "SAC Fig. 16: cycle length 0.5x-10x the PB size (write-only)",
         setup: Setup::Paper("sac"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, MissRatio, Wa, Rmws],
+        columns: &[TotalTime, MissRatio, Wa, DevWa, Rmws],
         fixed: &[],
         grid: |p| {
             for t in p.traces(SAC_TRACES) {
@@ -471,7 +475,7 @@ pub const REGISTRY: &[Definition] = &[
         title: "SAC Fig. 17: assumed band size 2-600 MB (write-only)",
         setup: Setup::Paper("sac"),
         mode: Mode::WriteOnly,
-        columns: &[TotalTime, MissRatio, Wa, Rmws],
+        columns: &[TotalTime, MissRatio, Wa, DevWa, Rmws],
         fixed: &[],
         grid: |p| {
             for t in p.traces(SAC_TRACES) {
@@ -538,7 +542,7 @@ pub const REGISTRY: &[Definition] = &[
                 queueing and idle cleaning (no paper figure; read-write)",
         setup: Setup::Paper("pore"),
         mode: Mode::ReadWrite,
-        columns: &[RespMean, RespP50, RespP90, RespP99, TotalTime, HitRatio, Wa, Rmws],
+        columns: &[RespMean, RespP50, RespP90, RespP99, TotalTime, HitRatio, Wa, DevWa, Rmws],
         fixed: &[Fixed::Replay],
         grid: |p| {
             for t in p.traces(PORE_TRACES) {

@@ -116,9 +116,18 @@ pub struct Metrics {
     pub write_hit_ratio: Option<f64>,
     /// All hits / all block accesses.
     pub hit_ratio: Option<f64>,
-    /// Band bytes written / bytes cleaned out of the PB (`None` before any cleaning or without
-    /// an SMR drive).
+    /// WA, PORE §V-C's write amplification: band bytes written / bytes cleaned out of the PB,
+    /// i.e. bytes each cleaning rewrote per PB byte it merged (`None` before any cleaning or
+    /// without an SMR drive). It measures how well cleanings are batched, not the drive's
+    /// total writing: see `device_write_amplification`.
     pub write_amplification: Option<f64>,
+    /// Device-level write amplification: bytes the drive wrote to its media (host writes or PB
+    /// appends, destages, band rewrites, GC moves: `drive.media_bytes_written`) / bytes the
+    /// application wrote (the trace's write requests, 4 KiB blocks × 4096). A cache lowers it
+    /// by absorbing rewrites (and by the dirty blocks it still holds at the end). `None`
+    /// without writes.
+    #[serde(default)]
+    pub device_write_amplification: Option<f64>,
     /// Total modelled I/O time in seconds.
     pub total_time_s: f64,
     /// SSD read time in seconds.
@@ -154,6 +163,9 @@ impl Metrics {
             write_hit_ratio: ratio(c.write_hits, c.blocks_written),
             hit_ratio: ratio(c.read_hits + c.write_hits, c.blocks_read + c.blocks_written),
             write_amplification: c.drive.write_amplification(),
+            device_write_amplification: c
+                .drive
+                .device_write_amplification(c.blocks_written * shingled_core::BLOCK_SIZE),
             total_time_s: c.total_time().as_secs_f64(),
             ssd_read_time_s: c.ssd_read_time.as_secs_f64(),
             ssd_write_time_s: c.ssd_write_time.as_secs_f64(),

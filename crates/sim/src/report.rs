@@ -39,10 +39,26 @@ fn secs(s: f64) -> String {
     format!("{s:.3}")
 }
 
+/// Which optional lines a run's table shows (decided on the whole run, so both windows have the
+/// same lines).
+#[derive(Clone, Copy)]
+struct Lines {
+    /// SMaRT's causes (update reads, GC).
+    smart: bool,
+    /// Foreground causes that ran at once (see [`overlap_s`]).
+    overlap: bool,
+}
+
+/// Seconds with three decimals, a rounding residue shown as 0.
+fn secs0(x: f64) -> String {
+    secs(if x.abs() < 0.0005 { 0.0 } else { x })
+}
+
 /// The metrics of one window as (name, value) lines.
 fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
     let c = &m.counters;
     let t = &c.drive.time;
+    let (f, b) = (c.drive.foreground(), c.drive.background);
     vec![
         ("requests (trace)", c.requests.to_string()),
         ("  reads / writes", format!("{} / {}", c.read_requests, c.write_requests)),
@@ -63,43 +79,48 @@ fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
             format!("{} / {}", c.drive.band_bytes_read, c.drive.band_bytes_written),
         ),
         ("PB blocks cleaned", c.drive.pb_blocks_cleaned.to_string()),
-        ("write amplification", num(m.write_amplification, 2)),
+        ("WA (band bytes written / PB bytes cleaned)", num(m.write_amplification, 2)),
+        ("media bytes written", c.drive.media_bytes_written.to_string()),
+        ("dev WA (media bytes / application bytes written)", num(m.device_write_amplification, 2)),
         ("time SSD read (s)", secs(m.ssd_read_time_s)),
         ("time SSD write (s)", secs(m.ssd_write_time_s)),
         ("time drive read (s)", secs(m.drive_read_time_s)),
         ("time drive write (s)", secs(m.drive_write_time_s)),
         ("total I/O time (s)", secs(m.total_time_s)),
-        ("drive time by cause (s):", String::new()),
+        ("drive foreground by cause (s), adds up to drive read + write:", String::new()),
         (
-            "  media reads / PB reads",
-            format!("{} / {}", secs(t.host_read.as_secs_f64()), secs(t.pb_read.as_secs_f64())),
+            "  waiting / media reads / PB reads",
+            format!("{} / {} / {}", secs(s_of(f.host_wait)), secs(s_of(f.host_read)), secs(s_of(f.pb_read))),
         ),
-        (
-            "  media writes / PB writes",
-            format!("{} / {}", secs(t.host_write.as_secs_f64()), secs(t.pb_write.as_secs_f64())),
-        ),
-        (
-            "  write cache / destage",
-            format!("{} / {}", secs(t.cache.as_secs_f64()), secs(t.destage.as_secs_f64())),
-        ),
+        ("  media writes / PB writes", format!("{} / {}", secs(s_of(f.host_write)), secs(s_of(f.pb_write)))),
+        ("  write cache / destage", format!("{} / {}", secs(s_of(f.cache)), secs(s_of(f.destage)))),
         (
             "  RMW band read / merge / write",
             format!(
                 "{} / {} / {}",
-                secs(t.clean_band_read.as_secs_f64()),
-                secs(t.clean_merge.as_secs_f64()),
-                secs(t.clean_band_write.as_secs_f64())
+                secs(s_of(f.clean_band_read)),
+                secs(s_of(f.clean_merge)),
+                secs(s_of(f.clean_band_write))
             ),
         ),
-        ("  waiting for earlier work", secs(t.host_wait.as_secs_f64())),
+        ("  SMaRT update reads / GC", format!("{} / {}", secs(s_of(f.update_read)), secs(s_of(f.gc())))),
         (
-            "  seek / rotation / transfer / overhead",
+            "  overlap (two causes at once, counted in both)",
+            secs0(m.drive_read_time_s + m.drive_write_time_s - s_of(f.causes())),
+        ),
+        ("drive background (s), in no request's time:", String::new()),
+        (
+            "  destage / RMW band read, merge, write / GC",
+            format!("{} / {} / {}", secs(s_of(b.destage)), secs(s_of(b.clean())), secs(s_of(b.gc()))),
+        ),
+        (
+            "mechanism (s), fg + bg: seek / rotation / transfer / overhead",
             format!(
                 "{} / {} / {} / {}",
-                secs(t.seek.as_secs_f64()),
-                secs(t.rotation.as_secs_f64()),
-                secs(t.transfer.as_secs_f64()),
-                secs(t.overhead.as_secs_f64())
+                secs(s_of(t.seek)),
+                secs(s_of(t.rotation)),
+                secs(s_of(t.transfer)),
+                secs(s_of(t.overhead))
             ),
         ),
         ("latency mean / p50 (ms)", format!("{:.3} / {:.3}", m.latency.mean_ms, m.latency.p50_ms)),
@@ -174,7 +195,13 @@ pub fn run_table(r: &RunReport) -> String {
     );
     match (r.sizing.written_range, r.sizing.accessed_range) {
         (Some(w), Some(a)) => {
-            let _ = writeln!(out, "written range {} | accessed range {}", human_bytes(w.0), human_bytes(a.0));
+            let _ = writeln!(
+                out,
+                "written range {} | accessed range {} (bands {})",
+                human_bytes(w.0),
+                human_bytes(a.0),
+                r.config.drive.bands_or_default()
+            );
         }
         _ => {
             let _ = writeln!(out, "written and accessed ranges not measured (every size absolute: one pass)");
@@ -183,9 +210,21 @@ pub fn run_table(r: &RunReport) -> String {
     let _ = writeln!(out, "{}\n", crate::setup::describe(&r.config));
     let open = r.config.replay == crate::Replay::Open;
     let stl = open || r.drive == "smart";
+    let lines = Lines {
+        smart: r.drive == "smart",
+        overlap: (r.total.drive_read_time_s + r.total.drive_write_time_s
+            - s_of(r.total.counters.drive.foreground().causes()))
+        .abs()
+            >= 0.0005,
+    };
     let rows_of = |m: &Metrics| {
         let mut rows = metric_rows(m);
+        rows.retain(|(k, _)| {
+            (lines.smart || !k.starts_with("  SMaRT")) && (lines.overlap || !k.starts_with("  overlap"))
+        });
         if open {
+            // Open loop: a request's latency is its response time, shown once with queueing.
+            rows.retain(|(k, _)| !k.starts_with("latency "));
             rows.extend(open_rows(m));
         }
         if stl && !m.counters.drive.stl.is_empty() {
@@ -203,14 +242,32 @@ pub fn run_table(r: &RunReport) -> String {
         .iter()
         .enumerate()
         .map(|(i, (k, v))| {
-            vec![
-                k.to_string(),
-                v.clone(),
-                after.as_ref().map(|a| a[i].1.clone()).unwrap_or_else(|| "n/a".into()),
-            ]
+            let mut row = vec![k.to_string(), v.clone()];
+            if let Some(a) = &after {
+                row.push(a[i].1.clone());
+            }
+            row
         })
         .collect();
-    out.push_str(&table(&["metric", "whole run", &warm_head], &rows));
+    if after.is_some() {
+        out.push_str(&table(&["metric", "whole run", &warm_head], &rows));
+    } else {
+        out.push_str(&table(&["metric", "whole run"], &rows));
+    }
+    out.push('\n');
+    out.push_str(WA_FOOTER);
+    if after.is_none() {
+        let why = match r.config.warmup {
+            crate::Warmup::None => "warm-up `none` asks for none".to_string(),
+            crate::Warmup::CacheFull if r.config.cache.is_none() => {
+                "warm-up `cache-full` ends when the cache is first full, and this run has no cache"
+                    .to_string()
+            }
+            crate::Warmup::CacheFull => "the cache never filled (warm-up `cache-full`)".to_string(),
+            _ => "the trace ended before the warm-up did".to_string(),
+        };
+        let _ = writeln!(out, "no after-warm-up column: {why}");
+    }
     if r.dirty_left > 0 {
         let _ = writeln!(
             out,
@@ -229,15 +286,16 @@ pub fn run_table(r: &RunReport) -> String {
 pub fn compare_table(c: &CompareReport) -> String {
     let mut out = String::new();
     let t = &c.trace;
+    let (written, accessed, bands) = ranges(&c.runs.iter().collect::<Vec<_>>(), t);
     let _ = writeln!(
         out,
-        "trace {} | {} requests ({} 4 KiB) | writes {:.1}% of pages | written range {} | accessed range {}\n",
+        "trace {} | {} requests ({} 4 KiB) | writes {:.1}% of pages | written range {} | accessed range {} (bands {bands})\n",
         c.trace_path,
         t.requests,
         t.pages,
         t.write_pct_pages,
-        human_bytes(t.written_band_bytes),
-        human_bytes(t.accessed_band_bytes),
+        human_bytes(written),
+        human_bytes(accessed),
     );
     if !c.setup.is_empty() {
         let _ = writeln!(out, "{}", c.setup);
@@ -258,6 +316,7 @@ pub fn compare_table(c: &CompareReport) -> String {
         "read hit",
         "write hit",
         "WA",
+        "dev WA",
         "RMWs",
     ];
     let rows: Vec<Vec<String>> = c
@@ -279,6 +338,7 @@ pub fn compare_table(c: &CompareReport) -> String {
                 pct(m.read_hit_ratio),
                 pct(m.write_hit_ratio),
                 num(m.write_amplification, 2),
+                num(m.device_write_amplification, 2),
                 m.counters.drive.rmws.to_string(),
             ]
         })
@@ -315,7 +375,10 @@ pub fn compare_table(c: &CompareReport) -> String {
             .collect();
         out.push_str(&table(&header, &rows));
     }
-    out.push_str("\ndrive and SSD time by cause (s); background work (destages between requests, idle cleaning) is counted under its cause but not in the totals above\n");
+    out.push('\n');
+    out.push_str(WA_FOOTER);
+    out.push_str(&slower_than_no_cache(&c.runs.iter().collect::<Vec<_>>()));
+    out.push_str("\nwhere the time went\n");
     out.push_str(&breakdown_table(&c.runs.iter().collect::<Vec<_>>()));
     if !c.paper.is_empty() {
         out.push('\n');
@@ -324,6 +387,86 @@ pub fn compare_table(c: &CompareReport) -> String {
         out.push_str(&crate::paper::claims_table(&c.paper));
     }
     out
+}
+
+/// One line per cached scheme slower than SMR-only (the drive with no cache) in `group`, saying
+/// where its time went: the two kinds of work that took it longer than SMR-only, with their
+/// seconds on both sides (and the RMW counts when cleaning is one). Empty when none is slower
+/// or SMR-only is not in the group.
+pub fn slower_than_no_cache(group: &[&RunReport]) -> String {
+    let Some(base) = group.iter().find(|r| r.label == "smr-only") else { return String::new() };
+    let kinds: [Part; 8] = [
+        ("band cleaning (RMW reads, merges, writes)", |r| s_of(r.total.counters.drive.foreground().clean())),
+        ("SSD I/O", |r| r.total.ssd_read_time_s + r.total.ssd_write_time_s),
+        ("PB writes", |r| s_of(r.total.counters.drive.foreground().pb_write)),
+        ("PB reads", |r| s_of(r.total.counters.drive.foreground().pb_read)),
+        ("media reads", |r| s_of(r.total.counters.drive.foreground().host_read)),
+        ("media writes", |r| s_of(r.total.counters.drive.foreground().host_write)),
+        ("write cache and destages", |r| {
+            let f = r.total.counters.drive.foreground();
+            s_of(f.cache + f.destage)
+        }),
+        ("waits for earlier work", |r| s_of(r.total.counters.drive.foreground().host_wait)),
+    ];
+    let mut out = String::new();
+    for r in group.iter().filter(|r| r.config.cache.is_some()) {
+        let (t, b) = (r.total.total_time_s, base.total.total_time_s);
+        if t <= b || t <= 0.0 {
+            continue;
+        }
+        let mut more: Vec<(f64, String)> = kinds
+            .iter()
+            .filter_map(|(name, f)| {
+                let (x, y) = (f(r), f(base));
+                (x - y >= 0.0005).then(|| {
+                    let mut part = format!("{name} {x:.3} s vs {y:.3} s");
+                    if name.starts_with("band cleaning") {
+                        let _ = write!(
+                            part,
+                            " ({} RMWs vs {})",
+                            r.total.counters.drive.rmws, base.total.counters.drive.rmws
+                        );
+                    }
+                    (x - y, part)
+                })
+            })
+            .collect();
+        more.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let parts: Vec<String> = more.into_iter().take(2).map(|p| p.1).collect();
+        let _ = writeln!(
+            out,
+            "{} is slower than smr-only ({:.2}x, {:.3} s vs {:.3} s): {}",
+            r.label,
+            b / t,
+            t,
+            b,
+            if parts.is_empty() {
+                "no single kind of work took longer".to_string()
+            } else {
+                parts.join("; ")
+            }
+        );
+    }
+    out
+}
+
+/// A trace's written and accessed ranges as every report prints them: the bytes of the bands
+/// holding a written (accessed) block (PORE Table I), over the band layout of the SMR drive the
+/// runs use (the ranges its PB and the cache are sized by), else as `t` measured them over the
+/// default layout; with that layout, which the figures depend on.
+pub fn ranges(runs: &[&RunReport], t: &shingled_trace::TraceStats) -> (u64, u64, String) {
+    runs.iter()
+        .filter(|r| r.config.drive.dm_smr().is_some())
+        .find_map(|r| {
+            Some((
+                r.sizing.written_range?.0,
+                r.sizing.accessed_range?.0,
+                r.config.drive.bands_or_default().to_string(),
+            ))
+        })
+        .unwrap_or_else(|| {
+            (t.written_band_bytes, t.accessed_band_bytes, shingled_core::BandConfig::default().to_string())
+        })
 }
 
 /// The cache and PB sizes and the mode of a comparison, with what they were derived from.
@@ -357,49 +500,161 @@ fn sizing_line(c: &CompareReport) -> Option<String> {
     Some(parts.join(" | "))
 }
 
-/// Header of [`breakdown_rows`].
-pub const BREAKDOWN_HEADER: [&str; 16] = [
-    "scheme", "SSD", "media rd", "PB rd", "media wr", "PB wr", "cache", "destage", "RMW rd", "merge",
-    "RMW wr", "wait", "seek", "rotation", "transfer", "overhead",
-];
+/// The definitions printed under every table that shows WA (docs/metrics.md has them all).
+pub const WA_FOOTER: &str = "\
+WA = band bytes written / bytes cleaned out of the PB (PORE §V-C): what band cleanings (RMWs)
+  rewrote per PB byte they merged; '-' without cleanings. It measures how well cleanings are
+  batched, not how much the drive wrote.
+dev WA = bytes the drive wrote to its media (host writes or PB appends, destages, band rewrites,
+  GC moves) / bytes the application wrote (the trace's writes). Definitions: docs/metrics.md.
+";
 
-/// One row per run (seconds): SSD time and the drive's time by cause and by mechanical
-/// component, under [`BREAKDOWN_HEADER`].
-pub fn breakdown_rows(runs: &[&RunReport]) -> Vec<Vec<String>> {
-    let s1 = |n: shingled_core::Nanos| format!("{:.1}", n.as_secs_f64());
-    runs.iter()
-        .map(|r| {
-            let m = &r.total;
-            let t = &m.counters.drive.time;
-            vec![
-                r.label.clone(),
-                format!("{:.1}", m.ssd_read_time_s + m.ssd_write_time_s),
-                s1(t.host_read),
-                s1(t.pb_read),
-                s1(t.host_write),
-                s1(t.pb_write),
-                s1(t.cache),
-                s1(t.destage),
-                s1(t.clean_band_read),
-                s1(t.clean_merge),
-                s1(t.clean_band_write),
-                s1(t.host_wait),
-                s1(t.seek),
-                s1(t.rotation),
-                s1(t.transfer),
-                s1(t.overhead),
-            ]
-        })
-        .collect()
+/// One part of the time breakdown: a title saying what it covers, its header and one row per run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BreakdownSection {
+    /// What the part covers and what its total column adds up to.
+    pub title: String,
+    /// Column names, `scheme` first.
+    pub header: Vec<String>,
+    /// One row per run, seconds with three decimals.
+    pub rows: Vec<Vec<String>>,
 }
 
-/// [`breakdown_rows`] as a text table.
+/// A column of the breakdown: its header and its seconds for one run.
+type Part = (&'static str, fn(&RunReport) -> f64);
+
+fn s_of(n: shingled_core::Nanos) -> f64 {
+    n.as_secs_f64()
+}
+
+/// The foreground causes: the parts of the requests' service times at the drive.
+const FOREGROUND: [Part; 12] = [
+    ("wait", |r| s_of(r.total.counters.drive.foreground().host_wait)),
+    ("media rd", |r| s_of(r.total.counters.drive.foreground().host_read)),
+    ("PB rd", |r| s_of(r.total.counters.drive.foreground().pb_read)),
+    ("media wr", |r| s_of(r.total.counters.drive.foreground().host_write)),
+    ("PB wr", |r| s_of(r.total.counters.drive.foreground().pb_write)),
+    ("cache", |r| s_of(r.total.counters.drive.foreground().cache)),
+    ("destage", |r| s_of(r.total.counters.drive.foreground().destage)),
+    ("RMW rd", |r| s_of(r.total.counters.drive.foreground().clean_band_read)),
+    ("merge", |r| s_of(r.total.counters.drive.foreground().clean_merge)),
+    ("RMW wr", |r| s_of(r.total.counters.drive.foreground().clean_band_write)),
+    ("upd rd", |r| s_of(r.total.counters.drive.foreground().update_read)),
+    ("GC", |r| s_of(r.total.counters.drive.foreground().gc())),
+];
+
+/// The background causes: drive work no request waited for.
+const BACKGROUND: [Part; 5] = [
+    ("destage", |r| s_of(r.total.counters.drive.background.destage)),
+    ("RMW rd", |r| s_of(r.total.counters.drive.background.clean_band_read)),
+    ("merge", |r| s_of(r.total.counters.drive.background.clean_merge)),
+    ("RMW wr", |r| s_of(r.total.counters.drive.background.clean_band_write)),
+    ("GC", |r| s_of(r.total.counters.drive.background.gc())),
+];
+
+/// The mechanical components: all of the arm's and platters' work, foreground and background.
+const MECHANISM: [Part; 4] = [
+    ("seek", |r| s_of(r.total.counters.drive.time.seek)),
+    ("rotation", |r| s_of(r.total.counters.drive.time.rotation)),
+    ("transfer", |r| s_of(r.total.counters.drive.time.transfer)),
+    ("overhead", |r| s_of(r.total.counters.drive.time.overhead)),
+];
+
+/// The drive's share of a run's total time: its read and write service times.
+fn drive_time_s(r: &RunReport) -> f64 {
+    r.total.drive_read_time_s + r.total.drive_write_time_s
+}
+
+/// `drive − the sum of its foreground causes`, seconds: zero where the causes follow one
+/// another, negative by the time two causes ran at once and were counted in both (a DM-SMR
+/// drive's write cache taking data over the interface while the mechanism cleans or destages).
+pub fn overlap_s(r: &RunReport) -> f64 {
+    drive_time_s(r) - s_of(r.total.counters.drive.foreground().causes())
+}
+
+/// Three decimals: the sums are checked at this precision.
+fn s3(x: f64) -> String {
+    secs0(x)
+}
+
+/// Where the time went, in three parts that each add up: the foreground (the requests' service
+/// times: SSD, and the drive's causes, summing to the total time), the background (drive work
+/// between requests, in no request's time) and the mechanism (its components, foreground and
+/// background together). Columns zero for every run are left out, except the totals.
+pub fn breakdown_sections(runs: &[&RunReport]) -> Vec<BreakdownSection> {
+    let keep = |parts: &[Part]| -> Vec<Part> {
+        parts.iter().copied().filter(|(_, f)| runs.iter().any(|r| f(r) >= 0.0005)).collect()
+    };
+    let section = |title: String, parts: &[Part], tail: &[Part]| {
+        let mut header = vec!["scheme".to_string()];
+        header.extend(parts.iter().map(|p| p.0.to_string()));
+        header.extend(tail.iter().map(|p| p.0.to_string()));
+        let rows = runs
+            .iter()
+            .map(|r| {
+                let mut row = vec![r.label.clone()];
+                row.extend(parts.iter().map(|p| s3(p.1(r))));
+                row.extend(tail.iter().map(|p| s3(p.1(r))));
+                row
+            })
+            .collect();
+        BreakdownSection { title, header, rows }
+    };
+    let fg = keep(&FOREGROUND);
+    let other = runs.iter().any(|r| overlap_s(r).abs() >= 0.0005);
+    let mut fg_tail: Vec<Part> = Vec::new();
+    if other {
+        fg_tail.push(("overlap", overlap_s));
+    }
+    fg_tail.push(("drive", drive_time_s));
+    fg_tail.push(("SSD", |r| r.total.ssd_read_time_s + r.total.ssd_write_time_s));
+    fg_tail.push(("total", |r| r.total.total_time_s));
+    let mut out = vec![section(
+        format!(
+            "foreground (s): the requests' service times; the drive's causes{} add up to `drive`, and `drive` + `SSD` = `total` (the total time)",
+            if other {
+                " and `overlap` (minus the time two causes ran at once: the write cache's transfers beside the mechanism's work)"
+            } else {
+                ""
+            }
+        ),
+        &fg,
+        &fg_tail,
+    )];
+    let bg = keep(&BACKGROUND);
+    let bg_total: fn(&RunReport) -> f64 = |r| s_of(r.total.counters.drive.background.causes());
+    out.push(section(
+        "background (s): drive work between requests (write-cache destages, idle cleaning and GC), in no request's time; not in the total time"
+            .to_string(),
+        &bg,
+        &[("total", bg_total)],
+    ));
+    let mech_total: fn(&RunReport) -> f64 = |r| s_of(r.total.counters.drive.time.mechanical());
+    out.push(section(
+        "mechanism (s): the arm's and platters' busy time by component, foreground and background together"
+            .to_string(),
+        &MECHANISM,
+        &[("total", mech_total)],
+    ));
+    out
+}
+
+/// [`breakdown_sections`] as text: each part's title, then its table.
 pub fn breakdown_table(runs: &[&RunReport]) -> String {
-    table(&BREAKDOWN_HEADER, &breakdown_rows(runs))
+    let mut out = String::new();
+    for (i, sec) in breakdown_sections(runs).iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{}", sec.title);
+        let header: Vec<&str> = sec.header.iter().map(String::as_str).collect();
+        out.push_str(&table(&header, &sec.rows));
+    }
+    out
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms,time_host_read_s,time_host_write_s,time_pb_read_s,time_pb_write_s,time_cache_s,time_destage_s,time_clean_band_read_s,time_clean_merge_s,time_clean_band_write_s,time_host_wait_s,time_overhead_s,time_seek_s,time_rotation_s,time_transfer_s,setup,io_unit,replay,time_scale,latency_p50_ms,latency_p90_ms,latency_p999_ms,latency_max_ms,ssd_queue_time_s,drive_queue_time_s,span_s";
+pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms,time_host_read_s,time_host_write_s,time_pb_read_s,time_pb_write_s,time_cache_s,time_destage_s,time_clean_band_read_s,time_clean_merge_s,time_clean_band_write_s,time_host_wait_s,time_overhead_s,time_seek_s,time_rotation_s,time_transfer_s,setup,io_unit,replay,time_scale,latency_p50_ms,latency_p90_ms,latency_p999_ms,latency_max_ms,ssd_queue_time_s,drive_queue_time_s,span_s,device_write_amplification,media_bytes_written,time_background_destage_s,time_background_clean_s,time_background_gc_s";
 
 /// One CSV row per window (`total`, and `after-warmup` when present), without header.
 pub fn csv_rows(r: &RunReport) -> String {
@@ -455,9 +710,10 @@ pub fn csv_rows(r: &RunReport) -> String {
         }
         let setup = crate::setup::setup_of(&r.config).map_or("custom", |s| s.name);
         let l = &m.latency;
+        let b = &c.drive.background;
         let _ = writeln!(
             out,
-            ",{setup},{},{},{},{},{},{},{},{},{},{}",
+            ",{setup},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.config.io_unit.name(),
             r.config.replay.name(),
             r.config.time_scale,
@@ -467,7 +723,12 @@ pub fn csv_rows(r: &RunReport) -> String {
             l.max_ms,
             m.ssd_queue_time_s,
             m.drive_queue_time_s,
-            m.span_s
+            m.span_s,
+            opt(m.device_write_amplification),
+            c.drive.media_bytes_written,
+            s_of(b.destage),
+            s_of(b.clean()),
+            s_of(b.gc()),
         );
     };
     row("total", &r.total);
@@ -512,6 +773,7 @@ pub fn column_value(col: crate::experiments::Column, r: &RunReport, group: &[&Ru
         ReadHit => pct(m.read_hit_ratio),
         WriteHit => pct(m.write_hit_ratio),
         Wa => num(m.write_amplification, 2),
+        DevWa => num(m.device_write_amplification, 2),
         Rmws => c.drive.rmws.to_string(),
         CleanEvictions => c.clean_evictions.to_string(),
         DirtyEvictions => c.dirty_evictions.to_string(),
@@ -606,28 +868,59 @@ pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
             traces.push(&c.trace);
         }
     }
-    let mut header = vec!["scheme"];
-    header.extend(e.experiment.columns.iter().map(|c| c.header()));
     for t in traces {
         let group: Vec<&RunReport> =
             e.experiment.cells.iter().zip(&e.runs).filter(|(c, _)| c.trace == t).map(|(_, r)| r).collect();
+        // The cache sizes of the cached runs: one figure, or the range and a column per row.
+        let sizes: Vec<u64> =
+            group.iter().filter(|r| r.config.cache.is_some()).map(|r| r.sizing.cache_blocks).collect();
+        let (lo, hi) = (sizes.iter().min().copied(), sizes.iter().max().copied());
+        let per_row = lo != hi;
         if let Some(first) = group.first() {
-            let _ = writeln!(
-                out,
-                "trace {t} | cache {} blocks | PB {}",
-                first.sizing.cache_blocks.max(group.iter().map(|r| r.sizing.cache_blocks).max().unwrap_or(0)),
-                first.sizing.pb_blocks.map(|p| format!("{p} blocks")).unwrap_or_else(|| "-".into())
-            );
+            let cache = match (lo, hi) {
+                (Some(l), Some(h)) if l == h => format!("cache {l} blocks"),
+                (Some(l), Some(h)) => format!("cache {l}–{h} blocks (each row's in `cache blocks`)"),
+                _ => "no cache".to_string(),
+            };
+            let pbs: Vec<u64> = group.iter().filter_map(|r| r.sizing.pb_blocks).collect();
+            let pb = match (pbs.iter().min(), pbs.iter().max()) {
+                (Some(l), Some(h)) if l == h => format!("{l} blocks"),
+                (Some(l), Some(h)) => format!("{l}–{h} blocks"),
+                _ => "-".into(),
+            };
+            let _ = first;
+            let _ = writeln!(out, "trace {t} | {cache} | PB {pb}");
         }
+        let mut header = vec!["scheme"];
+        if per_row {
+            header.push("cache blocks");
+        }
+        header.extend(e.experiment.columns.iter().map(|c| c.header()));
         let rows: Vec<Vec<String>> = group
             .iter()
             .map(|r| {
                 let mut row = vec![r.label.clone()];
+                if per_row {
+                    row.push(if r.config.cache.is_some() {
+                        r.sizing.cache_blocks.to_string()
+                    } else {
+                        "-".into()
+                    });
+                }
                 row.extend(e.experiment.columns.iter().map(|&c| column_value(c, r, &group)));
                 row
             })
             .collect();
         out.push_str(&table(&header, &rows));
+        out.push_str(&slower_than_no_cache(&group));
+        out.push('\n');
+    }
+    if e.experiment
+        .columns
+        .iter()
+        .any(|c| matches!(c, crate::experiments::Column::Wa | crate::experiments::Column::DevWa))
+    {
+        out.push_str(WA_FOOTER);
         out.push('\n');
     }
     for c in &e.curves {

@@ -351,13 +351,15 @@ pub struct Mechanism {
     busy_until: u64,
     /// Running totals of every access's parts, ns: overhead, seek + settle, rotation, transfer.
     parts: [f64; 4],
+    /// Bytes written to the platters by every write access.
+    written: u64,
 }
 
 impl Mechanism {
     /// Validates `cfg` and builds a mechanism with the head at cylinder 0, idle at time 0.
     pub fn new(cfg: &HddConfig) -> Result<Mechanism> {
         let g = Geometry::new(cfg)?;
-        Ok(Mechanism { g, head_cyl: 0.0, last_end: u64::MAX, busy_until: 0, parts: [0.0; 4] })
+        Ok(Mechanism { g, head_cyl: 0.0, last_end: u64::MAX, busy_until: 0, parts: [0.0; 4], written: 0 })
     }
 
     /// Command overhead per access, unrounded (what the write cache charges beside the
@@ -398,6 +400,9 @@ impl Mechanism {
         let g = &self.g;
         let offset = offset.min(g.capacity);
         let end = offset.saturating_add(bytes).min(g.capacity);
+        if is_write {
+            self.written += end - offset;
+        }
         let start = now.0.max(self.busy_until);
         let mut t = start as f64 + g.overhead_ns;
         let sequential = offset == self.last_end;
@@ -455,6 +460,11 @@ impl Mechanism {
         t.seek = n(self.parts[1]);
         t.rotation = n(self.parts[2]);
         t.transfer = n(self.parts[3]);
+    }
+
+    /// Bytes written to the platters so far (every write access, host or internal).
+    pub fn bytes_written(&self) -> u64 {
+        self.written
     }
 
     /// When the current work ends.

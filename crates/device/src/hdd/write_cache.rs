@@ -71,6 +71,7 @@ impl Hdd {
     /// Runs the background destages that start before `now` (the mechanism is idle and the
     /// cache holds dirty extents).
     fn catch_up(&mut self, now: u64) {
+        let before = self.stats.time;
         while let Some(first) = self.cache.as_ref().and_then(WriteCache::first_arrival) {
             let at = self.mech.busy_until().0.max(first);
             if at >= now {
@@ -78,6 +79,8 @@ impl Hdd {
             }
             self.destage_one(at);
         }
+        // Started before the request arrived: background work, in no request's time.
+        self.stats.background = self.stats.background.plus(&self.stats.time.since(&before));
     }
 
     /// A write through the cache; returns the completion time.
@@ -190,8 +193,16 @@ mod tests {
         assert_eq!(d.write(now, last, 1), Nanos(206_827));
         assert_eq!(d.stats().cache_write_hits, 1);
         // Idle time drains the cache.
+        let fg_destage = d.stats().time.destage;
         d.idle(now, now + Nanos(1_000_000_000));
         assert_eq!(d.cached_extents(), 0);
+        // 25 distinct 4 KiB writes reached the platters once each; the absorbed rewrite did not.
+        assert_eq!(d.stats().media_bytes_written, 25 * 4096);
+        // The idle destages are background work, in no request's time.
+        let s = d.stats();
+        assert!(s.background.destage > Nanos::ZERO);
+        assert!(s.time.destage - s.background.destage <= fg_destage, "{s:?}");
+        assert_eq!(s.foreground().causes(), s.read_time + s.write_time);
     }
 
     #[test]

@@ -14,6 +14,7 @@ METRICS = (
     "read_hit_ratio",
     "write_hit_ratio",
     "write_amplification",
+    "device_write_amplification",
     "rmws",
     "pb_writes",
     "band_bytes_written",

@@ -11,7 +11,10 @@ _TOP = ("label", "mode", "policy", "drive")
 def flatten_metrics(m: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
     """One flat dict of a `Metrics` table: counters, ratios, times, ``latency_*`` and the
     drive's own counters (``rmws``, ``pb_writes``…; ``drive_<name>`` where a name repeats) and
-    its time by cause and mechanical component (``time_pb_write_s``, ``time_seek_s``…)."""
+    its time by cause and mechanical component (``time_pb_write_s``, ``time_seek_s``…) with the
+    background part of each cause (``time_background_destage_s``…); ``write_amplification`` (WA:
+    band bytes written / PB bytes cleaned) and ``device_write_amplification`` (media bytes written /
+    bytes the application wrote, with ``media_bytes_written``), docs/metrics.md."""
     out: Dict[str, Any] = {}
     for k, v in m.items():
         if not isinstance(v, dict):
@@ -28,6 +31,10 @@ def flatten_metrics(m: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
     # The drive's time by cause and component (ns in the report), as ``time_<part>_s`` seconds.
     for k, v in m.get("drive", {}).get("time", {}).items():
         out[f"{prefix}time_{k}_s"] = v / 1e9
+    # Its background part: work between requests, in no request's time (``time_background_<cause>_s``).
+    for k, v in m.get("drive", {}).get("background", {}).items():
+        if k not in ("overhead", "seek", "rotation", "transfer"):
+            out[f"{prefix}time_background_{k}_s"] = v / 1e9
     # A translation layer's counters (SMaRT, and Skylight's cleanings in SMaRT's terms), with
     # SMaRT §5.5's figures: GC per 1 M drive writes (Table 2), amplified writes (Fig. 10),
     # fragmented reads (Fig. 6). Histograms stay in the report (``report["total"]["drive"]["stl"]``).

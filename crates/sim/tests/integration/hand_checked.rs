@@ -24,6 +24,9 @@ use shingled_device::{PbFlavour, PbFree};
 /// Write hits 1 (step 4); dirty evictions 8 = drive blocks written = PB writes; RMWs 3; band
 /// bytes written 3 × 16 KiB; blocks cleaned 2 + 1 + 1 = 4; WA = 49152 / (4 × 4096) = 3.0;
 /// 3 dirty blocks left (2, 13, 4); SSD writes 12, SSD reads 8 (write-back reads).
+/// Media bytes: 8 PB appends × 4096 + 3 band rewrites × 16384 = 32768 + 49152 = 81920; the
+/// application wrote 12 × 4096 = 49152, so dev WA = 81920 / 49152 = 5/3 (the cache absorbed one
+/// rewrite and still holds 3 blocks, the bands cost 3 × 16 KiB).
 #[test]
 fn lru_write_only_above_tiny_smr() {
     let drive = tiny_smr(4, 4, PbFlavour::AppendOnly, PbFree::Immediate);
@@ -58,6 +61,9 @@ fn lru_write_only_above_tiny_smr() {
     assert_eq!(c.drive.band_bytes_read, 3 * 16384);
     assert_eq!(c.drive.pb_blocks_cleaned, 4);
     assert_eq!(c.drive.write_amplification(), Some(3.0));
+    assert_eq!(c.drive.media_bytes_written, 81920);
+    let m = shingled_sim::Metrics::new(c.clone(), &Default::default());
+    assert_eq!(m.device_write_amplification, Some(81920.0 / 49152.0));
     assert_eq!(c.ssd_blocks_written, 12);
     assert_eq!(c.ssd_blocks_read, 8);
     assert_eq!(e.cache().unwrap().table().dirty_len(), 3);
@@ -85,6 +91,7 @@ fn lru_write_only_above_tiny_smr() {
 /// 12 w2  clean 5 (band 1): merges 5, 4 → RMW 6 (2); PB [9 13 2]
 /// ```
 /// RMWs 6, blocks cleaned 2+1+1+1+1+2 = 8, band bytes 6 × 16 KiB, WA = 98304 / 32768 = 3.0.
+/// Media bytes: 12 PB appends × 4096 + 98304 = 147456 over 49152 written: dev WA = 3.0.
 #[test]
 fn smr_only_tiny() {
     let drive = tiny_smr(4, 4, PbFlavour::AppendOnly, PbFree::Immediate);
@@ -112,6 +119,9 @@ fn smr_only_tiny() {
     assert_eq!(c.drive.pb_blocks_cleaned, 8);
     assert_eq!(c.drive.band_bytes_written, 6 * 16384);
     assert_eq!(c.drive.write_amplification(), Some(3.0));
+    assert_eq!(c.drive.media_bytes_written, 147456);
+    let m = shingled_sim::Metrics::new(c.clone(), &Default::default());
+    assert_eq!(m.device_write_amplification, Some(3.0));
     assert_eq!(c.ssd_blocks_read + c.ssd_blocks_written, 0);
 }
 
