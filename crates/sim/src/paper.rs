@@ -177,9 +177,17 @@ fn on_like<'a>(
     Some(Claim { paper_covers: covers.text(), ..c })
 }
 
-/// The claim with ours covering `groups`' traces.
+/// The tally with ours covering `groups`' traces: "3 of 4 (synth:wdev, ...; not: synth:usr)".
 fn with_traces(c: Claim, groups: &[(&str, Vec<&RunReport>)]) -> Claim {
-    Claim { ours_covers: groups.iter().map(|(t, _)| our_name(t)).collect::<Vec<_>>().join(", "), ..c }
+    let traces = groups.iter().map(|(t, _)| our_name(t)).collect::<Vec<_>>().join(", ");
+    match c.ours.split_once(" (not: ") {
+        Some((n, not)) => Claim {
+            ours: n.to_string(),
+            ours_covers: format!("{traces}; not: {}", not.trim_end_matches(')')),
+            ..c
+        },
+        None => Claim { ours_covers: traces, ..c },
+    }
 }
 
 /// "synth:wdev 2.42, synth:mds 2.24".
