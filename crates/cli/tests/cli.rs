@@ -115,6 +115,56 @@ fn compare_runs_the_schemes_asked() {
     assert!(stderr(&o).contains("bogus"), "{}", stderr(&o));
 }
 
+/// A comparison in a named set-up with a flag changed names the set-up and the change, and
+/// still shows the paper's figures, each saying why it has no verdict; in the paper's set-up,
+/// the JSON carries each judged claim's factor.
+#[test]
+fn compare_in_a_changed_setup_names_the_change_and_why_no_verdict() {
+    let trace = "synth:wdev,scale=0.02";
+    let schemes = "smr-only,cmr-only,lru,lru-band,pore";
+    let run = |extra: &[&str]| {
+        let base = ["compare", "--trace", trace, "--schemes", schemes, "--progress", "none"];
+        let o = shingled(&[&base[..], extra].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        o
+    };
+    let s = stdout(&run(&["--setup", "sac", "--write-cache", "on"]));
+    assert!(s.contains("set-up sac [changed: drive write cache enabled = true (sac: false)]: "), "{s}");
+    assert!(!s.contains("set-up custom"), "{s}");
+    let claims: Vec<&str> = s.lines().filter(|l| l.contains("PORE §V-C")).collect();
+    assert!(claims.len() >= 8, "the paper's figures are shown: {s}");
+    for l in &claims {
+        assert!(l.contains("no verdict: "), "{l}");
+    }
+    // The set-up is the reason wherever the traces would have allowed a verdict (figures PORE
+    // states on each of wdev, mds, ts and usr).
+    assert!(claims.iter().any(|l| l.contains("no verdict: set-up sac, not the paper's (pore)")), "{s}");
+    assert!(s.contains("docs/reproduction.md#how-verdicts-are-decided"), "{s}");
+
+    // PORE's set-up with its drive's write cache turned off.
+    let s = stdout(&run(&["--write-cache", "off"]));
+    assert!(s.contains("set-up pore [changed: drive write cache enabled = false (pore: true)]"), "{s}");
+    assert!(s.contains("no verdict: set-up pore changed, not the paper's"), "{s}");
+
+    // PORE's set-up: judged claims carry their factor, context claims none.
+    let v: serde_json::Value = serde_json::from_slice(&run(&["--output", "json"]).stdout).unwrap();
+    let claims = v["paper"].as_array().unwrap();
+    let by = |text: &str| {
+        claims
+            .iter()
+            .find(|c| c["claim"].as_str().unwrap().starts_with(text))
+            .unwrap_or_else(|| panic!("{v}"))
+    };
+    let judged = by("SMR-only write time / CMR-only write time");
+    assert!(!judged["verdict"].as_str().unwrap().starts_with("no verdict"), "{judged}");
+    assert!(judged["factor"].as_f64().unwrap() > 0.0, "{judged}");
+    let context = by("PORE total I/O time vs SMR-only");
+    assert_eq!(context["verdict"], "no verdict: not the paper's traces");
+    assert!(context["factor"].is_null());
+    assert_eq!(context["paper_covers"], "mean of wdev, mds, ts, usr");
+    assert_eq!(context["ours_covers"], "synth:wdev");
+}
+
 #[test]
 fn bad_flags_are_clear_errors() {
     for (args, needle) in [

@@ -237,35 +237,30 @@ pub(super) fn pore_ssd_size(out: &mut Vec<Claim>, groups: Groups) {
         tally(S, "PORE faster than LRU and LRU-band (trace, size)", "in all the cases", &cases),
         INDEPENDENT,
     );
-    let wdev: Vec<(&str, Vec<&RunReport>)> =
-        groups.iter().filter(|(t, _)| short(t) == "wdev").map(|(t, g)| (*t, g.clone())).collect();
+    // The paper gives these figures on wdev only: judged on our wdev runs.
     const PORE1: (&str, &[&str]) = ("PORE at 1%", &["pore-bl 1%"]);
     const PORE5: (&str, &[&str]) = ("PORE at 5%", &["pore-bl 5%"]);
+    const WDEV: &[&str] = &["wdev"];
     let wa_metric = |r: &RunReport| r.total.write_amplification.unwrap_or(f64::NAN);
     let list = [
-        Speedup::total(S, PORE1, ("LRU", &["lru 1%"]), 1.0 / 0.245),
-        Speedup::total(S, PORE5, ("LRU", &["lru 5%"]), 1.0 / 0.0584),
-        Speedup::total(S, PORE1, ("LRU-band", &["lru-band 1%"]), 1.0 / 0.437),
-        Speedup::total(S, PORE5, ("LRU-band", &["lru-band 5%"]), 1.0 / 0.181),
+        Speedup::total(S, PORE1, ("LRU", &["lru 1%"]), 1.0 / 0.245).on(WDEV),
+        Speedup::total(S, PORE5, ("LRU", &["lru 5%"]), 1.0 / 0.0584).on(WDEV),
+        Speedup::total(S, PORE1, ("LRU-band", &["lru-band 1%"]), 1.0 / 0.437).on(WDEV),
+        Speedup::total(S, PORE5, ("LRU-band", &["lru-band 5%"]), 1.0 / 0.181).on(WDEV),
         Speedup {
             metric: wa_metric,
             metric_name: "WA",
             kind: "reduction",
-            ..Speedup::total(S, PORE1, ("LRU", &["lru 1%"]), 4.79)
+            ..Speedup::total(S, PORE1, ("LRU", &["lru 1%"]), 4.79).on(WDEV)
         },
         Speedup {
             metric: wa_metric,
             metric_name: "WA",
             kind: "reduction",
-            ..Speedup::total(S, PORE5, ("LRU", &["lru 5%"]), 20.65)
+            ..Speedup::total(S, PORE5, ("LRU", &["lru 5%"]), 20.65).on(WDEV)
         },
     ];
-    for s in &list {
-        if let Some(mut c) = s.check(&wdev) {
-            c.claim.push_str(" on wdev");
-            out.push(c);
-        }
-    }
+    out.extend(list.iter().filter_map(|s| s.check(groups)));
 }
 
 /// SAC §6.4, Fig. 15: target band selection PD, AD, ARS.

@@ -54,11 +54,12 @@ fn table_1_factors_by_volume_name() {
 
 #[test]
 fn count_verdicts() {
-    assert_eq!(count_verdict(0.0, 0.0), "agrees (both 0)");
-    assert!(count_verdict(0.0, 3.0).starts_with("DISAGREES"));
-    assert_eq!(count_verdict(100.0, 120.0), "agrees (within x1.25)");
-    assert_eq!(count_verdict(100.0, 500.0), "same order, ours larger");
-    assert!(count_verdict(100.0, 1001.0).starts_with("DISAGREES"));
+    assert_eq!(count_verdict(0.0, 0.0).text, "agrees (both 0)");
+    assert!(count_verdict(0.0, 3.0).text.starts_with("DISAGREES"));
+    assert_eq!(count_verdict(100.0, 120.0).text, "agrees (ours ×1.20)");
+    assert_eq!(count_verdict(100.0, 180.0).text, "close (ours ×1.80)");
+    assert_eq!(count_verdict(100.0, 500.0).text, "DISAGREES (ours ×5.00)");
+    assert_eq!(count_verdict(100.0, 500.0).factor, Some(5.0));
 }
 
 /// A small run: SMaRT at 30% does no GC at all (guard tracks and R stay high: structural, SMaRT
