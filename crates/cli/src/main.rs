@@ -421,10 +421,19 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
             ignored.iter().filter_map(|(_, hint)| hint.map(|h| format!("; {h}"))).collect::<String>()
         );
     }
-    let base = a.sim.to_config()?;
+    // A drive flag without a whole drive (a set-up, a configuration file, a drive or a drive
+    // file) changes the experiment's own set-up: `experiment sac-cycle --pb-size 1/32` is SAC's
+    // drive with a larger PB, not the default set-up's drive.
+    let mut sim = a.sim.clone();
+    if sim.setup.is_none() && sim.config.is_none() && sim.drive.is_none() && sim.drive_file.is_none() {
+        if let Some(experiments::Setup::Paper(s)) = experiments::definition(&a.name).map(|d| &d.setup) {
+            sim.setup = Some(s.to_string());
+        }
+    }
+    let base = sim.to_config()?;
     let opts = experiments::ExperimentOptions {
         mode: a.sim.mode.as_ref().map(|_| base.mode),
-        paper_setup: !a.sim.chose_drive(),
+        paper_setup: !sim.chose_drive(),
         base,
         traces: a.on.clone(),
     };

@@ -115,6 +115,28 @@ fn compare_runs_the_schemes_asked() {
     assert!(stderr(&o).contains("bogus"), "{}", stderr(&o));
 }
 
+/// A drive flag given to an experiment changes the experiment's own set-up (SAC's drive with a
+/// larger PB), not the default one's; its claims then say the set-up changed.
+#[test]
+fn an_experiments_drive_flag_changes_its_own_setup() {
+    let o = shingled(&[
+        "experiment",
+        "sac-cycle",
+        "--on",
+        "synth:wdev,scale=0.02",
+        "--pb-size",
+        "1/32",
+        "--progress",
+        "none",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("set-up sac [changed: drive pb size = 1/32 (sac: "), "{s}");
+    assert!(!s.contains("set-up pore"), "{s}");
+    let o = shingled(&["experiment", "sac-cycle", "--on", "synth:wdev,scale=0.02", "--progress", "none"]);
+    assert!(stdout(&o).contains("set-up sac: "), "{}", stdout(&o));
+}
+
 /// A comparison in a named set-up with a flag changed names the set-up and the change, and
 /// still shows the paper's figures, each saying why it has no verdict; in the paper's set-up,
 /// the JSON carries each judged claim's factor.
