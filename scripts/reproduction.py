@@ -68,12 +68,19 @@ def run_all(bin_path: str, json_dir: str, reuse: bool) -> dict:
                                       "--policy", MOST_POLICIES]) for s, t in MOST_BANDS]
     for rid, cmd in jobs:
         path = os.path.join(json_dir, f"{rid}.json")
+        # The wall time of the run that wrote the JSON, kept beside it so a reuse reports it.
+        wall_path = os.path.join(json_dir, f"{rid}.wall")
         wall = None
         if not (reuse and os.path.exists(path)):
             print(f"running {rid}: shingled {' '.join(cmd)}", file=sys.stderr)
             t0 = time.time()
             subprocess.run([bin_path, "--progress", "none", *cmd, "--output", "json", "--out", path], check=True)
             wall = time.time() - t0
+            with open(wall_path, "w") as f:
+                f.write(f"{wall}\n")
+        elif os.path.exists(wall_path):
+            with open(wall_path) as f:
+                wall = float(f.read())
         with open(path) as f:
             out[rid] = (json.load(f), wall)
     return out
