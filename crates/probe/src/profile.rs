@@ -201,7 +201,7 @@ mod tests {
         assert_eq!(layout_scope(&report(vec![]), cap), None);
     }
 
-    /// Issue 15's case: bands each drawn uniformly in 180–360 KB, eight found at each of three
+    /// The case of uneven bands: each drawn uniformly in 180–360 KB, eight found at each of three
     /// targets. Their medians differ from target to target, and a line through them changes by
     /// more than 15%; the sizes' spread around it says it is no trend.
     #[test]
