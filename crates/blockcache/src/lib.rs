@@ -58,7 +58,7 @@
 //! one `u64` per physical slot (the block and the flags of its `mem` and `disk` records: they
 //! never name two blocks), a `u32` per policy slot mapping it to its physical slot (the policy's
 //! block table is the only block index), and the policy's [`shingled_cache::Cache`]: about
-//! 58.5 B per slot with LRU for a 1 TiB cache. [`memory::serving_cost`] computes it before
+//! 61 B per slot with LRU for a 1 TiB cache. [`memory::serving_cost`] computes it before
 //! allocating; a cache whose index exceeds the machine's memory is refused with its cost.
 //!
 //! # States of a physical slot

@@ -23,6 +23,7 @@
 
 pub mod buckets;
 mod cache;
+mod index;
 mod list;
 mod pb_length;
 pub mod policy;
@@ -33,6 +34,7 @@ mod table;
 pub type Slot = u32;
 
 pub use cache::{Cache, LOOK_AHEAD_MIN_SLOTS};
+pub use index::BlockIndex;
 pub use list::{Links, List, NIL};
 pub use pb_length::{PbLength, PbLengthError};
 pub use policy::interface::{Policy, PolicyContext, PolicyError, SmrCosts};

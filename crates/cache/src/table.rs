@@ -1,15 +1,7 @@
 //! The cache's block table: which 4 KiB blocks are cached, in which slot, and their state.
 
-use crate::Slot;
-use hashbrown::HashTable;
+use crate::{BlockIndex, Slot};
 use shingled_core::BlockNo;
-
-/// The index's hash of a block number: one multiplication (Fx's constant), high bits first
-/// (hashbrown takes the bucket from the low bits and a 7-bit tag from the top ones).
-#[inline]
-fn hash(block: BlockNo) -> u64 {
-    block.wrapping_mul(0xf135_7aea_2e62_a9c5).rotate_left(26)
-}
 
 /// Per-slot state every policy may read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,12 +19,12 @@ pub struct BlockMeta {
 /// Maps cached blocks to dense slots `0..capacity` and keeps their [`BlockMeta`].
 ///
 /// The table changes only through [`crate::Cache`]; policies get `&BlockTable` and read it.
-/// Memory per slot: 24 bytes of meta, a used flag, a free-list entry, and the index: a hash
-/// table of slots alone (4 bytes + a control byte per bucket), whose keys are read from the
-/// meta — a block number is stored once.
+/// Memory per slot: 24 bytes of meta, a used flag, a free-list entry, and the index
+/// ([`BlockIndex`]: 8 bytes per bucket, 4/3 to 8/3 buckets per slot, a hash tag and the slot),
+/// whose keys are read from the meta — a block number is stored once.
 #[derive(Debug)]
 pub struct BlockTable {
-    index: HashTable<Slot>,
+    index: BlockIndex,
     meta: Vec<BlockMeta>,
     used: Vec<bool>,
     free: Vec<Slot>,
@@ -46,7 +38,7 @@ impl BlockTable {
     pub fn new(capacity: u32) -> Self {
         assert!((1..Slot::MAX).contains(&capacity), "cache capacity {capacity} out of range");
         BlockTable {
-            index: HashTable::with_capacity(capacity as usize),
+            index: BlockIndex::with_capacity(capacity),
             meta: vec![BlockMeta::default(); capacity as usize],
             used: vec![false; capacity as usize],
             free: (0..capacity).rev().collect(),
@@ -60,12 +52,8 @@ impl BlockTable {
     /// without allocating it.
     pub fn heap_bytes_for(capacity: u32) -> usize {
         let cap = capacity as usize;
-        // hashbrown's table of slots: one slot + one control byte per bucket, buckets =
-        // capacity * 8/7 rounded up to a power of two.
-        let buckets = (cap * 8 / 7).next_power_of_two();
-        let map = buckets * (std::mem::size_of::<Slot>() + 1);
         let meta = cap * (std::mem::size_of::<BlockMeta>() + 1 + std::mem::size_of::<Slot>());
-        map + meta
+        BlockIndex::heap_bytes_for(capacity) + meta
     }
 
     /// Number of slots.
@@ -107,7 +95,7 @@ impl BlockTable {
     #[inline]
     pub fn slot_of(&self, block: BlockNo) -> Option<Slot> {
         let meta = &self.meta;
-        self.index.find(hash(block), |&s| meta[s as usize].block == block).copied()
+        self.index.find(block, |s| meta[s as usize].block == block)
     }
     /// The state of `slot`. Meaningful only for used slots.
     #[inline]
@@ -141,13 +129,18 @@ impl BlockTable {
         shingled_core::mem::prefetch(&self.meta, slot as usize);
     }
 
-    /// Touches the index entry [`BlockTable::remove`] will look for when `slot` is evicted,
-    /// so that its cache misses happen now, overlapped with other work (look-ahead; changes
-    /// nothing). Its meta should already be in the caches ([`BlockTable::prefetch_meta`]).
+    /// Prefetches the index line [`BlockTable::remove`] will probe when `slot` is evicted
+    /// (look-ahead; changes nothing). Its meta should already be in the caches
+    /// ([`BlockTable::prefetch_meta`]): the block number is read from it.
     #[inline]
     pub(crate) fn warm_remove(&self, slot: Slot) {
-        let block = self.meta[slot as usize].block;
-        std::hint::black_box(self.index.find(hash(block), |&s| s == slot));
+        self.index.prefetch(self.meta[slot as usize].block);
+    }
+
+    /// Prefetches the index line a lookup of `block` reads first (look-ahead; changes nothing).
+    #[inline]
+    pub fn prefetch_lookup(&self, block: BlockNo) {
+        self.index.prefetch(block);
     }
 
     /// Records an access to a cached slot; a write makes it dirty. Returns `true` if it was
@@ -173,8 +166,7 @@ impl BlockTable {
         self.clock += 1;
         debug_assert!(self.slot_of(block).is_none(), "block {block} inserted twice");
         self.meta[slot as usize] = BlockMeta { block, last_access: self.clock, hits: 1, dirty };
-        let meta = &self.meta;
-        self.index.insert_unique(hash(block), slot, |&s| hash(meta[s as usize].block));
+        self.index.insert(block, slot);
         self.used[slot as usize] = true;
         self.dirty += dirty as u32;
         slot
@@ -185,9 +177,7 @@ impl BlockTable {
     pub(crate) fn remove(&mut self, slot: Slot) -> BlockMeta {
         let m = self.meta[slot as usize];
         debug_assert!(self.used[slot as usize], "removing a free slot {slot}");
-        if let Ok(e) = self.index.find_entry(hash(m.block), |&s| s == slot) {
-            e.remove();
-        }
+        self.index.remove(m.block, slot);
         self.used[slot as usize] = false;
         self.dirty -= m.dirty as u32;
         self.free.push(slot);

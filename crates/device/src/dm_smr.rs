@@ -835,11 +835,18 @@ impl DmSmr {
         self.run = Run { start: phys, bytes: BLOCK_SIZE, is_write, in_pb };
     }
 
+    /// Issues the pending run, if any: the check inlined, the issue not (most calls, at the end
+    /// of a request whose run was already issued, find nothing).
+    #[inline]
     fn flush_run(&mut self) {
-        let r = self.run;
-        if r.bytes == 0 {
-            return;
+        if self.run.bytes != 0 {
+            self.issue_run();
         }
+    }
+
+    #[inline(never)]
+    fn issue_run(&mut self) {
+        let r = self.run;
         self.run.bytes = 0;
         if !r.is_write {
             self.read_runs += 1;

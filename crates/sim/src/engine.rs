@@ -257,15 +257,22 @@ impl Engine {
     }
 
     /// Looks up the blocks of requests about to be replayed (caches of at least
-    /// [`WARM_MIN_BLOCKS`] blocks), touching their table entries, so
-    /// that their cache misses overlap instead of stalling one at a time when the requests are
+    /// [`WARM_MIN_BLOCKS`] blocks; smaller ones only prefetch their index lines), touching their
+    /// table entries, so that their cache misses overlap instead of stalling one at a time when the requests are
     /// processed (memory-level parallelism for caches far larger than the CPU's). Changes
     /// nothing: lookups only.
     pub fn warm(&self, reqs: &[Request]) {
         let Some(c) = self.ctl.cache() else { return };
         let t = c.table();
         if t.capacity() < WARM_MIN_BLOCKS {
-            return; // the table fits the CPU's caches: looking up twice only costs
+            // The table fits the last-level cache: prefetching each block's index line (a hash
+            // and a hint, no wait) hides the second-level misses without a second lookup.
+            for r in reqs {
+                for b in r.blocks() {
+                    t.prefetch_lookup(b);
+                }
+            }
+            return;
         }
         let mut sum = 0u64;
         for r in reqs {
@@ -391,8 +398,17 @@ impl Timing {
         self.pending = Some(Run { write, start: b, len: 1 });
     }
 
+    /// Issues the pending run, if any. Most calls find none (a barrier around a write-back, the
+    /// end of a request served by the cache): that check is inlined, the issue is not.
+    #[inline]
     fn flush_run(&mut self) {
-        let Some(r) = self.pending.take() else { return };
+        if let Some(r) = self.pending.take() {
+            self.issue(r);
+        }
+    }
+
+    #[inline(never)]
+    fn issue(&mut self, r: Run) {
         let mut now = self.start + self.elapsed;
         if let Some(o) = &mut self.open {
             // FCFS: the I/O starts when the drive is free; a gap before it is idle time the
