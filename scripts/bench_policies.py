@@ -13,8 +13,8 @@ drive model, JSON output) as the child's CPU time (user + system, `getrusage(RUS
 before and after), takes the median over the rounds, and reports block requests and trace
 requests (lines of a text trace) per CPU second and the ratio new / baseline. Every pair of
 runs must give identical results: the report's `total` (counts and modelled times), `dirty_left`
-and `sizing` are compared field by field and the script stops, naming the fields, when they
-differ.
+and `sizing` are compared field by field (the fields both builds report) and the script stops,
+naming the fields, when they differ.
 
     cargo build --release -p shingled-cli
     python3 scripts/bench_policies.py --baseline OLD/target/release/shingled \
@@ -58,10 +58,11 @@ def run(binary, trace, policy, cache, pb, extra):
 
 
 def differences(a, b, path=""):
-    """Field paths where two JSON values differ."""
+    """Field paths where two JSON values differ (fields only one build reports are skipped: a
+    newer build may report more)."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
-        for k in sorted(set(a) | set(b)):
+        for k in sorted(set(a) & set(b)):
             out += differences(a.get(k), b.get(k), f"{path}.{k}" if path else k)
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):

@@ -723,6 +723,25 @@ impl Policy for Pore {
         self.flags[slot as usize] = 0;
     }
 
+    /// The tails of the clean list and of the open zone at the top of the heap (without reading
+    /// their metas, which is what the look-ahead prefetches).
+    fn peek_victims(&self, _: &BlockTable, ahead: &mut [Slot; 2]) -> usize {
+        let dirty = self.tails.peek().and_then(|&Reverse((_, z))| {
+            let zone = &self.zones[z as usize];
+            zone.open.then(|| zone.list.back()).flatten()
+        });
+        let (first, second) = match (dirty, self.clean.back()) {
+            (Some(d), Some(c)) => (d, Some(c)),
+            (Some(s), None) | (None, Some(s)) => (s, self.links.prev(s)),
+            (None, None) => return 0,
+        };
+        ahead[0] = first;
+        let Some(second) = second else { return 1 };
+        ahead[1] = second;
+        self.links.prefetch(second);
+        2
+    }
+
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes()
             + self.flags.capacity()
