@@ -132,7 +132,7 @@ fn write_csv(path: &std::path::Path, n: u64) {
     for i in 0..n {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let block = (x >> 33) % 16384;
-        let op = if (x >> 20) % 4 == 0 { "Read" } else { "Write" };
+        let op = if (x >> 20).is_multiple_of(4) { "Read" } else { "Write" };
         text.push_str(&format!("{},h,0,{op},{},{},0\n", 1000 * i, block * 4096, 4096 * (1 + (x >> 50) % 4)));
         if i == n / 2 {
             text.push_str("not,a,request\n");
