@@ -326,25 +326,21 @@ fn sim(a: args::SimCmd) -> Result<()> {
         }
         other => other.into(),
     };
-    let stats =
-        shingled_sim::footprint_for(&cfg, &std::sync::atomic::AtomicBool::new(false)).map_err(reading)?;
+    // A text trace measured first is parsed once: the replay reads the requests the measuring
+    // pass kept.
+    let footprint =
+        shingled_sim::footprint_keeping(&cfg, &std::sync::atomic::AtomicBool::new(false)).map_err(reading)?;
     let label = format!("sim {}", cfg.display_label());
-    let r = match &stats {
-        Some(stats) => {
-            let total = cfg.trace.limit.map_or(stats.requests, |l| l.min(stats.requests));
-            let bar = progress::Reporter::requests(&label, total);
-            let r = shingled_sim::run(&cfg, stats, &mut |n| bar.set(n));
-            bar.finish();
-            r
+    let bar = match &footprint {
+        Some(f) => {
+            let total = cfg.trace.limit.map_or(f.stats.requests, |l| l.min(f.stats.requests));
+            progress::Reporter::requests(&label, total)
         }
-        None => {
-            let bar = progress::Reporter::requests_unknown(&label);
-            let r = shingled_sim::run_once(&cfg, &mut |n| bar.set(n), None);
-            bar.finish();
-            r
-        }
-    }
-    .map_err(reading)?;
+        None => progress::Reporter::requests_unknown(&label),
+    };
+    let r = shingled_sim::run_footprint(&cfg, footprint, &mut |n| bar.set(n), None);
+    bar.finish();
+    let r = r.map_err(reading)?;
     let text = match a.emit.output {
         Output::Table => report::run_table(&r),
         Output::Json => serde_json::to_string_pretty(&r)? + "\n",

@@ -34,8 +34,8 @@ pub use error::{ParseError, SimError};
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
 pub use run::{
-    compare, compare_with, footprint_for, measure, measure_until, needs_footprint, open_trace, run, run_all,
-    run_all_with, run_once, run_with, scheme_config, simulate, sizing, CompareReport, Progress, RunReport,
-    Sizing, PROGRESS_EVERY,
+    compare, compare_with, footprint_for, footprint_keeping, measure, measure_until, needs_footprint,
+    open_trace, run, run_all, run_all_with, run_footprint, run_once, run_with, scheme_config, simulate,
+    sizing, CompareReport, Footprint, Progress, RunReport, Sizing, PROGRESS_EVERY,
 };
 pub use setup::{describe as describe_setup, setup, SetUp, SETUPS};

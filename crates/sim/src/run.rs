@@ -236,6 +236,206 @@ pub fn footprint_for(
     Ok(crate::stats_file::load(&cfg.trace, &bands))
 }
 
+/// A run's footprint ([`footprint_keeping`]) and, when measuring it meant parsing a text (or
+/// otherwise costly) trace, the requests as parsed, kept for the replay.
+pub struct Footprint {
+    /// The trace's statistics.
+    pub stats: TraceStats,
+    kept: Option<KeptTrace>,
+}
+
+impl Footprint {
+    /// Whether the replay will read the requests kept by the measuring pass rather than the
+    /// trace itself.
+    pub fn is_kept(&self) -> bool {
+        self.kept.is_some()
+    }
+}
+
+/// The requests of a trace as its measuring pass parsed them, in the `bin` format in a temporary
+/// file that is unlinked as soon as it is created (so nothing is left behind, whatever happens).
+struct KeptTrace {
+    file: std::fs::File,
+    format: &'static str,
+    skipped: u64,
+    filtered: u64,
+}
+
+/// Hands each request the statistics read to a `bin` writer; a failed write (a full temporary
+/// folder) stops the copy, not the measuring.
+struct Tee<'a> {
+    inner: &'a mut dyn TraceReader,
+    out: Option<shingled_trace::BinaryWriter<std::io::BufWriter<std::fs::File>>>,
+}
+
+impl TraceReader for Tee<'_> {
+    fn next_request(&mut self) -> Result<Option<shingled_trace::Request>, shingled_trace::TraceError> {
+        let r = self.inner.next_request()?;
+        if let (Some(r), Some(w)) = (&r, self.out.as_mut()) {
+            if w.write(r).is_err() {
+                self.out = None;
+            }
+        }
+        Ok(r)
+    }
+    fn skipped(&self) -> u64 {
+        self.inner.skipped()
+    }
+    fn filtered(&self) -> u64 {
+        self.inner.filtered()
+    }
+    fn format_name(&self) -> &'static str {
+        self.inner.format_name()
+    }
+}
+
+/// A temporary file in the temporary folder, already unlinked.
+fn anonymous_file() -> Option<std::fs::File> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir();
+    for _ in 0..16 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!(".shingled-kept-{}-{n}.bin", std::process::id()));
+        let opened = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path);
+        match opened {
+            Ok(f) => {
+                let _ = std::fs::remove_file(&path);
+                return Some(f);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// [`measure_until`] that also keeps the requests it parsed when the trace is neither a `bin`
+/// file (cheap to read again) nor synthetic (cheap to generate again), so that the replay need
+/// not parse the trace a second time. Without a writable temporary folder the copy is skipped
+/// and the replay reads the trace again.
+fn measure_keeping(
+    spec: &TraceSpec,
+    bands: &BandConfig,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Footprint, SimError> {
+    bands.validate().map_err(|e| SimError::Config { field: "drive.bands", reason: e.to_string() })?;
+    if let Some(s) = crate::stats_file::load(spec, bands) {
+        return Ok(Footprint { stats: s, kept: None });
+    }
+    let reader = open_trace(spec)?;
+    let format = reader.format_name();
+    let costly = !matches!(format, "bin" | "synth");
+    let mut file = if costly { anonymous_file() } else { None };
+    let out = match file.as_mut().map(|f| f.try_clone()) {
+        Some(Ok(f)) => shingled_trace::BinaryWriter::new(
+            std::io::BufWriter::with_capacity(1 << 20, f),
+            std::path::PathBuf::from("(kept copy)"),
+            0,
+        )
+        .ok(),
+        _ => None,
+    };
+    let mut limited = Limited { inner: reader, left: spec.limit.unwrap_or(u64::MAX) };
+    let mut tee = Tee { inner: &mut limited, out };
+    let stats =
+        match shingled_trace::trace_stats(&mut shingled_trace::Interruptible::new(&mut tee, stop), bands) {
+            Ok(s) => s,
+            Err(shingled_trace::TraceError::Interrupted { requests }) => {
+                return Err(SimError::Cancelled { requests })
+            }
+            Err(e) => return Err(e.into()),
+        };
+    crate::stats_file::save(spec, bands, &stats);
+    let written = tee.out.take().map(|w| w.finish_unsized());
+    let flushed = match written {
+        Some(Ok((buf, n))) => n == stats.requests && buf.into_inner().is_ok(),
+        _ => false,
+    };
+    let kept = match file {
+        Some(mut f) if flushed => {
+            use std::io::Seek;
+            f.rewind().ok().map(|_| KeptTrace {
+                file: f,
+                format,
+                skipped: stats.skipped,
+                filtered: stats.filtered,
+            })
+        }
+        _ => None,
+    };
+    Ok(Footprint { stats, kept })
+}
+
+/// The kept requests as a reader that reports the original trace's skipped and filtered
+/// counts.
+struct KeptReader {
+    inner: Box<dyn TraceReader>,
+    skipped: u64,
+    filtered: u64,
+    format: &'static str,
+}
+
+impl TraceReader for KeptReader {
+    fn next_request(&mut self) -> Result<Option<shingled_trace::Request>, shingled_trace::TraceError> {
+        self.inner.next_request()
+    }
+    fn next_batch(
+        &mut self,
+        out: &mut Vec<shingled_trace::Request>,
+        max: usize,
+    ) -> Result<usize, shingled_trace::TraceError> {
+        self.inner.next_batch(out, max)
+    }
+    fn skipped(&self) -> u64 {
+        self.skipped
+    }
+    fn filtered(&self) -> u64 {
+        self.filtered
+    }
+    fn format_name(&self) -> &'static str {
+        self.format
+    }
+}
+
+/// [`footprint_for`] that reads a text trace once: when the run needs the footprint and it is
+/// not kept beside the trace, the measuring pass keeps the parsed requests (in the `bin` format,
+/// in an unlinked temporary file) and [`run_footprint`] replays them instead of parsing the
+/// trace again. `None` when the run needs no footprint and none is kept: [`run_footprint`] then
+/// reads the trace once, during the replay.
+pub fn footprint_keeping(
+    cfg: &SimConfig,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Option<Footprint>, SimError> {
+    if needs_footprint(cfg) {
+        return measure_keeping(&cfg.trace, &cfg.drive.bands_or_default(), stop).map(Some);
+    }
+    Ok(footprint_for(cfg, stop)?.map(|stats| Footprint { stats, kept: None }))
+}
+
+/// Runs one simulation on what [`footprint_keeping`] returned: the kept requests if any, else
+/// the trace (sized by the footprint when there is one, else read once by [`run_once`]).
+pub fn run_footprint(
+    cfg: &SimConfig,
+    footprint: Option<Footprint>,
+    progress: &mut dyn FnMut(u64),
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<RunReport, SimError> {
+    match footprint {
+        None => run_once(cfg, progress, cancel),
+        Some(Footprint { stats, kept: None }) => run_with(cfg, &stats, progress, cancel),
+        Some(Footprint { stats, kept: Some(k) }) => {
+            let opts = shingled_trace::OpenOptions {
+                format: Some(shingled_trace::Format::Bin),
+                ..Default::default()
+            };
+            let name = std::path::PathBuf::from(format!("{} (kept copy)", cfg.trace.path));
+            let inner = shingled_trace::open_stream(Box::new(k.file), &name, &opts)?;
+            let reader = KeptReader { inner, skipped: k.skipped, filtered: k.filtered, format: k.format };
+            replay(cfg, Some(&stats), progress, cancel, Some(Box::new(reader)))
+        }
+    }
+}
+
 /// Runs one simulation. `stats` is the trace footprint from [`measure`] (pass it in so that a
 /// comparison measures once); `progress` receives the number of trace requests read so far,
 /// every [`PROGRESS_EVERY`] requests.
@@ -638,14 +838,11 @@ pub fn run_all_with(
     Ok((runs, stats))
 }
 
-/// Convenience for tests and bindings: measure then run.
-/// Reads the trace once when every size is absolute and no statistics are kept beside it
-/// ([`footprint_for`]).
+/// Convenience for tests and bindings: measure then run, reading the trace's file once
+/// ([`footprint_keeping`]).
 pub fn simulate(cfg: &SimConfig) -> Result<RunReport, SimError> {
-    match footprint_for(cfg, &std::sync::atomic::AtomicBool::new(false))? {
-        Some(stats) => run(cfg, &stats, &mut |_| {}),
-        None => run_once(cfg, &mut |_| {}, None),
-    }
+    let footprint = footprint_keeping(cfg, &std::sync::atomic::AtomicBool::new(false))?;
+    run_footprint(cfg, footprint, &mut |_| {}, None)
 }
 
 #[allow(dead_code)]

@@ -90,7 +90,13 @@ pub struct Most {
     links: Links,
     band_lists: Vec<List>,
     dirty: MaxBuckets,
+    /// Cached blocks per band; not kept while `twin` (it would equal `dirty`).
     cached: MaxBuckets,
+    /// Every cached block has been dirty since the policy was built, so `cached` would have had
+    /// exactly `dirty`'s increments and decrements, in the same order: its state (counts and
+    /// tie order) is `dirty`'s, and one structure is updated instead of two (the write-only
+    /// mode). The first clean block copies `dirty` into `cached`.
+    twin: bool,
 }
 
 impl Most {
@@ -103,6 +109,7 @@ impl Most {
             band_lists: Vec::new(),
             dirty: MaxBuckets::new(),
             cached: MaxBuckets::new(),
+            twin: true,
         }
     }
 
@@ -119,7 +126,24 @@ impl Most {
     pub fn victim_band(&self) -> Option<u32> {
         match (self.score, self.dirty.max()) {
             (MostScore::Dirty, Some((b, _))) => Some(b),
-            _ => self.cached.max().map(|(b, _)| b),
+            _ => self.cached().max().map(|(b, _)| b),
+        }
+    }
+
+    /// Cached blocks per band.
+    fn cached(&self) -> &MaxBuckets {
+        if self.twin {
+            &self.dirty
+        } else {
+            &self.cached
+        }
+    }
+
+    /// A block is or becomes clean: from now on `cached` is kept apart from `dirty`.
+    fn split_twin(&mut self) {
+        if self.twin {
+            self.cached = self.dirty.clone();
+            self.twin = false;
         }
     }
 }
@@ -132,7 +156,12 @@ impl Policy for Most {
         let m = *t.meta(slot);
         let b = self.band(m.block);
         self.links.push_front(&mut self.band_lists[b as usize], slot);
-        self.cached.inc(b);
+        if !m.dirty {
+            self.split_twin();
+        }
+        if !self.twin {
+            self.cached.inc(b);
+        }
         if m.dirty {
             self.dirty.inc(b);
         }
@@ -153,13 +182,16 @@ impl Policy for Most {
         let m = *t.meta(slot);
         let b = self.band(m.block);
         self.links.remove(&mut self.band_lists[b as usize], slot);
-        self.cached.dec(b);
+        if !self.twin {
+            self.cached.dec(b);
+        }
         if m.dirty {
             self.dirty.dec(b);
         }
     }
     fn on_clean(&mut self, t: &BlockTable, slot: Slot) {
         // the band keeps the block; it no longer counts as dirty
+        self.split_twin();
         let b = self.band(t.meta(slot).block);
         self.dirty.dec(b);
     }

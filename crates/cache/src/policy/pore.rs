@@ -11,7 +11,8 @@
 use crate::{BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot};
 use serde::{Deserialize, Serialize};
 use shingled_core::{BlockNo, ByteSize};
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 /// The base replacement order that ranks blocks inside the framework.
 ///
@@ -171,10 +172,9 @@ impl PolicyBuilder for PoreConfig {
     }
 }
 
-/// Per-slot flag: the slot's block is accounted as dirty in its zone's statistics.
+/// Per-slot flag: the slot's block is accounted as dirty in its zone's statistics, and the slot
+/// is in its zone's dirty list (otherwise it is in the clean list).
 const COUNTED: u8 = 1;
-/// Per-slot flag: the slot is in the evictable list.
-const IN_EVICT: u8 = 2;
 
 /// Per-zone statistics, kept up to date in O(1) per access.
 #[derive(Clone, Copy, Debug, Default)]
@@ -193,6 +193,8 @@ struct Zone {
     p_epoch: u32,
     /// In the current Open Region.
     open: bool,
+    /// The zone's counted dirty blocks, most recently used first.
+    list: List,
 }
 
 /// A zone's average access count per block as a fraction `num / den` (`den >= 1`).
@@ -204,23 +206,31 @@ struct Popularity {
 
 /// PORE, Partially Open Region for Eviction, over an LRU base order.
 ///
-/// Structures (all O(1) per access, no allocation in steady state):
-/// - the global LRU queue of every cached block;
-/// - the *evictable* list — clean blocks and dirty blocks of open zones — in the same relative
-///   order (the paper's "additional linked list for all the cache blocks in Open Region",
-///   §IV-B1), so the victim is its tail. A block that changes status on an access (a clean
-///   block of a forbidden zone written) leaves or joins it as it moves to the MRU end; the list
-///   is rebuilt from the global queue at each division (O(cache) per period);
-/// - per zone (a dense vector indexed by `block / zone_blocks`, grown on demand): cached dirty
-///   blocks, the sum of their access counts, last-period counters and the open flag; plus the
-///   set of zones with cached dirty blocks, so a division sorts only those.
+/// The victim is the least recently used block that is clean or lies in an open zone. Instead of
+/// one global recency queue with an evictable sublist rebuilt at every division, the blocks are
+/// kept in recency lists that never need rebuilding (every operation O(1) per access, O(log z)
+/// per victim for z open zones; no allocation in steady state):
+/// - one LRU list of the clean blocks;
+/// - one LRU list per zone of its cached dirty blocks (a dense vector of zones indexed by
+///   `block / zone_blocks`, grown on demand), beside the zone's statistics: cached dirty blocks,
+///   the sum of their access counts, last-period counters and the open flag; plus the set of
+///   zones with cached dirty blocks, so a division sorts only those;
+/// - a min-heap of the open zones by the last access of their list's tail (entries go stale as
+///   tails get younger and are fixed when they surface).
+///
+/// Since every block's last access is distinct, the victim — the oldest of the clean list's tail
+/// and the open zones' tails — is exactly the tail of the paper's "additional linked list for
+/// all the cache blocks in Open Region" (§IV-B1) kept in global recency order. A division
+/// flips the open flags of the zones it opens or closes and refills the heap: O(dirty zones),
+/// not O(cache).
 ///
 /// A block made clean by [`crate::Cache::mark_clean`] (which the policy is not told about) is
-/// noticed at its next access, or at the next victim selection or division, which then resyncs
-/// the statistics in O(cache).
+/// noticed at its next access, or at the next victim selection or division, which then moves
+/// every such block from its zone's list into the clean list at its recency position
+/// (O(cache), only after such a call).
 ///
-/// Memory: 17 bytes per slot (two link pairs and a flag byte; 21 with last-period popularity)
-/// plus 40 bytes per zone up to the highest zone touched.
+/// Memory: 9 bytes per slot (a link pair and a flag byte; 13 with last-period popularity) plus
+/// 56 bytes per zone up to the highest zone touched.
 #[derive(Debug)]
 pub struct Pore {
     scheme: PoreScheme,
@@ -228,12 +238,9 @@ pub struct Pore {
     counts: PoreCount,
     zone_blocks: u64,
     period: u64,
-    /// Global LRU links and queue.
+    /// Links of the clean list and of every zone's dirty list (a slot is in exactly one).
     links: Links,
-    lru: List,
-    /// Evictable list links and list.
-    elinks: Links,
-    evict: List,
+    clean: List,
     flags: Vec<u8>,
     /// Last-period popularity only: the period in which the slot's block was last counted in
     /// `Zone::p_blocks` (0 = never).
@@ -241,6 +248,12 @@ pub struct Pore {
     zones: Vec<Zone>,
     dirty_zones: Vec<u64>,
     open: Vec<u64>,
+    /// Cached dirty blocks of the open zones (the evictable dirty blocks after a division).
+    open_dirty: u64,
+    /// Min-heap of (last access of the zone list's tail, zone) over the open zones holding
+    /// dirty blocks; entries may be stale (the tail only gets younger) or of zones since closed
+    /// or emptied, and are fixed or dropped when they surface.
+    tails: BinaryHeap<Reverse<(u64, u64)>>,
     scratch: Vec<u64>,
     divided: bool,
     divisions: u64,
@@ -262,14 +275,14 @@ impl Pore {
             zone_blocks: zone_blocks.max(1),
             period: period_blocks.max(1),
             links: Links::with_capacity(cap),
-            lru: List::default(),
-            elinks: Links::with_capacity(cap),
-            evict: List::default(),
+            clean: List::default(),
             flags: vec![0; cap],
             seen: if cfg.popularity == PorePopularity::LastPeriod { vec![0; cap] } else { Vec::new() },
             zones: Vec::new(),
             dirty_zones: Vec::new(),
             open: Vec::new(),
+            open_dirty: 0,
+            tails: BinaryHeap::new(),
             scratch: Vec::new(),
             divided: false,
             divisions: 0,
@@ -330,44 +343,44 @@ impl Pore {
         self.zones.get(zone as usize).map_or(0, |z| z.dirty)
     }
 
-    /// Number of blocks currently eligible as victims.
+    /// Number of blocks currently eligible as victims: the clean blocks and the dirty blocks of
+    /// open zones (every cached block before the first division).
     pub fn evictable_len(&self) -> u32 {
-        self.evict.len()
+        if self.divided {
+            self.clean.len() + self.open_dirty as u32
+        } else {
+            self.clean.len() + self.counted as u32
+        }
     }
 
-    /// Checks the policy's structures against `table` in O(cache + zones): the global queue
-    /// holds every cached block in recency order, the evictable list holds exactly the clean
-    /// and open-zone dirty blocks in the same order, and the per-zone statistics match. For
-    /// tests; call it only when no block was marked clean behind the policy's back.
+    /// Checks the policy's structures against `table` in O(cache + zones): the clean list holds
+    /// exactly the clean blocks and each zone's list exactly its dirty blocks, each in recency
+    /// order; the per-zone statistics and the open zones' dirty count match. For tests; call it
+    /// only when no block was marked clean behind the policy's back.
     pub fn validate(&self, table: &BlockTable) -> Result<(), PolicyError> {
         self.validate_structures(table).map_err(PolicyError::Inconsistent)
     }
 
     fn validate_structures(&self, table: &BlockTable) -> Result<(), String> {
-        let order: Vec<Slot> = self.links.iter_back(&self.lru).collect();
-        if order.len() != table.len() as usize {
-            return Err(format!("LRU holds {} slots, table {}", order.len(), table.len()));
-        }
-        for w in order.windows(2) {
-            if table.meta(w[0]).last_access >= table.meta(w[1]).last_access {
-                return Err(format!("LRU out of recency order at slots {} {}", w[0], w[1]));
+        let in_order = |what: String, slots: &[Slot]| -> Result<(), String> {
+            for w in slots.windows(2) {
+                if table.meta(w[0]).last_access >= table.meta(w[1]).last_access {
+                    return Err(format!("{what} out of recency order at slots {} {}", w[0], w[1]));
+                }
             }
-        }
-        let expect: Vec<Slot> = order
-            .iter()
-            .copied()
-            .filter(|&s| {
-                let m = table.meta(s);
-                !m.dirty || self.is_open_zone(self.zone_of(m.block))
-            })
-            .collect();
-        let got: Vec<Slot> = self.elinks.iter_back(&self.evict).collect();
-        if got != expect {
-            return Err(format!("evictable list {got:?}, expected {expect:?}"));
+            Ok(())
+        };
+        let clean: Vec<Slot> = self.links.iter_back(&self.clean).collect();
+        in_order("clean list".into(), &clean)?;
+        let mut listed = clean.len();
+        for &s in &clean {
+            if table.meta(s).dirty || self.flags[s as usize] & COUNTED != 0 {
+                return Err(format!("slot {s} in the clean list is dirty or counted"));
+            }
         }
         let mut dirty = vec![0u32; self.zones.len()];
         let mut hits = vec![0u64; self.zones.len()];
-        for &s in &order {
+        for s in table.used_slots() {
             let m = table.meta(s);
             if m.dirty {
                 let z = self.zone_of(m.block) as usize;
@@ -377,22 +390,41 @@ impl Pore {
                 dirty[z] += 1;
                 hits[z] += m.hits as u64;
             }
-            let in_evict = self.flags[s as usize] & IN_EVICT != 0;
-            if in_evict != expect.contains(&s) {
-                return Err(format!("slot {s}: evictable flag {in_evict} is wrong"));
-            }
         }
+        let mut open_dirty = 0u64;
         for (z, zone) in self.zones.iter().enumerate() {
-            if zone.dirty != dirty[z] || zone.hit_sum != hits[z] {
+            let slots: Vec<Slot> = self.links.iter_back(&zone.list).collect();
+            in_order(format!("zone {z}'s list"), &slots)?;
+            for &s in &slots {
+                let m = table.meta(s);
+                if !m.dirty || self.zone_of(m.block) != z as u64 || self.flags[s as usize] & COUNTED == 0 {
+                    return Err(format!("slot {s} (block {}) wrongly in zone {z}'s list", m.block));
+                }
+            }
+            listed += slots.len();
+            if zone.dirty != dirty[z] || zone.hit_sum != hits[z] || zone.list.len() != zone.dirty {
                 return Err(format!(
-                    "zone {z}: dirty {} hits {}, expected {} {}",
-                    zone.dirty, zone.hit_sum, dirty[z], hits[z]
+                    "zone {z}: dirty {} (listed {}) hits {}, expected {} {}",
+                    zone.dirty,
+                    zone.list.len(),
+                    zone.hit_sum,
+                    dirty[z],
+                    hits[z]
                 ));
             }
-            let listed = zone.dirty > 0 && self.dirty_zones.get(zone.set_pos as usize) == Some(&(z as u64));
-            if listed != (zone.dirty > 0) {
+            let member = zone.dirty > 0 && self.dirty_zones.get(zone.set_pos as usize) == Some(&(z as u64));
+            if member != (zone.dirty > 0) {
                 return Err(format!("zone {z}: dirty-zone set membership wrong"));
             }
+            if zone.open {
+                open_dirty += zone.dirty as u64;
+            }
+        }
+        if listed != table.len() as usize {
+            return Err(format!("lists hold {listed} slots, table {}", table.len()));
+        }
+        if self.divided && open_dirty != self.open_dirty {
+            return Err(format!("open zones hold {open_dirty} dirty blocks, counted {}", self.open_dirty));
         }
         if self.dirty_zones.len() != dirty.iter().filter(|&&d| d > 0).count() {
             return Err("dirty-zone set has extra entries".into());
@@ -411,33 +443,41 @@ impl Pore {
         (block / self.zone_blocks) as usize
     }
 
+    /// Accounts one more cached dirty block, `slot`, with `hits` accesses in zone `z`, at the
+    /// front of the zone's list.
     #[inline]
-    fn open_idx(&self, z: usize) -> bool {
-        !self.divided || self.zones.get(z).is_some_and(|z| z.open)
-    }
-
-    /// Accounts one more cached dirty block with `hits` accesses in zone `z`.
-    #[inline]
-    fn add_dirty(&mut self, z: usize, hits: u64) {
+    fn add_dirty(&mut self, table: &BlockTable, z: usize, slot: Slot, hits: u64) {
         if z >= self.zones.len() {
             self.zones.resize(z + 1, Zone::default());
         }
         let zone = &mut self.zones[z];
         zone.dirty += 1;
         zone.hit_sum += hits;
+        self.links.push_front(&mut zone.list, slot);
         if zone.dirty == 1 {
             zone.set_pos = self.dirty_zones.len() as u32;
             self.dirty_zones.push(z as u64);
+            if zone.open && self.divided {
+                self.tails.push(Reverse((table.meta(slot).last_access, z as u64)));
+            }
+        }
+        if zone.open {
+            self.open_dirty += 1;
         }
         self.counted += 1;
     }
 
-    /// Accounts one cached dirty block with `hits` accesses of zone `z` fewer.
+    /// Accounts one cached dirty block, `slot`, with `hits` accesses of zone `z` fewer and takes
+    /// it off the zone's list.
     #[inline]
-    fn sub_dirty(&mut self, z: usize, hits: u64) {
+    fn sub_dirty(&mut self, z: usize, slot: Slot, hits: u64) {
         let zone = &mut self.zones[z];
         zone.dirty -= 1;
         zone.hit_sum = zone.hit_sum.saturating_sub(hits);
+        self.links.remove(&mut zone.list, slot);
+        if zone.open {
+            self.open_dirty -= 1;
+        }
         if zone.dirty == 0 {
             zone.hit_sum = 0;
             let pos = zone.set_pos as usize;
@@ -507,7 +547,7 @@ impl Pore {
         by_key.then(a.cmp(&b))
     }
 
-    /// Starts a new period: chooses the Open Region and rebuilds the evictable list.
+    /// Starts a new period: chooses the Open Region and refills the heap of its zones' tails.
     fn divide(&mut self, table: &BlockTable) {
         if self.counted != table.dirty_len() as u64 {
             self.resync(table);
@@ -520,6 +560,7 @@ impl Pore {
             self.zones[z as usize].open = false;
         }
         self.open.clear();
+        self.tails.clear();
         let mut sum = 0u64;
         for &z in &cand {
             if sum >= self.period {
@@ -529,48 +570,62 @@ impl Pore {
             zone.open = true;
             sum += zone.dirty as u64;
             self.open.push(z);
+            let tail = zone.list.back().expect("a zone with dirty blocks has a tail");
+            self.tails.push(Reverse((table.meta(tail).last_access, z)));
         }
+        self.open_dirty = sum;
         self.scratch = cand;
         self.divided = true;
         self.divisions += 1;
         self.epoch = self.epoch.wrapping_add(1).max(1);
         self.progress = 0;
-        self.rebuild_evictable(table);
     }
 
-    /// Re-derives the dirty accounting from the table (after [`crate::Cache::mark_clean`]) and
-    /// rebuilds the evictable list.
+    /// Re-derives the dirty accounting from the table after [`crate::Cache::mark_clean`]: every
+    /// counted block now clean leaves its zone's list for the clean list, at its recency
+    /// position.
     fn resync(&mut self, table: &BlockTable) {
-        let mut cur = self.lru.back();
-        while let Some(s) = cur {
-            let m = table.meta(s);
-            let f = &mut self.flags[s as usize];
-            if *f & COUNTED != 0 && !m.dirty {
-                *f &= !COUNTED;
-                let z = self.zone_idx(m.block);
-                self.sub_dirty(z, m.hits as u64);
-            }
-            cur = self.links.prev(s);
+        let mut moved: Vec<Slot> = Vec::new();
+        for k in 0..self.dirty_zones.len() {
+            let z = self.dirty_zones[k] as usize;
+            moved.extend(self.links.iter_back(&self.zones[z].list).filter(|&s| !table.meta(s).dirty));
         }
-        self.rebuild_evictable(table);
+        if moved.is_empty() {
+            return;
+        }
+        for &s in &moved {
+            let m = table.meta(s);
+            self.flags[s as usize] &= !COUNTED;
+            let z = self.zone_idx(m.block);
+            self.sub_dirty(z, s, m.hits as u64);
+        }
+        moved.extend(self.links.iter_back(&self.clean));
+        moved.sort_unstable_by_key(|&s| table.meta(s).last_access);
+        self.clean = List::default();
+        for &s in &moved {
+            self.links.push_front(&mut self.clean, s);
+        }
     }
 
-    /// Rebuilds the evictable list from the global queue, keeping its order.
-    fn rebuild_evictable(&mut self, table: &BlockTable) {
-        self.evict = List::default();
-        let mut cur = self.lru.back();
-        while let Some(s) = cur {
-            let m = table.meta(s);
-            let evictable = !m.dirty || self.open_idx(self.zone_idx(m.block));
-            let f = &mut self.flags[s as usize];
-            if evictable {
-                *f |= IN_EVICT;
-                self.elinks.push_front(&mut self.evict, s);
-            } else {
-                *f &= !IN_EVICT;
+    /// The open zone whose list's tail is the oldest, and that tail's last access.
+    fn oldest_open_tail(&mut self, table: &BlockTable) -> Option<(u64, Slot)> {
+        while let Some(&Reverse((stamp, z))) = self.tails.peek() {
+            let zone = &self.zones[z as usize];
+            match zone.list.back() {
+                Some(tail) if zone.open => {
+                    let now = table.meta(tail).last_access;
+                    if now == stamp {
+                        return Some((now, tail));
+                    }
+                    self.tails.pop();
+                    self.tails.push(Reverse((now, z)));
+                }
+                _ => {
+                    self.tails.pop();
+                }
             }
-            cur = self.links.prev(s);
         }
+        None
     }
 }
 
@@ -582,21 +637,17 @@ impl Policy for Pore {
     fn on_insert(&mut self, table: &BlockTable, slot: Slot) {
         let m = *table.meta(slot);
         let z = self.zone_idx(m.block);
-        let mut f = 0;
         if let Some(seen) = self.seen.get_mut(slot as usize) {
             *seen = 0;
         }
         if m.dirty {
-            self.add_dirty(z, m.hits as u64);
-            f |= COUNTED;
+            self.flags[slot as usize] = COUNTED;
+            self.add_dirty(table, z, slot, m.hits as u64);
             self.note_period(slot, z);
+        } else {
+            self.flags[slot as usize] = 0;
+            self.links.push_front(&mut self.clean, slot);
         }
-        self.links.push_front(&mut self.lru, slot);
-        if !m.dirty || self.open_idx(z) {
-            f |= IN_EVICT;
-            self.elinks.push_front(&mut self.evict, slot);
-        }
-        self.flags[slot as usize] = f;
         if !self.divided {
             if m.dirty {
                 self.progress += 1;
@@ -612,37 +663,27 @@ impl Policy for Pore {
     fn on_hit(&mut self, table: &BlockTable, slot: Slot, became_dirty: bool) {
         let m = *table.meta(slot);
         let z = self.zone_idx(m.block);
-        let mut f = self.flags[slot as usize];
-        if f & COUNTED != 0 {
+        if self.flags[slot as usize] & COUNTED != 0 {
             if m.dirty {
-                self.zones[z].hit_sum += 1;
+                let zone = &mut self.zones[z];
+                zone.hit_sum += 1;
+                self.links.move_to_front(&mut zone.list, slot);
             } else {
                 // Marked clean behind the policy's back; its count was hits − 1 before this access.
-                self.sub_dirty(z, m.hits.saturating_sub(1) as u64);
-                f &= !COUNTED;
+                self.flags[slot as usize] = 0;
+                self.sub_dirty(z, slot, m.hits.saturating_sub(1) as u64);
+                self.links.push_front(&mut self.clean, slot);
             }
         } else if m.dirty {
-            self.add_dirty(z, m.hits as u64);
-            f |= COUNTED;
+            self.flags[slot as usize] = COUNTED;
+            self.links.remove(&mut self.clean, slot);
+            self.add_dirty(table, z, slot, m.hits as u64);
+        } else {
+            self.links.move_to_front(&mut self.clean, slot);
         }
         if m.dirty {
             self.note_period(slot, z);
         }
-        self.links.move_to_front(&mut self.lru, slot);
-        let evictable = !m.dirty || self.open_idx(z);
-        match (f & IN_EVICT != 0, evictable) {
-            (true, true) => self.elinks.move_to_front(&mut self.evict, slot),
-            (true, false) => {
-                self.elinks.remove(&mut self.evict, slot);
-                f &= !IN_EVICT;
-            }
-            (false, true) => {
-                self.elinks.push_front(&mut self.evict, slot);
-                f |= IN_EVICT;
-            }
-            (false, false) => {}
-        }
-        self.flags[slot as usize] = f;
         if became_dirty && self.counts == PoreCount::NewlyDirty {
             if self.divided {
                 self.count_dirty(table);
@@ -658,35 +699,55 @@ impl Policy for Pore {
         } else if self.counted != table.dirty_len() as u64 {
             self.resync(table);
         }
-        if self.evict.is_empty() {
+        if self.clean.is_empty() && self.open_dirty == 0 {
             // Every cached block is a forbidden dirty block: open a new region now.
             self.divide(table);
         }
-        let victim =
-            self.evict.back().expect("PORE: a full cache always has an evictable block after a division");
+        let clean = self.clean.back().map(|s| (table.meta(s).last_access, s));
+        let victim = match (clean, self.oldest_open_tail(table)) {
+            (Some(c), Some(d)) => c.min(d).1,
+            (Some((_, s)), None) | (None, Some((_, s))) => s,
+            (None, None) => panic!("PORE: a full cache always has an evictable block after a division"),
+        };
         victims.push(victim);
     }
 
     fn on_remove(&mut self, table: &BlockTable, slot: Slot) {
         let m = table.meta(slot);
-        let f = self.flags[slot as usize];
-        if f & COUNTED != 0 {
+        if self.flags[slot as usize] & COUNTED != 0 {
             let z = self.zone_idx(m.block);
-            self.sub_dirty(z, m.hits as u64);
-        }
-        self.links.remove(&mut self.lru, slot);
-        if f & IN_EVICT != 0 {
-            self.elinks.remove(&mut self.evict, slot);
+            self.sub_dirty(z, slot, m.hits as u64);
+        } else {
+            self.links.remove(&mut self.clean, slot);
         }
         self.flags[slot as usize] = 0;
     }
 
+    /// The tails of the clean list and of the open zone at the top of the heap (without reading
+    /// their metas, which is what the look-ahead prefetches).
+    fn peek_victims(&self, _: &BlockTable, ahead: &mut [Slot; 2]) -> usize {
+        let dirty = self.tails.peek().and_then(|&Reverse((_, z))| {
+            let zone = &self.zones[z as usize];
+            zone.open.then(|| zone.list.back()).flatten()
+        });
+        let (first, second) = match (dirty, self.clean.back()) {
+            (Some(d), Some(c)) => (d, Some(c)),
+            (Some(s), None) | (None, Some(s)) => (s, self.links.prev(s)),
+            (None, None) => return 0,
+        };
+        ahead[0] = first;
+        let Some(second) = second else { return 1 };
+        ahead[1] = second;
+        self.links.prefetch(second);
+        2
+    }
+
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes()
-            + self.elinks.heap_bytes()
             + self.flags.capacity()
             + self.seen.capacity() * std::mem::size_of::<u32>()
             + self.zones.capacity() * std::mem::size_of::<Zone>()
+            + self.tails.capacity() * std::mem::size_of::<Reverse<(u64, u64)>>()
             + (self.dirty_zones.capacity() + self.open.capacity() + self.scratch.capacity())
                 * std::mem::size_of::<u64>()
     }

@@ -1154,6 +1154,24 @@ impl Policy for Sac {
         }
     }
 
+    /// The next victims as the current decision would take them: the clean tail, or the tail
+    /// of the target band at the top of the heap (the heap may be stale: a hint).
+    fn peek_victims(&self, _: &BlockTable, ahead: &mut [Slot; 2]) -> usize {
+        let dirty = match self.phase {
+            Phase::Clean { .. } => None,
+            _ => self.tails.peek().and_then(|&Reverse((_, i))| {
+                let b = &self.bands[i as usize];
+                b.is_target.then(|| b.dirty.back()).flatten()
+            }),
+        };
+        let Some(first) = dirty.or_else(|| self.clean.back()) else { return 0 };
+        ahead[0] = first;
+        let Some(second) = self.links.prev(first) else { return 1 };
+        ahead[1] = second;
+        self.links.prefetch(second);
+        2
+    }
+
     fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         self.links.heap_bytes()

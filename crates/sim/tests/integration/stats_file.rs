@@ -124,3 +124,51 @@ fn one_pass_stops_at_a_request_beyond_the_drive() {
     let e = shingled_sim::run_once(&cfg, &mut |_| {}, None).unwrap_err().to_string();
     assert!(e.contains("drive.capacity") && e.contains("9000000000004096"), "{e}");
 }
+
+/// An MSR CSV of `n` requests (writes and reads over 64 MiB) plus one malformed line.
+fn write_csv(path: &std::path::Path, n: u64) {
+    let mut text = String::new();
+    let mut x = 12345u64;
+    for i in 0..n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let block = (x >> 33) % 16384;
+        let op = if (x >> 20).is_multiple_of(4) { "Read" } else { "Write" };
+        text.push_str(&format!("{},h,0,{op},{},{},0\n", 1000 * i, block * 4096, 4096 * (1 + (x >> 50) % 4)));
+        if i == n / 2 {
+            text.push_str("not,a,request\n");
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn a_text_trace_measured_first_is_parsed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    // SAC and MOST+CDC fit their costs on the footprint; LRU here has a relative cache size.
+    for policy in ["sac", "most-cdc", "lru"] {
+        write_csv(&csv, 20_000);
+        let mut cfg = absolute(policy, &csv.to_string_lossy());
+        cfg.trace.skip_bad_lines = true;
+        if policy == "lru" {
+            cfg.cache.as_mut().unwrap().size = "10%".parse().unwrap();
+        }
+        assert!(shingled_sim::needs_footprint(&cfg), "{policy} needs the footprint");
+        // Measured and run the old way: the trace read twice.
+        let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default()).unwrap();
+        let twice = shingled_sim::run(&cfg, &stats, &mut |_| {}).unwrap();
+        let footprint = shingled_sim::footprint_keeping(&cfg, &AtomicBool::new(false)).unwrap().unwrap();
+        assert!(footprint.is_kept(), "{policy}: the parsed requests are kept");
+        assert_eq!(footprint.stats, stats);
+        // The trace is gone: the replay can only read what the measuring pass kept.
+        std::fs::remove_file(&csv).unwrap();
+        let once = shingled_sim::run_footprint(&cfg, Some(footprint), &mut |_| {}, None).unwrap();
+        assert_eq!(once.total, twice.total, "{policy}");
+        assert_eq!(once.sizing, twice.sizing, "{policy}");
+        assert_eq!((once.skipped_lines, twice.skipped_lines), (1, 1), "{policy}");
+        assert_eq!(once.dirty_left, twice.dirty_left, "{policy}");
+    }
+    // A bin or synthetic trace is cheap to read again: nothing is kept.
+    let cfg = absolute("sac", "synth:hm,scale=0.001");
+    assert!(!shingled_sim::footprint_keeping(&cfg, &AtomicBool::new(false)).unwrap().unwrap().is_kept());
+}
