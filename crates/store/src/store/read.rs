@@ -5,7 +5,9 @@
 //! another thread while the next is read (`store get` does); [`Store::read`] does both in turn.
 
 use super::{locate, Store};
-use crate::format::{align_up, check_slice, BLOCK, DATA_SLICES_AT, FOOTER_LEN, SLICE, SLICE_STRIDE};
+use crate::format::{
+    align_up, check_slice, AlignedBuf, BLOCK, DATA_SLICES_AT, FOOTER_LEN, SLICE, SLICE_STRIDE,
+};
 use crate::{ChunkId, Result, StoreError};
 use shingled_zoned::{ZonedDevice, SECTOR_SIZE};
 use std::io::IoSlice;
@@ -37,7 +39,9 @@ struct SliceAt {
 #[derive(Debug, Default)]
 pub struct ChunkPiece {
     chunk: ChunkId,
-    buf: Vec<u8>,
+    /// 4 KiB-aligned, as the page cache's pages are: the kernel copies into it at full speed
+    /// (a buffer at another offset within a cache line than its source halves it, or worse).
+    buf: AlignedBuf,
     slices: Vec<SliceAt>,
     len: u64,
 }
@@ -63,7 +67,7 @@ impl ChunkPiece {
     pub fn verify(&self) -> Result<()> {
         for s in &self.slices {
             let sl = s.len as usize;
-            check_slice(&self.buf[s.at..s.at + sl + FOOTER_LEN], &self.chunk, s.chunk_off).map_err(
+            check_slice(&self.buf.window()[s.at..s.at + sl + FOOTER_LEN], &self.chunk, s.chunk_off).map_err(
                 |what| StoreError::CorruptData {
                     chunk: self.chunk,
                     offset: s.chunk_off,
@@ -79,7 +83,8 @@ impl ChunkPiece {
     /// The asked-for user bytes, slice by slice, in chunk order (call [`ChunkPiece::verify`]
     /// first).
     pub fn user_bytes(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        self.slices.iter().map(|s| &self.buf[s.at + s.lo as usize..s.at + s.hi as usize])
+        let buf = self.buf.window();
+        self.slices.iter().map(move |s| &buf[s.at + s.lo as usize..s.at + s.hi as usize])
     }
 
     /// [`ChunkPiece::user_bytes`] as `IoSlice`s for a vectored write, at most `max` of them
@@ -141,14 +146,12 @@ impl<D: ZonedDevice> Store<D> {
             used += (ahi - alo) as usize;
             pos = upto;
         }
-        if piece.buf.len() < used {
-            piece.buf.resize(used, 0);
-        }
+        let buf = piece.buf.get(used);
         let mut at = 0usize;
         for (pos, z, alo, ahi) in reads {
             let n = (ahi - alo) as usize;
             self.dev
-                .read(self.info.zone_start(z) + alo / SECTOR_SIZE, &mut piece.buf[at..at + n])
+                .read(self.info.zone_start(z) + alo / SECTOR_SIZE, &mut buf[at..at + n])
                 .map_err(StoreError::dev(format!("reading chunk {id} at offset {pos} in zone {z}")))?;
             at += n;
         }
