@@ -622,3 +622,45 @@ fn format_refuses_a_device_that_holds_data() {
     let e = fails(&["store", "format", s(&dev), "--metazones", "2"]);
     assert!(e.contains("already holds a store"), "{e}");
 }
+
+/// `get` reads a chunk in pieces (several per part here) while another thread verifies and
+/// writes them: the bytes come back whole to a file and to standard output, and damage far
+/// into the chunk fails the command naming the chunk, with no output file left and only
+/// verified bytes, a prefix of the data before the damaged piece, on standard output.
+#[test]
+fn get_in_pieces_verifies_every_piece_before_writing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let devs = s(&dev);
+    ok(&["store", "format", devs, "--create", "--zones", "12", "--zone-size", "16MiB", "--metazones", "2"]);
+    let f = dir.path().join("data.bin");
+    let data = bytes(31, 30 * 1024 * 1024 + 777);
+    std::fs::write(&f, &data).unwrap();
+    let id = put_ids(&ok(&["store", "put", devs, s(&f)])).remove(0);
+    let o = shingled(&["store", "get", devs, &id]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout == data, "standard output differs from the file");
+    let back = dir.path().join("back.bin");
+    ok(&["store", "get", devs, &id, "-o", s(&back)]);
+    assert!(std::fs::read(&back).unwrap() == data, "-o file differs from the file");
+    std::fs::remove_file(&back).unwrap();
+    // One flipped byte 25 MiB into the file: in the second part, past its first piece.
+    let damaged = 25 * 1024 * 1024 + 100;
+    let mut img = std::fs::read(&dev).unwrap();
+    let needle = &data[damaged..damaged + 64];
+    let at = img.windows(needle.len()).position(|w| w == needle).expect("chunk data in the device file");
+    img[at] ^= 0x08;
+    std::fs::write(&dev, &img).unwrap();
+    let e = fails(&["store", "get", devs, &id, "-o", s(&back)]);
+    assert!(e.contains("dev.zbd: corrupt data of chunk") && e.contains("CRC"), "{e}");
+    assert!(!back.exists(), "a failed get left its output file");
+    let o = shingled(&["store", "get", devs, &id]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("corrupt data of chunk") && !e.contains("panicked"), "{e}");
+    assert!(
+        o.stdout.len() < damaged && o.stdout[..] == data[..o.stdout.len()],
+        "{} bytes out",
+        o.stdout.len()
+    );
+}

@@ -340,6 +340,11 @@ impl AlignedBuf {
         }
         &mut self.v[self.at..self.at + len]
     }
+
+    /// The whole window (from its 4 KiB-aligned start).
+    pub(crate) fn window(&self) -> &[u8] {
+        &self.v[self.at.min(self.v.len())..]
+    }
 }
 
 /// The data records of one append, encoded ahead of [`crate::Store::append_prepared`] (in

@@ -30,7 +30,9 @@ mod threads;
 pub use error::{FrontError, FrontResult};
 pub use stats::{FrontDriveStats, FrontStats};
 
-use crate::{ChunkId, ChunkInfo, FsckReport, PreparedRecords, Result, Store, StoreConfig, StreamType};
+use crate::{
+    ChunkId, ChunkInfo, ChunkPiece, FsckReport, PreparedRecords, Result, Store, StoreConfig, StreamType,
+};
 use shingled_zoned::ZonedDevice;
 use std::collections::BTreeMap;
 
@@ -209,6 +211,21 @@ impl<D: ZonedDevice> StoreFront<D> {
         let v = self.stores[d].read(id, offset, len).map_err(FrontError::on(d))?;
         self.read[d] += v.len() as u64;
         Ok(v)
+    }
+
+    /// Reads the records holding `len` bytes of chunk `id` from `offset` into `piece`,
+    /// unverified (see [`Store::read_raw`]; [`ChunkPiece::verify`] before use).
+    pub fn read_raw(
+        &mut self,
+        id: ChunkId,
+        offset: u64,
+        len: u64,
+        piece: &mut ChunkPiece,
+    ) -> FrontResult<()> {
+        let d = self.routed(id)?;
+        self.stores[d].read_raw(id, offset, len, piece).map_err(FrontError::on(d))?;
+        self.read[d] += piece.len();
+        Ok(())
     }
 
     /// Seals chunk `id` (see [`Store::seal`]).

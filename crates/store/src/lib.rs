@@ -44,8 +44,8 @@ pub use error::{Result, StoreError};
 pub use format::PreparedRecords;
 pub use front::{FrontDriveStats, FrontError, FrontResult, FrontStats, StoreFront};
 pub use store::{
-    read_format, ChunkInfo, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store, StoreStats,
-    StoredFormat, ZoneState, FORMAT_VERSION, GC_HARD_MIN_FREE, GC_RESERVE_ZONES, WRITE_BATCH,
+    read_format, ChunkInfo, ChunkPiece, FsckProblem, FsckReport, GcStep, MemoryUse, RecoveryReport, Store,
+    StoreStats, StoredFormat, ZoneState, FORMAT_VERSION, GC_HARD_MIN_FREE, GC_RESERVE_ZONES, WRITE_BATCH,
 };
 
 use std::fmt;

@@ -5,10 +5,7 @@
 //! checkpoints), `recovery.rs` (recovery, step by step), `superzone.rs` (the superzone record),
 //! `scan.rs` (windowed zone reads) and `fsck.rs` (the read-only check).
 
-use crate::format::{
-    self, align_up, check_slice, encode_record, AlignedBuf, PreparedRecords, RecordType, BLOCK,
-    DATA_SLICES_AT, FOOTER_LEN, SLICE, SLICE_STRIDE,
-};
+use crate::format::{self, encode_record, AlignedBuf, PreparedRecords, RecordType, BLOCK};
 use crate::{ChunkId, Durability, Placement, Result, StoreConfig, StoreError, StreamType};
 use serde::{Serialize, Serializer};
 use shingled_zoned::{DeviceInfo, ZoneOp, ZonedDevice, SECTOR_SIZE};
@@ -19,11 +16,13 @@ mod checkpoint;
 mod fsck;
 mod gc;
 mod placement;
+mod read;
 mod recovery;
 mod scan;
 mod superzone;
 mod write;
 pub use fsck::{FsckProblem, FsckReport};
+pub use read::ChunkPiece;
 use scan::ZoneScan;
 use superzone::{layout, placement_code, read_super, super_copy};
 pub use superzone::{read_format, StoredFormat};
@@ -639,46 +638,15 @@ impl<D: ZonedDevice> Store<D> {
 
     /// Reads `len` bytes of chunk `id` from `offset`. Each 4 KiB slice touched is verified
     /// against its footer (CRC, chunk id, chunk offset); damage is [`StoreError::CorruptData`].
+    /// (A caller reading much should reuse a [`ChunkPiece`] with [`Store::read_raw`].)
     pub fn read(&mut self, id: ChunkId, offset: u64, len: u64) -> Result<Vec<u8>> {
-        let c = self.chunks.get(&id).ok_or(StoreError::NoSuchChunk(id))?;
-        let end = offset.checked_add(len).filter(|&e| e <= c.len);
-        let end = end.ok_or(StoreError::OutOfRange { chunk: id, offset, len, chunk_len: c.len })?;
-        // Bounded: `len` is the caller's, checked only against the chunk length.
-        let mut out = Vec::with_capacity(len.min(1 << 24) as usize);
-        let mut pos = offset;
-        while pos < end {
-            let (zone, block, rs, re) = locate(c, pos);
-            let z = self.data_first + zone as u64;
-            let upto = end.min(re);
-            let (i, j) = ((pos - rs) / SLICE as u64, (upto - 1 - rs) / SLICE as u64);
-            let slice_len = |s: u64| (re - rs - s * SLICE as u64).min(SLICE as u64) as usize;
-            let rec_at = block as u64 * BLOCK;
-            let lo = rec_at + DATA_SLICES_AT as u64 + i * SLICE_STRIDE as u64;
-            let hi =
-                rec_at + DATA_SLICES_AT as u64 + j * SLICE_STRIDE as u64 + (slice_len(j) + FOOTER_LEN) as u64;
-            let (alo, ahi) = (lo / BLOCK * BLOCK, align_up(hi));
-            let mut buf = vec![0u8; (ahi - alo) as usize];
-            self.dev
-                .read(self.info.zone_start(z) + alo / SECTOR_SIZE, &mut buf)
-                .map_err(StoreError::dev(format!("reading chunk {id} at offset {pos} in zone {z}")))?;
-            for s in i..=j {
-                let sl = slice_len(s);
-                let at = (rec_at + DATA_SLICES_AT as u64 + s * SLICE_STRIDE as u64 - alo) as usize;
-                let soff = rs + s * SLICE as u64;
-                check_slice(&buf[at..at + sl + FOOTER_LEN], &id, soff).map_err(|what| {
-                    StoreError::CorruptData {
-                        chunk: id,
-                        offset: soff,
-                        zone: z,
-                        zone_offset: at as u64 + alo,
-                        what,
-                    }
-                })?;
-                let a = pos.max(soff) - soff;
-                let b = upto.min(soff + sl as u64) - soff;
-                out.extend_from_slice(&buf[at + a as usize..at + b as usize]);
-            }
-            pos = upto;
+        let mut piece = ChunkPiece::new();
+        self.read_raw(id, offset, len, &mut piece)?;
+        piece.verify()?;
+        // `len` fits in the chunk (read_raw checked it).
+        let mut out = Vec::with_capacity(piece.len() as usize);
+        for b in piece.user_bytes() {
+            out.extend_from_slice(b);
         }
         Ok(out)
     }

@@ -3,7 +3,7 @@
 //! panic.
 
 use proptest::prelude::*;
-use shingled_store::{ChunkId, Store, StoreConfig, StoreError, StreamType, ZoneState};
+use shingled_store::{ChunkId, ChunkPiece, Store, StoreConfig, StoreError, StreamType, ZoneState};
 use shingled_zoned::{Dialect, FaultPlan, Faulty, FileZoned, MemZoned, SimStorage, Storage, ZonedConfig};
 
 use crate::common::bytes;
@@ -79,6 +79,38 @@ fn two_appends() -> (Store<Dev>, ChunkId, u64) {
     st.append(id, &bytes(2, 5000)).unwrap();
     let z = data_zone(&st);
     (st, id, z)
+}
+
+/// A `ChunkPiece` reused across reads of other lengths holds exactly the asked-for bytes each
+/// time (its larger buffer's old bytes never show), and its verification reports damage in a
+/// later record as `read` does: the slice's chunk offset, zone and byte in the zone.
+#[test]
+fn a_reused_piece_reads_and_verifies_as_read_does() {
+    let (mut st, id, z) = two_appends();
+    let data = [bytes(1, 5000), bytes(2, 5000)].concat();
+    let mut p = ChunkPiece::new();
+    for (off, len) in [(0usize, 10_000usize), (4999, 2), (100, 9000), (0, 1), (9999, 1), (4096, 5000)] {
+        st.read_raw(id, off as u64, len as u64, &mut p).unwrap();
+        p.verify().unwrap();
+        let got: Vec<u8> = p.user_bytes().flatten().copied().collect();
+        assert_eq!(got, &data[off..off + len], "{off}+{len}");
+        assert_eq!(p.len(), len as u64);
+    }
+    assert!(matches!(st.read_raw(id, 9999, 2, &mut p), Err(StoreError::OutOfRange { .. })));
+    // The second record's second slice (chunk offset 5000 + 4096) starts at byte 8192 + 4200.
+    flip(&mut st, z, 8192 + 4200 + 10, 3);
+    st.read_raw(id, 0, 10_000, &mut p).unwrap();
+    let e = p.verify().unwrap_err();
+    match &e {
+        StoreError::CorruptData { chunk, offset, zone, zone_offset, .. } => {
+            assert_eq!((*chunk, *offset, *zone, *zone_offset), (id, 9096, z, 8192 + 4200))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(e.to_string(), st.read(id, 0, 10_000).unwrap_err().to_string());
+    // The first record's bytes alone still verify.
+    st.read_raw(id, 0, 5000, &mut p).unwrap();
+    p.verify().unwrap();
 }
 
 #[test]
