@@ -100,7 +100,9 @@ impl Cache {
         }
         for i in 0..self.victims.len() {
             let s = self.victims[i];
-            assert!(self.table.is_used(s), "policy {} chose free or repeated slot {s}", self.policy.name());
+            if !self.table.is_used(s) {
+                self.bad_victim(s);
+            }
             self.policy.on_remove(&self.table, s);
             evicted.push(self.table.remove(s));
         }
@@ -117,6 +119,12 @@ impl Cache {
                 self.table.warm_remove(ahead[0]);
             }
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn bad_victim(&self, s: Slot) -> ! {
+        panic!("policy {} chose free or repeated slot {s}", self.policy.name())
     }
 
     /// Removes `block` if cached (e.g. a write that bypasses the cache), returning its state.

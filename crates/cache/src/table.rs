@@ -3,6 +3,10 @@
 use crate::{BlockIndex, Slot};
 use shingled_core::BlockNo;
 
+/// The block number a free slot's meta holds (no trace reaches it: block numbers are byte
+/// offsets / 4096), so that whether a slot is used is read from the meta a policy touches anyway.
+pub(crate) const FREE: BlockNo = BlockNo::MAX;
+
 /// Per-slot state every policy may read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BlockMeta {
@@ -19,14 +23,13 @@ pub struct BlockMeta {
 /// Maps cached blocks to dense slots `0..capacity` and keeps their [`BlockMeta`].
 ///
 /// The table changes only through [`crate::Cache`]; policies get `&BlockTable` and read it.
-/// Memory per slot: 24 bytes of meta, a used flag, a free-list entry, and the index
+/// Memory per slot: 24 bytes of meta (a free slot holds block number `u64::MAX`), a free-list entry, and the index
 /// ([`BlockIndex`]: 8 bytes per bucket, 4/3 to 8/3 buckets per slot, a hash tag and the slot),
 /// whose keys are read from the meta — a block number is stored once.
 #[derive(Debug)]
 pub struct BlockTable {
     index: BlockIndex,
     meta: Vec<BlockMeta>,
-    used: Vec<bool>,
     free: Vec<Slot>,
     capacity: u32,
     dirty: u32,
@@ -39,8 +42,7 @@ impl BlockTable {
         assert!((1..Slot::MAX).contains(&capacity), "cache capacity {capacity} out of range");
         BlockTable {
             index: BlockIndex::with_capacity(capacity),
-            meta: vec![BlockMeta::default(); capacity as usize],
-            used: vec![false; capacity as usize],
+            meta: vec![BlockMeta { block: FREE, ..BlockMeta::default() }; capacity as usize],
             free: (0..capacity).rev().collect(),
             capacity,
             dirty: 0,
@@ -52,7 +54,7 @@ impl BlockTable {
     /// without allocating it.
     pub fn heap_bytes_for(capacity: u32) -> usize {
         let cap = capacity as usize;
-        let meta = cap * (std::mem::size_of::<BlockMeta>() + 1 + std::mem::size_of::<Slot>());
+        let meta = cap * (std::mem::size_of::<BlockMeta>() + std::mem::size_of::<Slot>());
         BlockIndex::heap_bytes_for(capacity) + meta
     }
 
@@ -105,11 +107,11 @@ impl BlockTable {
     /// `true` if `slot` holds a block.
     #[inline]
     pub fn is_used(&self, slot: Slot) -> bool {
-        self.used.get(slot as usize).copied().unwrap_or(false)
+        self.meta.get(slot as usize).is_some_and(|m| m.block != FREE)
     }
     /// Iterates the used slots in slot order (deterministic).
     pub fn used_slots(&self) -> impl Iterator<Item = Slot> + '_ {
-        (0..self.capacity).filter(|&s| self.used[s as usize])
+        (0..self.capacity).filter(|&s| self.meta[s as usize].block != FREE)
     }
 
     /// Sorts `slots` (used, distinct) by block number, reading each meta once rather than at
@@ -162,12 +164,12 @@ impl BlockTable {
     /// Puts `block` into a free slot. The table must not be full and must not hold `block`.
     #[inline]
     pub(crate) fn insert(&mut self, block: BlockNo, dirty: bool) -> Slot {
+        assert!(block != FREE, "block number {block} out of range");
         let slot = self.free.pop().expect("insert into a full block table");
         self.clock += 1;
         debug_assert!(self.slot_of(block).is_none(), "block {block} inserted twice");
         self.meta[slot as usize] = BlockMeta { block, last_access: self.clock, hits: 1, dirty };
         self.index.insert(block, slot);
-        self.used[slot as usize] = true;
         self.dirty += dirty as u32;
         slot
     }
@@ -176,9 +178,9 @@ impl BlockTable {
     #[inline]
     pub(crate) fn remove(&mut self, slot: Slot) -> BlockMeta {
         let m = self.meta[slot as usize];
-        debug_assert!(self.used[slot as usize], "removing a free slot {slot}");
+        debug_assert!(m.block != FREE, "removing a free slot {slot}");
         self.index.remove(m.block, slot);
-        self.used[slot as usize] = false;
+        self.meta[slot as usize].block = FREE;
         self.dirty -= m.dirty as u32;
         self.free.push(slot);
         m

@@ -124,6 +124,7 @@ fn cost(latency: f64, per_block: f64, nblocks: u32) -> Nanos {
 }
 
 impl Drive for Ssd {
+    #[inline]
     fn read(&mut self, _now: Nanos, _block: BlockNo, nblocks: u32) -> Nanos {
         let t = self.read_cost(nblocks);
         self.stats.read_ops += 1;
@@ -132,6 +133,7 @@ impl Drive for Ssd {
         t
     }
 
+    #[inline]
     fn write(&mut self, _now: Nanos, _block: BlockNo, nblocks: u32) -> Nanos {
         let t = self.write_cost(nblocks);
         self.stats.write_ops += 1;

@@ -63,7 +63,7 @@ fn main() {
             let mut per_block = 0.0;
             for _ in 0..3 {
                 let drive = cfg.drive.build(&ctx).unwrap();
-                let ssd: Box<dyn Drive> = Box::new(cfg.ssd.build().unwrap());
+                let ssd = cfg.ssd.build().unwrap();
                 let cache = cfg.cache.as_ref().map(|c| {
                     let pctx = PolicyContext {
                         capacity_blocks: sz.cache_blocks as u32,

@@ -131,13 +131,14 @@ impl Controller {
     }
 
     /// Inserts a block, writing back the dirty victims the policy chose.
+    #[inline]
     fn insert<I: Io>(&mut self, b: BlockNo, dirty: bool, io: &mut I) {
-        let mut evicted = std::mem::take(&mut self.evicted);
+        let Controller { cache, evicted, .. } = self;
         evicted.clear();
-        self.live_cache().insert(b, dirty, &mut evicted);
+        cache.as_mut().expect("cached path without a cache").insert(b, dirty, evicted);
         if !evicted.is_empty() {
             io.barrier();
-            for v in &evicted {
+            for v in evicted.iter() {
                 if v.dirty {
                     io.ssd_read(v.block);
                     io.drive_write(v.block);
@@ -146,6 +147,5 @@ impl Controller {
             }
             io.barrier();
         }
-        self.evicted = evicted;
     }
 }

@@ -10,7 +10,7 @@ use crate::metrics::Counters;
 use serde::{Deserialize, Serialize};
 use shingled_cache::Cache;
 use shingled_core::{BlockNo, Nanos, Op};
-use shingled_device::Drive;
+use shingled_device::{Drive, Ssd};
 use shingled_trace::Request;
 
 /// Caches from this many blocks (4 GiB) up have [`Engine::warm`] look requests up ahead: below,
@@ -160,7 +160,9 @@ pub struct Engine {
 
 /// What executes the controller's decisions in the engine: the device models and the clocks.
 struct Timing {
-    ssd: Box<dyn Drive>,
+    /// The SSD model: always [`Ssd`], held as itself so that its per-block cost (a constant)
+    /// is inlined into every cache I/O.
+    ssd: Ssd,
     drive: Box<dyn Drive>,
     counters: Counters,
     latency: Histogram,
@@ -190,7 +192,7 @@ impl std::fmt::Debug for Engine {
 
 impl Engine {
     /// A replay with `cache` (or none, for the SMR-only / CMR-only baselines).
-    pub fn new(mode: Mode, cache: Option<Cache>, ssd: Box<dyn Drive>, drive: Box<dyn Drive>) -> Self {
+    pub fn new(mode: Mode, cache: Option<Cache>, ssd: Ssd, drive: Box<dyn Drive>) -> Self {
         Engine {
             ctl: Controller::new(mode, cache),
             t: Timing {

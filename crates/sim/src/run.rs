@@ -536,7 +536,7 @@ fn replay(
         accessed_range: sizing.accessed_range.unwrap_or_default(),
     };
     let drive = cfg.drive.build(&ctx)?;
-    let ssd: Box<dyn shingled_device::Drive> = Box::new(cfg.ssd.build()?);
+    let ssd = cfg.ssd.build()?;
     let cache = match &cfg.cache {
         None => None,
         Some(c) => {

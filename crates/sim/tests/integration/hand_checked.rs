@@ -95,7 +95,7 @@ fn lru_write_only_above_tiny_smr() {
 #[test]
 fn smr_only_tiny() {
     let drive = tiny_smr(4, 4, PbFlavour::AppendOnly, PbFree::Immediate);
-    let ssd = Box::new(SsdConfig::default().build().unwrap());
+    let ssd = SsdConfig::default().build().unwrap();
     let mut e = Engine::new(Mode::ReadWrite, None, ssd, drive);
     for r in &reqs(&[
         ('w', 0),
@@ -202,7 +202,7 @@ fn write_cache_and_read_only_modes() {
 #[test]
 fn requests_split_into_blocks_and_merge_at_the_drive() {
     let drive = tiny_smr(64, 4, PbFlavour::AppendOnly, PbFree::Immediate);
-    let ssd = Box::new(SsdConfig::default().build().unwrap());
+    let ssd = SsdConfig::default().build().unwrap();
     let mut e = Engine::new(Mode::ReadWrite, None, ssd, drive);
     // 10 KiB at offset 2 KiB touches blocks 0, 1, 2.
     e.process(&Request { time_ns: 0, volume: 0, op: Op::Write, offset: 2048, len: 10240 });
@@ -308,7 +308,7 @@ fn two_reads_and_a_write_back_timed_cause_by_cause() {
 fn block_io_unit_issues_one_command_per_block() {
     for (unit, ops) in [(shingled_sim::IoUnit::Request, 1), (shingled_sim::IoUnit::Block, 3)] {
         let drive = tiny_smr(64, 4, PbFlavour::AppendOnly, PbFree::Immediate);
-        let ssd = Box::new(SsdConfig::default().build().unwrap());
+        let ssd = SsdConfig::default().build().unwrap();
         let mut e = Engine::new(Mode::ReadWrite, None, ssd, drive).with_io_unit(unit);
         e.process(&Request { time_ns: 0, volume: 0, op: Op::Write, offset: 0, len: 3 * 4096 });
         let c = e.counters();

@@ -41,7 +41,7 @@ pub fn engine(mode: Mode, policy: &str, capacity: u32, drive: Box<dyn Drive>) ->
         costs: Default::default(),
     };
     let p = PolicyConfig::default_for(policy).unwrap().build(&ctx).unwrap();
-    Engine::new(mode, Some(Cache::new(capacity, p)), Box::new(SsdConfig::default().build().unwrap()), drive)
+    Engine::new(mode, Some(Cache::new(capacity, p)), SsdConfig::default().build().unwrap(), drive)
 }
 
 /// One-block requests.

@@ -47,7 +47,7 @@ fn at(ms: &[(f64, char, u64)]) -> Vec<Request> {
 fn replay(trace: &[Request], replay: Replay, scale: f64) -> (Engine, Vec<(u64, u64)>) {
     let idle = Arc::new(Mutex::new(Vec::new()));
     let drive = Box::new(TenMs { idle: idle.clone() });
-    let ssd = Box::new(SsdConfig::default().build().unwrap());
+    let ssd = SsdConfig::default().build().unwrap();
     let mut e = Engine::new(Mode::ReadWrite, None, ssd, drive).with_replay(replay, scale);
     for r in trace {
         e.process(r);
@@ -118,7 +118,7 @@ fn idle_cleaning_happens_exactly_when_a_gap_exceeds_the_window() {
         .unwrap()
     };
     let run = |delta_ns: i64, replay: Replay| {
-        let ssd = Box::new(SsdConfig::default().build().unwrap());
+        let ssd = SsdConfig::default().build().unwrap();
         let mut e = Engine::new(Mode::ReadWrite, None, ssd, build()).with_replay(replay, 1.0);
         // Four writes 1 ms apart into the PB; then one more, window ± delta after the drive's
         // last completion.
