@@ -1,5 +1,6 @@
 //! A cache = block table + policy, with the find / insert / evict / remove vocabulary.
 
+use crate::policy::{arc::ArcPolicy, lru::Lru, s3fifo::S3Fifo};
 use crate::{BlockMeta, BlockTable, Policy, Slot};
 use shingled_core::BlockNo;
 
@@ -16,14 +17,70 @@ pub const LOOK_AHEAD_MIN_SLOTS: u32 = 1 << 14;
 /// missed blocks.
 pub struct Cache {
     table: BlockTable,
-    policy: Box<dyn Policy>,
+    policy: Held,
     victims: Vec<Slot>,
+}
+
+/// The policy, held as its own type when it is one whose per-request work is a few list
+/// operations (LRU, ARC, S3-FIFO): the cache's request paths are then compiled for it, with its
+/// calls inlined, instead of calling through a vtable four or five times per miss.
+enum Held {
+    Lru(Box<Lru>),
+    Arc(Box<ArcPolicy>),
+    S3Fifo(Box<S3Fifo>),
+    Other(Box<dyn Policy>),
+}
+
+impl Held {
+    fn new(policy: Box<dyn Policy>) -> Held {
+        let any = policy.as_any();
+        if any.is::<Lru>() {
+            Held::Lru(policy.into_any().downcast().expect("checked type"))
+        } else if any.is::<ArcPolicy>() {
+            Held::Arc(policy.into_any().downcast().expect("checked type"))
+        } else if any.is::<S3Fifo>() {
+            Held::S3Fifo(policy.into_any().downcast().expect("checked type"))
+        } else {
+            Held::Other(policy)
+        }
+    }
+
+    fn get(&self) -> &dyn Policy {
+        match self {
+            Held::Lru(p) => &**p,
+            Held::Arc(p) => &**p,
+            Held::S3Fifo(p) => &**p,
+            Held::Other(p) => &**p,
+        }
+    }
+
+    fn get_mut(&mut self) -> &mut dyn Policy {
+        match self {
+            Held::Lru(p) => &mut **p,
+            Held::Arc(p) => &mut **p,
+            Held::S3Fifo(p) => &mut **p,
+            Held::Other(p) => &mut **p,
+        }
+    }
+}
+
+/// Runs `$body` with `$p` bound to the held policy as its own type (one copy of the body per
+/// type, each with the policy's calls inlined).
+macro_rules! with_policy {
+    ($held:expr, $p:ident => $body:expr) => {
+        match $held {
+            Held::Lru($p) => $body,
+            Held::Arc($p) => $body,
+            Held::S3Fifo($p) => $body,
+            Held::Other($p) => $body,
+        }
+    };
 }
 
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cache")
-            .field("policy", &self.policy.name())
+            .field("policy", &self.policy.get().name())
             .field("len", &self.table.len())
             .field("capacity", &self.table.capacity())
             .finish()
@@ -33,7 +90,7 @@ impl std::fmt::Debug for Cache {
 impl Cache {
     /// An empty cache of `capacity` blocks managed by `policy`.
     pub fn new(capacity: u32, policy: Box<dyn Policy>) -> Self {
-        Cache { table: BlockTable::new(capacity), policy, victims: Vec::with_capacity(64) }
+        Cache { table: BlockTable::new(capacity), policy: Held::new(policy), victims: Vec::with_capacity(64) }
     }
 
     /// The block table (read-only).
@@ -44,7 +101,7 @@ impl Cache {
 
     /// The policy's name.
     pub fn policy_name(&self) -> &'static str {
-        self.policy.name()
+        self.policy.get().name()
     }
 
     /// Looks `block` up without touching anything.
@@ -60,7 +117,8 @@ impl Cache {
         let slot = self.table.slot_of(block)?;
         let was_dirty = self.table.meta(slot).dirty;
         let became_dirty = self.table.touch(slot, write);
-        self.policy.on_hit(&self.table, slot, became_dirty);
+        let table = &self.table;
+        with_policy!(&mut self.policy, p => p.on_hit(table, slot, became_dirty));
         Some(was_dirty)
     }
 
@@ -73,64 +131,14 @@ impl Cache {
     /// policy bug, not an input error.
     pub fn insert(&mut self, block: BlockNo, dirty: bool, evicted: &mut Vec<BlockMeta>) {
         debug_assert!(self.table.slot_of(block).is_none(), "block {block} already cached");
-        if self.table.is_full() {
-            self.evict(block, evicted);
-        }
-        let slot = self.table.insert(block, dirty);
-        self.policy.on_insert(&self.table, slot);
-    }
-
-    /// Asks the policy for victims and removes them.
-    fn evict(&mut self, incoming: BlockNo, evicted: &mut Vec<BlockMeta>) {
-        self.victims.clear();
-        self.policy.select_victims(&self.table, incoming, &mut self.victims);
-        assert!(!self.victims.is_empty(), "policy {} chose no victim for a full cache", self.policy.name());
-        let look_ahead = self.table.capacity() >= LOOK_AHEAD_MIN_SLOTS;
-        if look_ahead && self.victims.len() > 1 {
-            // A batch (SAC, MOST, …): fetch every victim's meta, then touch their index entries,
-            // so that the misses of the batch overlap instead of coming one removal at a time.
-            for &s in &self.victims {
-                self.table.prefetch_meta(s);
-            }
-            for &s in &self.victims {
-                if self.table.is_used(s) {
-                    self.table.warm_remove(s);
-                }
-            }
-        }
-        for i in 0..self.victims.len() {
-            let s = self.victims[i];
-            if !self.table.is_used(s) {
-                self.bad_victim(s);
-            }
-            self.policy.on_remove(&self.table, s);
-            evicted.push(self.table.remove(s));
-        }
-        if look_ahead {
-            // The next victim's index entry is touched now and the one after's meta is
-            // prefetched, so that the coldest blocks' cache misses overlap with the requests
-            // served until then instead of stalling the next eviction.
-            let mut ahead = [0; 2];
-            let n = self.policy.peek_victims(&self.table, &mut ahead);
-            if n >= 2 {
-                self.table.prefetch_meta(ahead[1]);
-            }
-            if n >= 1 {
-                self.table.warm_remove(ahead[0]);
-            }
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn bad_victim(&self, s: Slot) -> ! {
-        panic!("policy {} chose free or repeated slot {s}", self.policy.name())
+        let Cache { table, policy, victims } = self;
+        with_policy!(policy, p => insert_with(table, &mut **p, victims, block, dirty, evicted));
     }
 
     /// Removes `block` if cached (e.g. a write that bypasses the cache), returning its state.
     pub fn invalidate(&mut self, block: BlockNo) -> Option<BlockMeta> {
         let slot = self.table.slot_of(block)?;
-        self.policy.on_remove(&self.table, slot);
+        self.policy.get_mut().on_remove(&self.table, slot);
         Some(self.table.remove(slot))
     }
 
@@ -139,7 +147,7 @@ impl Cache {
     pub fn mark_clean(&mut self, block: BlockNo) {
         if let Some(slot) = self.table.slot_of(block) {
             if self.table.meta(slot).dirty {
-                self.policy.on_clean(&self.table, slot);
+                self.policy.get_mut().on_clean(&self.table, slot);
             }
             self.table.mark_clean(slot);
         }
@@ -147,6 +155,87 @@ impl Cache {
 
     /// Approximate heap bytes of the table and the policy structures.
     pub fn heap_bytes(&self) -> usize {
-        BlockTable::heap_bytes_for(self.table.capacity()) + self.policy.heap_bytes()
+        BlockTable::heap_bytes_for(self.table.capacity()) + self.policy.get().heap_bytes()
     }
+}
+
+/// [`Cache::insert`] for a policy of type `P`: evicts as the policy decides when the table is
+/// full, then inserts.
+#[inline(always)]
+fn insert_with<P: Policy + ?Sized>(
+    table: &mut BlockTable,
+    policy: &mut P,
+    victims: &mut Vec<Slot>,
+    block: BlockNo,
+    dirty: bool,
+    evicted: &mut Vec<BlockMeta>,
+) {
+    if table.is_full() {
+        evict_with(table, policy, victims, block, evicted);
+    }
+    let slot = table.insert(block, dirty);
+    policy.on_insert(table, slot);
+}
+
+/// Asks the policy for victims and removes them.
+#[inline(always)]
+fn evict_with<P: Policy + ?Sized>(
+    table: &mut BlockTable,
+    policy: &mut P,
+    victims: &mut Vec<Slot>,
+    incoming: BlockNo,
+    evicted: &mut Vec<BlockMeta>,
+) {
+    victims.clear();
+    policy.select_victims(table, incoming, victims);
+    if victims.is_empty() {
+        no_victim(policy.name());
+    }
+    let look_ahead = table.capacity() >= LOOK_AHEAD_MIN_SLOTS;
+    if look_ahead && victims.len() > 1 {
+        // A batch (SAC, MOST, …): fetch every victim's meta, then touch their index entries,
+        // so that the misses of the batch overlap instead of coming one removal at a time.
+        for &s in victims.iter() {
+            table.prefetch_meta(s);
+        }
+        for &s in victims.iter() {
+            if table.is_used(s) {
+                table.warm_remove(s);
+            }
+        }
+    }
+    for &s in victims.iter() {
+        if !table.is_used(s) {
+            bad_victim(policy.name(), s);
+        }
+        policy.on_remove(table, s);
+        evicted.push(table.remove(s));
+    }
+    if look_ahead {
+        // The next victim's index entry is touched now and the one after's meta is
+        // prefetched, so that the coldest blocks' cache misses overlap with the requests
+        // served until then instead of stalling the next eviction.
+        let mut ahead = [0; 2];
+        let n = policy.peek_victims(table, &mut ahead);
+        if n >= 2 {
+            table.prefetch_meta(ahead[1]);
+        }
+        if n >= 1 {
+            table.warm_remove(ahead[0]);
+        }
+    }
+}
+
+/// A policy bug, not an input error: no victim for a full cache.
+#[cold]
+#[inline(never)]
+fn no_victim(policy: &str) -> ! {
+    panic!("policy {policy} chose no victim for a full cache")
+}
+
+/// A policy bug, not an input error: a free or repeated victim.
+#[cold]
+#[inline(never)]
+fn bad_victim(policy: &str, s: Slot) -> ! {
+    panic!("policy {policy} chose free or repeated slot {s}")
 }

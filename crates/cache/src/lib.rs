@@ -37,6 +37,6 @@ pub use cache::{Cache, LOOK_AHEAD_MIN_SLOTS};
 pub use index::BlockIndex;
 pub use list::{Links, List, NIL};
 pub use pb_length::{PbLength, PbLengthError};
-pub use policy::interface::{Policy, PolicyContext, PolicyError, SmrCosts};
+pub use policy::interface::{IntoAny, Policy, PolicyContext, PolicyError, SmrCosts};
 pub use registry::{PolicyBuilder, PolicyConfig, ALIASES};
 pub use table::{BlockMeta, BlockTable};

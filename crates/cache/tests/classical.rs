@@ -25,7 +25,7 @@ fn cache_from(cfg: &dyn PolicyBuilder, capacity: u32) -> Cache {
 /// A policy shared between a [`Cache`] and the test, so the test can inspect its structures.
 struct Shared<P>(Arc<Mutex<P>>);
 
-impl<P: Policy> Policy for Shared<P> {
+impl<P: Policy + 'static> Policy for Shared<P> {
     fn name(&self) -> &'static str {
         self.0.lock().unwrap().name()
     }

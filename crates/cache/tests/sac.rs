@@ -53,7 +53,7 @@ struct State<P> {
 /// A policy shared between the cache and the test.
 struct Shared<P>(Arc<Mutex<State<P>>>);
 
-impl<P: HasSac + Send> Policy for Shared<P> {
+impl<P: HasSac + Send + 'static> Policy for Shared<P> {
     fn name(&self) -> &'static str {
         self.0.lock().unwrap().policy.name()
     }

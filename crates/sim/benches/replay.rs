@@ -9,7 +9,7 @@
 
 use shingled_cache::{Cache, PolicyConfig, PolicyContext};
 use shingled_core::BandConfig;
-use shingled_device::{BuildContext, Drive};
+use shingled_device::BuildContext;
 use shingled_sim::{scheme_config, sizing, Engine, Mode, SimConfig};
 use shingled_trace::{Request, TraceReader};
 use std::sync::Arc;

@@ -108,7 +108,7 @@ pub enum PolicyError {
 ///   invalidates a block); the meta is still readable.
 /// - [`Policy::on_clean`] just before the caller marks a dirty cached block clean (a cleaner
 ///   wrote it back without evicting it).
-pub trait Policy: Send {
+pub trait Policy: Send + IntoAny {
     /// Short name as used in reports (`lru`, `pore-bl` …).
     fn name(&self) -> &'static str;
     /// A block entered `slot`.
@@ -138,5 +138,24 @@ pub trait Policy: Send {
     /// Heap bytes the policy's own structures use (for the memory-per-block figure).
     fn heap_bytes(&self) -> usize {
         0
+    }
+}
+
+/// What lets [`crate::Cache`] recognise the policies it serves without a virtual call (LRU,
+/// ARC, S3-FIFO, whose per-request work is small enough that the calls would be a large part
+/// of it): every `'static` policy has it through the blanket implementation.
+pub trait IntoAny {
+    /// The policy as `Any`, to ask its type.
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// The boxed policy as `Any`, to take it out as its type.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+}
+
+impl<T: std::any::Any> IntoAny for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
     }
 }
