@@ -452,12 +452,9 @@ mod tests {
                     }
                     8 => {
                         // drop superseded entries and every third block's latest copy
-                        let drop_latest = |b: u64| b % 3 == 0;
-                        let dropped: Vec<u64> = (0..ring.len()).map(|i| ring.get(i).unwrap())
-                            .filter(|e| !e.1 && drop_latest(e.0)).map(|e| e.0).collect();
+                        let drop_latest = |b: u64| b.is_multiple_of(3);
                         ix.clear();
                         ring.compact(|e| !e.1 && !drop_latest(e.0), |e, p| ix.insert_new(e.0, p as u32));
-                        let _ = dropped;
                         model_ring.retain(|e| !e.1 && !drop_latest(e.0));
                         model_latest = model_ring.iter().enumerate().map(|(i, e)| (e.0, i)).collect();
                     }
@@ -465,8 +462,8 @@ mod tests {
                 }
                 prop_assert_eq!(ring.len(), model_ring.len());
                 prop_assert_eq!(ix.len() as usize, model_latest.len());
-                for i in 0..ring.len() {
-                    prop_assert_eq!(ring.get(i).unwrap(), model_ring[i]);
+                for (i, e) in model_ring.iter().enumerate() {
+                    prop_assert_eq!(ring.get(i).unwrap(), *e);
                 }
                 for k in 0u64..40 {
                     let block = if k % 2 == 0 { k } else { k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16 };
