@@ -115,6 +115,43 @@ impl BandConfig {
 /// The band index of a block.
 pub type BandId = u32;
 
+/// Division by a fixed `d >= 1` without a divide instruction (a 64-bit `div` takes tens of
+/// cycles; band lookups run once or twice per block request). With `m = ⌊2⁶⁴/d⌋ + 1 = (2⁶⁴ +
+/// e)/d`, `0 < e <= d`, and `n = qd + r`: `n·m/2⁶⁴ = q + (r + n·e/2⁶⁴)/d`, whose floor is `q`
+/// whenever `n·e < 2⁶⁴`, so for every `n <= (2⁶⁴ − 1)/d`. Larger `n` divide; powers of two shift.
+#[derive(Clone, Copy, Debug)]
+struct FixedDiv {
+    d: u64,
+    /// `⌊2⁶⁴/d⌋ + 1`, or 0 for a power of two.
+    m: u64,
+    shift: u32,
+    /// Largest `n` the multiply-shift is exact for.
+    limit: u64,
+}
+
+impl FixedDiv {
+    fn new(d: u64) -> Self {
+        assert!(d > 0, "division by zero");
+        if d.is_power_of_two() {
+            FixedDiv { d, m: 0, shift: d.trailing_zeros(), limit: u64::MAX }
+        } else {
+            // `d` is not a power of two, so ⌊(2⁶⁴ − 1)/d⌋ = ⌊2⁶⁴/d⌋.
+            FixedDiv { d, m: u64::MAX / d + 1, shift: 0, limit: u64::MAX / d }
+        }
+    }
+
+    #[inline]
+    fn div(&self, n: u64) -> u64 {
+        if self.m == 0 {
+            n >> self.shift
+        } else if n <= self.limit {
+            ((n as u128 * self.m as u128) >> 64) as u64
+        } else {
+            n / self.d
+        }
+    }
+}
+
 /// A concrete band layout covering `[0, capacity)` blocks.
 ///
 /// Band lookups are O(1) for fixed layouts and a short scan after a direct-indexed coarse table
@@ -130,6 +167,8 @@ enum Kind {
     Fixed {
         size: u64,
         count: u64,
+        /// `block / size` as a multiply-shift: see [`FixedDiv`].
+        div: FixedDiv,
     },
     Table {
         /// Start block of every band, then one past the end: `starts.len() == bands + 1`.
@@ -150,7 +189,7 @@ impl BandMap {
         let kind = match cfg {
             BandConfig::Fixed { size } => {
                 let size = blocks(*size);
-                Kind::Fixed { size, count: capacity_blocks.div_ceil(size) }
+                Kind::Fixed { size, count: capacity_blocks.div_ceil(size), div: FixedDiv::new(size) }
             }
             BandConfig::UniformRandom { min, max, seed } => {
                 let (lo, hi) = (blocks(*min), blocks(*max));
@@ -222,7 +261,7 @@ impl BandMap {
     #[inline]
     pub fn band_of(&self, block: BlockNo) -> BandId {
         match &self.kind {
-            Kind::Fixed { size, .. } => (block / size) as BandId,
+            Kind::Fixed { div, .. } => div.div(block) as BandId,
             Kind::Table { starts, coarse, shift } => {
                 let g = (block >> shift) as usize;
                 if g >= coarse.len() {
@@ -324,6 +363,36 @@ mod tests {
             ByteSize::gb(1)
         )
         .is_err());
+    }
+
+    #[test]
+    fn fixed_division_is_exact_at_the_edges() {
+        for d in
+            [1u64, 2, 3, 5, 7, 4096, 4999, 5000, 65_537, (1 << 32) + 1, u64::MAX / 3, u64::MAX - 1, u64::MAX]
+        {
+            let f = FixedDiv::new(d);
+            let mut ns = vec![0u64, 1, d - 1, d, d.saturating_add(1), u64::MAX, u64::MAX - 1, f.limit];
+            for k in [1u64, 2, 3, 1000, 1 << 20, 1 << 40] {
+                ns.push(d.saturating_mul(k));
+                ns.push(d.saturating_mul(k).saturating_sub(1));
+            }
+            ns.push(f.limit.saturating_add(1));
+            ns.push(f.limit.saturating_sub(1));
+            for n in ns {
+                assert_eq!(f.div(n), n / d, "{n} / {d}");
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn fixed_division_matches_div(d in 1u64.., n in any::<u64>(), small in 0u64..(1 << 40)) {
+            let f = FixedDiv::new(d);
+            prop_assert_eq!(f.div(n), n / d);
+            prop_assert_eq!(f.div(small), small / d);
+            let near = f.limit.wrapping_sub(small % 1000);
+            prop_assert_eq!(f.div(near), near / d);
+        }
     }
 
     proptest! {

@@ -91,22 +91,24 @@
 //!
 //! # Cost
 //!
-//! O(1) amortised per block and O(1) per cleaning, whatever the number of blocks merged: a
-//! block → sequence-number map (FxHashMap) holds each block's latest PB copy; per band, a count
-//! of valid PB blocks and a "cleaned at sequence" mark. A PB entry is valid iff it is its block's
-//! latest copy and its sequence number is at or above its band's mark, so cleaning a band only
-//! sets the mark; the merged entries are recognised as stale lazily, when they reach the head or
-//! are looked up. With [`PbFree::Immediate`] superseded and merged entries stay in the ring
-//! until the head reaches them, so the ring is compacted when it reaches twice the capacity
-//! (at most `cap` entries survive, so this costs at most two map lookups per append). With
-//! [`PbFree::AtHead`] the ring holds consecutive sequence numbers, so an append marks its block's
-//! previous entry superseded in place and the head is judged from the entry and its band's mark
-//! alone, with no map lookup; the map entries of merged copies that have left the ring are
-//! dropped in one sweep whenever the map reaches twice the capacity (at most `cap` entries
-//! survive, so a sweep comes at most once per `cap` appends). No allocation per operation once
-//! the tables have grown (they are reserved up front for PBs of up to 4 Mi slots). Memory per
-//! PB slot: 16 B of ring (32 B in immediate mode) plus 17–68 B of map, about 40–90 B (200–440
-//! MB for a 20 GB PB of 4.9 M slots), plus 12 B per band.
+//! O(1) amortised per block and O(1) per cleaning, whatever the number of blocks merged. The
+//! log is a fixed ring of `(sequence number, block)` entries, each at a stable position (with
+//! [`PbFree::AtHead`] the position is the physical slot); a compact open-addressing index maps
+//! each block to the position of its latest copy in the log, its key read back from the entry
+//! (`dm_smr/index.rs`); per band, a count of valid PB blocks and a "cleaned at sequence" mark. A
+//! PB entry is valid iff it is its block's latest copy and its sequence number is at or above
+//! its band's mark, so cleaning a band only sets the mark; the merged entries are recognised as
+//! stale lazily, when they reach the head or are looked up. An append finds the block's previous
+//! copy and points the index at the new one in one probe, and marks the previous entry
+//! superseded, so the head is judged from the entry and its band's mark alone; a latest copy
+//! leaves the index when it leaves the log. With [`PbFree::Immediate`] superseded and merged
+//! entries stay in the ring until the head reaches them, so the ring (twice the capacity) is
+//! compacted when full: at most `cap` entries survive, re-indexed at their new positions, so a
+//! compaction comes at most once per `cap` appends. No allocation per operation and no rehash:
+//! the index is allocated whole (2 buckets of 8 B per ring position), the ring as it first
+//! fills. Memory per PB slot: 32 B with `AtHead` (16 B of ring, 16 B of index; measured: 32 B
+//! of peak RSS per PB block at a 3.2 GiB PB), 64 B with `Immediate`, plus 12 B per band. PBs
+//! of up to 2^30 slots (4 TiB).
 //!
 //! # Capacity
 //!
@@ -125,6 +127,9 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use shingled_core::{BandConfig, BandMap, BlockNo, ByteSize, Nanos, SizeSpec, BLOCK_SIZE};
 use std::collections::VecDeque;
+
+mod index;
+use index::{PosIndex, Ring};
 
 /// What a rewrite of a block that is already in the persistent buffer does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -345,6 +350,9 @@ mod merge_cost {
 /// Upper bound on the number of bands, so per-band tables stay allocatable (12 B each).
 const MAX_BANDS: usize = 1 << 28;
 
+/// Upper bound on the PB's slots (a 4 TiB PB): the log's positions are indexed as `u32`.
+const MAX_PB_SLOTS: u64 = 1 << 30;
+
 impl DmSmrConfig {
     /// Checks every field that can be checked without a build context.
     pub fn validate(&self) -> Result<()> {
@@ -420,7 +428,15 @@ impl DmSmrConfig {
         }
         self.pb_flash.validate()?;
         if let SizeSpec::Absolute(pb) = self.pb_size {
+            self.check_pb_slots(pb)?;
             self.check_fits(pb.0)?;
+        }
+        Ok(())
+    }
+
+    fn check_pb_slots(&self, pb: ByteSize) -> Result<()> {
+        if pb.0 / BLOCK_SIZE > MAX_PB_SLOTS {
+            return Err(invalid("pb_size", pb, "at most 4 TiB (2^30 blocks of 4 KiB) is supported"));
         }
         Ok(())
     }
@@ -453,6 +469,7 @@ impl DmSmrConfig {
     pub fn build(&self, ctx: &BuildContext) -> Result<DmSmr> {
         self.validate()?;
         let pb = self.resolve_pb(ctx)?;
+        self.check_pb_slots(pb)?;
         self.check_fits(pb.0)?;
         let bands = BandMap::build(&self.bands, self.capacity)
             .map_err(|e| invalid("bands", format!("{:?}", self.bands), e.to_string()))?;
@@ -489,6 +506,12 @@ impl Entry {
     fn superseded(self) -> bool {
         self.seq & SUPERSEDED != 0
     }
+}
+
+/// The sequence number of `block`'s latest copy in the log `ring` indexed by `loc`, if any.
+#[inline]
+fn latest_seq(loc: &PosIndex, ring: &Ring<Entry>, block: BlockNo) -> Option<u64> {
+    loc.find(block, |p| ring.at(p as usize).block == block).map(|p| ring.at(p as usize).seq())
 }
 
 /// A pending run of physically contiguous blocks, issued as one mechanism access.
@@ -589,6 +612,8 @@ struct PbCache {
     capacity: u64,
     /// Interface time per byte, ns.
     ns_per_byte: f64,
+    /// The mechanism's command overhead, whole ns (rounded once, not per access).
+    overhead_ns: f64,
     /// `(physical offset, bytes)`, oldest first.
     extents: VecDeque<(u64, u64)>,
     bytes: u64,
@@ -646,18 +671,13 @@ pub struct DmSmr {
     wait_flash: Option<u64>,
     /// The same for the write cache's interface.
     wait_iface: Option<u64>,
-    /// The log, oldest first. `AtHead`: at most `cap_slots` entries. `Immediate`: compacted
-    /// before it exceeds `compact_at`.
-    ring: VecDeque<Entry>,
-    compact_at: usize,
-    /// Block → sequence number of its latest PB copy; the copy may be stale (merged by a
-    /// cleaning of its band: then its sequence number is below the band's `cleaned_at`).
-    /// `Immediate`: every entry has a ring entry with the same sequence number. `AtHead`: a stale
-    /// copy may stay after its ring entry has left (removing it there would cost a lookup per
-    /// append); such entries are dropped in bulk once the map holds `purge_at` (`purge_loc`).
-    loc: FxHashMap<BlockNo, u64>,
-    /// `AtHead`: the map size at which its stale entries are dropped.
-    purge_at: usize,
+    /// The log, oldest first. `AtHead`: `cap_slots` positions, so an entry's position is its
+    /// physical slot. `Immediate`: twice as many, compacted when full.
+    ring: Ring<Entry>,
+    /// Block → position of its latest copy in the log (an entry not marked superseded); the
+    /// copy may be stale (merged by a cleaning of its band: then its sequence number is below
+    /// the band's `cleaned_at`). An entry leaves the index when its copy leaves the log.
+    loc: PosIndex,
     /// Per band: valid PB blocks.
     valid: Vec<u32>,
     /// Per band: copies with a sequence number below this were merged by the last cleaning.
@@ -679,25 +699,15 @@ impl DmSmr {
     fn new(cfg: &DmSmrConfig, cap_slots: u64, bands: BandMap, mech: Mechanism) -> DmSmr {
         let cap_slots = cap_slots.max(1);
         let nbands = bands.len();
-        // Immediate mode lets superseded entries pile up in the ring; compacting at 2× the
-        // capacity keeps the ring bounded, and since at most `cap` entries survive, a compaction
-        // (one map lookup per entry) comes at most once per `cap` appends: ≤ 2 lookups each.
-        let compact_at = (2 * cap_slots).max(32) as usize;
-        let ring_reserve = match cfg.pb_free {
-            PbFree::AtHead => cap_slots as usize,
-            PbFree::Immediate => compact_at,
-        };
-        // Reserve up front (no growth in the hot path) up to a sane bound; larger PBs grow.
-        const RESERVE_CAP: usize = 1 << 22;
-        let mut loc = FxHashMap::default();
-        let purge_at = (2 * cap_slots).max(64) as usize;
-        loc.reserve(
-            match cfg.pb_free {
-                PbFree::AtHead => purge_at,
-                PbFree::Immediate => cap_slots as usize,
-            }
-            .min(RESERVE_CAP),
-        );
+        // Immediate mode lets superseded entries pile up in the log; compacting at 2× the
+        // capacity keeps it bounded, and since at most `cap` entries survive, a compaction (one
+        // index insertion per survivor) comes at most once per `cap` appends.
+        let ring_size = match cfg.pb_free {
+            PbFree::AtHead => cap_slots,
+            PbFree::Immediate => (2 * cap_slots).max(32),
+        } as usize;
+        // Every index entry names a copy in the log, so the log's size bounds the index.
+        let loc = PosIndex::with_capacity(ring_size as u32);
         let flash = (cfg.pb_medium == PbMedium::Flash).then(|| {
             let f = &cfg.pb_flash;
             Flash {
@@ -720,6 +730,7 @@ impl DmSmr {
             max_extents: wc.max_extents as usize,
             capacity: wc.capacity.0,
             ns_per_byte: 1e3 / wc.interface_mb_s,
+            overhead_ns: mech.command_overhead().0 as f64,
             extents: VecDeque::with_capacity(wc.max_extents as usize),
             bytes: 0,
             host_free: 0,
@@ -748,10 +759,8 @@ impl DmSmr {
             wait_mech: None,
             wait_flash: None,
             wait_iface: None,
-            ring: VecDeque::with_capacity(ring_reserve.min(RESERVE_CAP) + 1),
-            compact_at,
+            ring: Ring::new(ring_size),
             loc,
-            purge_at,
             valid: vec![0; nbands],
             cleaned_at: vec![0; nbands],
             valid_total: 0,
@@ -787,6 +796,12 @@ impl DmSmr {
         }
     }
 
+    /// Heap bytes of the PB bookkeeping (the log and its index) taken so far; the index is
+    /// allocated whole, the log as it first fills.
+    pub fn pb_bookkeeping_bytes(&self) -> usize {
+        self.ring.heap_bytes() + self.loc.heap_bytes()
+    }
+
     /// Blocks whose latest copy is in the PB.
     pub fn pb_valid_blocks(&self) -> u64 {
         self.valid_total
@@ -812,10 +827,16 @@ impl DmSmr {
         &self.mech
     }
 
+    /// The sequence number of `block`'s latest copy in the log, if any (valid or merged).
+    #[inline]
+    fn latest_seq(&self, block: BlockNo) -> Option<u64> {
+        latest_seq(&self.loc, &self.ring, block)
+    }
+
     /// The sequence number of `block`'s valid PB copy, if any.
     #[inline]
     fn valid_seq(&self, block: BlockNo, band: usize) -> Option<u64> {
-        self.loc.get(&block).copied().filter(|&s| s >= self.cleaned_at[band])
+        self.latest_seq(block).filter(|&s| s >= self.cleaned_at[band])
     }
 
     #[inline]
@@ -892,8 +913,8 @@ impl DmSmr {
     /// oldest cached runs first while it does not fit), a read of cached bytes is served from it;
     /// either costs the command overhead plus the interface transfer.
     fn cached(&mut self, r: Run) {
-        let overhead = self.mech.command_overhead().0 as f64;
         let c = self.cache.as_mut().expect("cache on");
+        let overhead = c.overhead_ns;
         let start = self.now.0.max(c.host_free);
         if let Some(now) = self.wait_iface.take() {
             // The interface still busy with an earlier request's transfer.
@@ -979,38 +1000,29 @@ impl DmSmr {
     /// `AtHead` mode dropping stale heads alone may free the slot asked for; the caller checks.
     fn clean_head(&mut self) -> Option<Nanos> {
         loop {
-            let head = self.ring.front().copied()?;
+            let head = self.ring.front()?;
             let band = self.bands.band_of(head.block) as usize;
-            let valid = if self.free == PbFree::AtHead {
-                // The entry knows whether a later append superseded it; a latest copy whose band
-                // was cleaned since leaves its (stale) `loc` entry for `purge_loc`.
-                !head.superseded() && head.seq() >= self.cleaned_at[band]
-            } else {
-                if self.cap_slots >= LOOK_AHEAD_MIN_SLOTS {
-                    // A PB far larger than the CPU's caches: touch the `loc` entry of a head a
-                    // few entries on, so that its miss overlaps with the work until it is reached.
-                    if let Some(e) = self.ring.get(LOOK_AHEAD) {
-                        std::hint::black_box(self.loc.get(&e.block));
-                    }
-                }
-                // One probe of `loc`: a valid head is cleaned; the latest copy of a block whose
-                // band was cleaned since leaves `loc` with its entry; a superseded one just leaves.
-                match self.loc.entry(head.block) {
-                    std::collections::hash_map::Entry::Occupied(e) if *e.get() == head.seq() => {
-                        if head.seq() >= self.cleaned_at[band] {
-                            true
-                        } else {
-                            e.remove();
-                            false
-                        }
-                    }
-                    _ => false,
-                }
-            };
-            if valid {
+            // The entry knows whether a later append superseded it: no index lookup.
+            let latest = !head.superseded();
+            if latest && head.seq() >= self.cleaned_at[band] {
                 return Some(self.clean(band));
             }
+            if self.cap_slots >= LOOK_AHEAD_MIN_SLOTS {
+                // An index far larger than the CPU's caches: fetch the bucket of a head a few
+                // entries on, so that its miss overlaps with the work until it is reached.
+                if let Some(e) = self.ring.get(LOOK_AHEAD) {
+                    if !e.superseded() {
+                        self.loc.prefetch(e.block);
+                    }
+                }
+            }
+            // A latest copy (merged by a cleaning of its band) leaves the index with the log.
+            let pos = self.ring.head_pos() as u32;
             self.ring.pop_front();
+            if latest {
+                let removed = self.loc.remove(head.block, pos);
+                debug_assert!(removed, "a latest copy missing from the index");
+            }
             if self.free == PbFree::AtHead && (self.ring.len() as u64) < self.high_slots {
                 // A slot was freed without cleaning; let the caller re-check.
                 let entries_full = self.extents.as_ref().is_some_and(|e| e.live >= e.max);
@@ -1032,7 +1044,7 @@ impl DmSmr {
         if let Some(ext) = self.extents.as_mut() {
             if let Some(log) = ext.band_log.remove(&(band as u32)) {
                 for (seq, block) in log {
-                    if self.loc.get(&block) == Some(&seq) && seq >= self.cleaned_at[band] {
+                    if latest_seq(&self.loc, &self.ring, block) == Some(seq) && seq >= self.cleaned_at[band] {
                         ext.dec(seq);
                     }
                 }
@@ -1096,22 +1108,12 @@ impl DmSmr {
         if self.tail_slot == self.cap_slots {
             self.tail_slot = 0;
         }
-        self.ring.push_back(Entry { seq, block });
-        let previous = self.loc.insert(block, seq);
-        if self.free == PbFree::AtHead {
-            // The ring holds consecutive sequence numbers (it only loses its head): mark the
-            // previous copy superseded if it is still in the log.
-            if let Some(old) = previous {
-                let front = self.ring.front().map_or(seq, |e| e.seq());
-                if old >= front {
-                    let i = (old - front) as usize;
-                    debug_assert_eq!(self.ring[i].seq(), old, "the ring's sequence numbers have a gap");
-                    self.ring[i].seq |= SUPERSEDED;
-                }
-            }
-            if self.loc.len() >= self.purge_at {
-                self.purge_loc();
-            }
+        let pos = self.ring.push_back(Entry { seq, block });
+        debug_assert!(self.free == PbFree::Immediate || pos as u64 == seq % self.cap_slots);
+        // One probe finds the previous copy in the log, if any, and points the index here.
+        let (loc, ring) = (&mut self.loc, &self.ring);
+        if let Some(old) = loc.upsert(block, pos as u32, |p| ring.at(p as usize).block == block) {
+            self.ring.at_mut(old as usize).seq |= SUPERSEDED;
         }
         if let Some(ext) = self.extents.as_mut() {
             if !ext.open {
@@ -1122,31 +1124,20 @@ impl DmSmr {
             ext.band_log.entry(band).or_default().push((seq, block));
         }
         self.push_run(phys, true, true);
-        if self.free == PbFree::Immediate && self.ring.len() >= self.compact_at {
+        if self.free == PbFree::Immediate && self.ring.len() == self.ring.size() {
             self.compact();
         }
     }
 
-    /// Drops the `loc` entries whose copies have left the log (`AtHead` mode: each was a block's
-    /// latest copy, merged by a cleaning of its band before the head reached it). The entries of
-    /// copies in the log stay, at most `cap_slots` of them, so a purge comes at most once per
-    /// `purge_at − cap_slots` appends.
-    fn purge_loc(&mut self) {
-        let front = self.ring.front().map_or(self.next_seq, |e| e.seq());
-        self.loc.retain(|_, &mut s| s >= front);
-    }
-
-    /// Drops every stale entry from the ring (Immediate mode only; keeps the order).
+    /// Drops every stale entry from the log (Immediate mode only; keeps the order) and indexes
+    /// the survivors at their new positions.
     fn compact(&mut self) {
         let (loc, cleaned_at, bands) = (&mut self.loc, &self.cleaned_at, &self.bands);
-        self.ring.retain(|e| {
-            let latest = loc.get(&e.block) == Some(&e.seq);
-            let keep = latest && e.seq >= cleaned_at[bands.band_of(e.block) as usize];
-            if latest && !keep {
-                loc.remove(&e.block);
-            }
-            keep
-        });
+        loc.clear();
+        self.ring.compact(
+            |e| !e.superseded() && e.seq() >= cleaned_at[bands.band_of(e.block) as usize],
+            |e, pos| loc.insert_new(e.block, pos as u32),
+        );
     }
 
     /// Whether the next append needs a new PB entry (the entry limit is on and this host write
@@ -1251,8 +1242,8 @@ impl Drive for DmSmr {
             let runs_before = self.read_runs;
             for b in block..block + n {
                 // Most reads miss the PB: look the block up before computing its band.
-                let pb_seq = match self.loc.get(&b) {
-                    Some(&s) if s >= self.cleaned_at[self.bands.band_of(b) as usize] => Some(s),
+                let pb_seq = match self.latest_seq(b) {
+                    Some(s) if s >= self.cleaned_at[self.bands.band_of(b) as usize] => Some(s),
                     _ => None,
                 };
                 match pb_seq {
@@ -1408,8 +1399,8 @@ mod tests {
         for _ in 0..10_000 {
             now += d.write(now, 1, 1);
         }
-        assert!(d.ring.len() < d.compact_at, "{}", d.ring.len());
-        assert!(d.loc.len() <= d.ring.len());
+        assert!(d.ring.len() < d.ring.size(), "{}", d.ring.len());
+        assert!(d.loc.len() as usize <= d.ring.len());
         assert_eq!(d.pb_valid_blocks(), 2);
         assert_eq!(d.stats().rmws, 0);
     }

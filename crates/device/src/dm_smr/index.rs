@@ -1,0 +1,483 @@
+//! The persistent buffer's bookkeeping: its log of appends as a fixed ring of entries, and a
+//! compact block → ring position index whose keys are read back from the ring.
+//!
+//! **Log.** A `Vec` of entries used as a ring (head position and length, wrapped by hand, no
+//! reallocation once it has reached its size). A position names a physical entry until that
+//! entry leaves the log, so an index can point at it.
+//!
+//! **Index.** Open addressing with linear probing over `u64` buckets: the top 32 bits of the
+//! key's hash (the tag) and the position + 1 (0 marks an empty bucket). A lookup compares tags
+//! and asks the caller whether the entry at a matching position holds the key, so a miss reads
+//! one bucket line and a hit two (the bucket's and the log entry's, which the caller reads
+//! anyway). A removal shifts the following entries of its cluster back (no tombstones), so the
+//! table never degrades or rehashes under churn and its memory is fixed: 2 buckets, 16 bytes,
+//! per position. The home bucket is the tag scaled to the bucket count; the hash is an odd
+//! multiplication (a bijection), so distinct blocks share a tag with probability 2⁻³² per
+//! comparison. The same design as the cache's block index, for positions instead of slots.
+
+use shingled_core::BlockNo;
+
+/// Fibonacci hashing: the product with 2⁶⁴/φ, whose top bits depend on every bit of the block.
+#[inline]
+fn hash(block: BlockNo) -> u64 {
+    block.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+#[inline]
+fn tag(h: u64) -> u64 {
+    h & !0xffff_ffff
+}
+
+/// Block → log position, for at most `capacity` entries (fixed at construction).
+#[derive(Clone, Debug)]
+pub(super) struct PosIndex {
+    buckets: Vec<u64>,
+    len: u32,
+    capacity: u32,
+}
+
+impl PosIndex {
+    /// An index for up to `capacity` entries (positions below `capacity`); 2 buckets each.
+    pub(super) fn with_capacity(capacity: u32) -> Self {
+        assert!(capacity < u32::MAX, "index capacity out of range");
+        PosIndex { buckets: vec![0; (2 * capacity as usize).max(8)], len: 0, capacity }
+    }
+
+    /// Entries held.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Heap bytes of the table.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.buckets.len() * std::mem::size_of::<u64>()
+    }
+
+    #[inline]
+    fn home(&self, h: u64) -> usize {
+        (((h >> 32) as u128 * self.buckets.len() as u128) >> 32) as usize
+    }
+
+    #[inline]
+    fn next(&self, i: usize) -> usize {
+        if i + 1 == self.buckets.len() {
+            0
+        } else {
+            i + 1
+        }
+    }
+
+    /// Prefetches the bucket line where `block`'s probe starts (changes nothing).
+    #[inline]
+    pub(super) fn prefetch(&self, block: BlockNo) {
+        shingled_core::mem::prefetch(&self.buckets, self.home(hash(block)));
+    }
+
+    /// The position stored for `block`; `is_key(p)` tells whether position `p` holds `block` (it
+    /// is asked only for positions whose tag matches).
+    #[inline]
+    pub(super) fn find(&self, block: BlockNo, is_key: impl Fn(u32) -> bool) -> Option<u32> {
+        let h = hash(block);
+        let t = tag(h);
+        let mut i = self.home(h);
+        loop {
+            let b = self.buckets[i];
+            if b == 0 {
+                return None;
+            }
+            if tag(b) == t {
+                let p = (b as u32).wrapping_sub(1);
+                if is_key(p) {
+                    return Some(p);
+                }
+            }
+            i = self.next(i);
+        }
+    }
+
+    /// Stores `pos` for `block` and returns the position it replaces, if `block` had one: one
+    /// probe for the lookup and the insertion. `is_key` as for [`PosIndex::find`].
+    ///
+    /// # Panics
+    /// If `block` is new and the index is full, or `pos` is out of range.
+    #[inline]
+    pub(super) fn upsert(&mut self, block: BlockNo, pos: u32, is_key: impl Fn(u32) -> bool) -> Option<u32> {
+        assert!(pos < self.capacity, "index position out of range");
+        let h = hash(block);
+        let t = tag(h);
+        let mut i = self.home(h);
+        loop {
+            let b = self.buckets[i];
+            if b == 0 {
+                assert!(self.len < self.capacity, "index full ({} entries)", self.capacity);
+                self.buckets[i] = t | (pos as u64 + 1);
+                self.len += 1;
+                return None;
+            }
+            if tag(b) == t {
+                let p = (b as u32).wrapping_sub(1);
+                if is_key(p) {
+                    self.buckets[i] = t | (pos as u64 + 1);
+                    return Some(p);
+                }
+            }
+            i = self.next(i);
+        }
+    }
+
+    /// Stores `pos` for `block`, which must not be in the index (no key check).
+    #[inline]
+    pub(super) fn insert_new(&mut self, block: BlockNo, pos: u32) {
+        assert!(pos < self.capacity, "index position out of range");
+        assert!(self.len < self.capacity, "index full ({} entries)", self.capacity);
+        let h = hash(block);
+        let mut i = self.home(h);
+        while self.buckets[i] != 0 {
+            i = self.next(i);
+        }
+        self.buckets[i] = tag(h) | (pos as u64 + 1);
+        self.len += 1;
+    }
+
+    /// Removes the entry of `block` at position `pos`; `false` if there is none.
+    #[inline]
+    pub(super) fn remove(&mut self, block: BlockNo, pos: u32) -> bool {
+        let h = hash(block);
+        let want = tag(h) | (pos as u64 + 1);
+        let mut hole = self.home(h);
+        loop {
+            let b = self.buckets[hole];
+            if b == 0 {
+                return false;
+            }
+            if b == want {
+                break;
+            }
+            hole = self.next(hole);
+        }
+        // Backward shift: a later entry of the cluster moves into the hole when the hole lies on
+        // its probe path (cyclically between its home and its bucket).
+        let n = self.buckets.len();
+        let dist = |from: usize, to: usize| if to >= from { to - from } else { to + n - from };
+        let mut j = hole;
+        loop {
+            j = self.next(j);
+            let b = self.buckets[j];
+            if b == 0 {
+                break;
+            }
+            if dist(self.home(b), j) >= dist(hole, j) {
+                self.buckets[hole] = b;
+                hole = j;
+            }
+        }
+        self.buckets[hole] = 0;
+        self.len -= 1;
+        true
+    }
+
+    /// Removes every entry.
+    pub(super) fn clear(&mut self) {
+        self.buckets.fill(0);
+        self.len = 0;
+    }
+}
+
+/// A ring of `T` of fixed size: the log's entries oldest first, each at a stable position.
+#[derive(Clone, Debug)]
+pub(super) struct Ring<T> {
+    /// Grows to `size` on the first pass, then is reused in place.
+    slots: Vec<T>,
+    size: usize,
+    head: usize,
+    len: usize,
+}
+
+impl<T: Copy> Ring<T> {
+    /// An empty ring of `size` positions (memory is taken as the ring first fills).
+    pub(super) fn new(size: usize) -> Self {
+        assert!(size > 0, "a ring needs a position");
+        Ring { slots: Vec::new(), size, head: 0, len: 0 }
+    }
+
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Positions the ring has.
+    pub(super) fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Heap bytes taken so far.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<T>()
+    }
+
+    #[inline]
+    fn wrap(&self, i: usize) -> usize {
+        if i >= self.size {
+            i - self.size
+        } else {
+            i
+        }
+    }
+
+    /// Position of the oldest entry.
+    #[inline]
+    pub(super) fn head_pos(&self) -> usize {
+        self.head
+    }
+
+    /// Position the next [`Ring::push_back`] fills.
+    #[inline]
+    pub(super) fn tail_pos(&self) -> usize {
+        self.wrap(self.head + self.len)
+    }
+
+    /// The oldest entry.
+    #[inline]
+    pub(super) fn front(&self) -> Option<T> {
+        (self.len > 0).then(|| self.slots[self.head])
+    }
+
+    /// The `i`-th entry from the oldest.
+    #[inline]
+    pub(super) fn get(&self, i: usize) -> Option<T> {
+        (i < self.len).then(|| self.slots[self.wrap(self.head + i)])
+    }
+
+    /// Whether position `pos` holds an entry of the log.
+    #[inline]
+    pub(super) fn holds(&self, pos: usize) -> bool {
+        pos < self.size
+            && (if pos >= self.head { pos - self.head } else { pos + self.size - self.head }) < self.len
+    }
+
+    /// The entry at position `pos` (which must hold one).
+    #[inline]
+    pub(super) fn at(&self, pos: usize) -> T {
+        debug_assert!(self.holds(pos), "position {pos} outside the log");
+        self.slots[pos]
+    }
+
+    /// The entry at position `pos`, to change in place.
+    #[inline]
+    pub(super) fn at_mut(&mut self, pos: usize) -> &mut T {
+        debug_assert!(self.holds(pos), "position {pos} outside the log");
+        &mut self.slots[pos]
+    }
+
+    /// Appends `e` at [`Ring::tail_pos`] and returns that position.
+    ///
+    /// # Panics
+    /// If the ring is full.
+    #[inline]
+    pub(super) fn push_back(&mut self, e: T) -> usize {
+        assert!(self.len < self.size, "ring full ({} positions)", self.size);
+        let pos = self.tail_pos();
+        if pos == self.slots.len() {
+            if self.slots.capacity() == 0 {
+                // The first pass writes positions in order: take the whole ring once, so it is
+                // never copied (pages are touched only as it fills).
+                self.slots.reserve_exact(self.size);
+            }
+            self.slots.push(e);
+        } else {
+            self.slots[pos] = e;
+        }
+        self.len += 1;
+        pos
+    }
+
+    /// Drops the oldest entry.
+    #[inline]
+    pub(super) fn pop_front(&mut self) -> Option<T> {
+        let e = self.front()?;
+        self.head = self.wrap(self.head + 1);
+        self.len -= 1;
+        Some(e)
+    }
+
+    /// Keeps the entries `keep` accepts, in order, moving them to positions `0, 1, …` (in place:
+    /// a wrapped ring is first rotated straight); `moved(e, new)` is told each kept entry's new
+    /// position.
+    pub(super) fn compact(&mut self, mut keep: impl FnMut(T) -> bool, mut moved: impl FnMut(T, usize)) {
+        if self.head + self.len > self.slots.len() {
+            // Wrapped, so the first pass is over and every position is filled.
+            self.slots.rotate_left(self.head);
+            self.head = 0;
+        }
+        let mut n = 0;
+        for i in self.head..self.head + self.len {
+            let e = self.slots[i];
+            if keep(e) {
+                // `n <= i`: an entry is moved only to a position already read.
+                self.slots[n] = e;
+                moved(e, n);
+                n += 1;
+            }
+        }
+        self.head = 0;
+        self.len = n;
+        // The first pass resumes right after the kept entries.
+        if self.slots.len() < self.size {
+            self.slots.truncate(n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::{HashMap, VecDeque};
+
+    #[test]
+    fn hash_is_a_bijection_on_small_ranges() {
+        let mut seen = std::collections::HashSet::new();
+        for b in 0..100_000u64 {
+            assert!(seen.insert(hash(b)));
+        }
+    }
+
+    #[test]
+    fn colliding_homes_wrap_and_survive_removal() {
+        // Keys sharing the last bucket as home: every probe walks a cluster that wraps.
+        let mut ix = PosIndex::with_capacity(6);
+        let n = ix.buckets.len();
+        let keys: Vec<u64> = (0..1_000_000u64).filter(|&b| ix.home(hash(b)) == n - 1).take(6).collect();
+        for (p, &k) in keys.iter().enumerate() {
+            assert_eq!(ix.upsert(k, p as u32, |x| keys[x as usize] == k), None);
+        }
+        for (p, &k) in keys.iter().enumerate() {
+            assert_eq!(ix.find(k, |x| keys[x as usize] == k), Some(p as u32));
+        }
+        assert!(ix.remove(keys[0], 0));
+        assert!(!ix.remove(keys[0], 0));
+        for (p, &k) in keys.iter().enumerate().skip(1) {
+            assert_eq!(ix.find(k, |x| keys[x as usize] == k), Some(p as u32));
+        }
+        assert_eq!(ix.find(keys[0], |x| keys[x as usize] == keys[0]), None);
+        ix.insert_new(keys[0], 0);
+        assert_eq!(ix.find(keys[0], |x| keys[x as usize] == keys[0]), Some(0));
+        ix.clear();
+        assert_eq!(ix.len(), 0);
+        assert_eq!(ix.find(keys[1], |x| keys[x as usize] == keys[1]), None);
+    }
+
+    #[test]
+    fn ring_wraps_and_keeps_positions() {
+        let mut r: Ring<u64> = Ring::new(4);
+        for v in 0..4 {
+            assert_eq!(r.push_back(v), v as usize);
+        }
+        assert_eq!(r.pop_front(), Some(0));
+        assert_eq!(r.pop_front(), Some(1));
+        assert_eq!(r.push_back(4), 0, "wraps to the start");
+        assert_eq!(r.push_back(5), 1);
+        assert_eq!(r.tail_pos(), 2);
+        assert_eq!((0..4).map(|i| r.get(i).unwrap()).collect::<Vec<_>>(), vec![2, 3, 4, 5]);
+        assert_eq!(r.get(4), None);
+        assert!(r.holds(0) && r.holds(3) && r.holds(2));
+        assert_eq!(r.at(3), 3);
+        r.pop_front();
+        assert!(!r.holds(2) && r.holds(3) && r.holds(1));
+        // compaction of a wrapped ring: rotated straight, kept entries from position 0
+        let mut moved = Vec::new();
+        r.compact(|v| v != 4, |v, p| moved.push((v, p)));
+        assert_eq!(moved, vec![(3, 0), (5, 1)]);
+        assert_eq!((r.len(), r.head_pos(), r.tail_pos()), (2, 0, 2));
+        assert_eq!(r.push_back(6), 2);
+    }
+
+    #[test]
+    fn ring_compaction_in_the_first_pass_resumes_after_the_kept() {
+        let mut r: Ring<u64> = Ring::new(8);
+        for v in 0..5 {
+            r.push_back(v);
+        }
+        r.pop_front();
+        r.compact(|v| v % 2 == 1, |_, _| {});
+        assert_eq!((r.len(), r.tail_pos()), (2, 2));
+        assert_eq!(r.push_back(9), 2);
+        assert_eq!((0..3).map(|i| r.get(i).unwrap()).collect::<Vec<_>>(), vec![1, 3, 9]);
+    }
+
+    proptest! {
+        /// A ring and its index under appends (a block's new copy replaces its old one), pops
+        /// (the popped copy leaves the index if it was its block's latest) and compactions
+        /// agree with a `VecDeque` and a `HashMap`, across wrap-arounds.
+        #[test]
+        fn ring_and_index_match_a_model(ops in proptest::collection::vec((0u8..10, 0u64..40), 0..600)) {
+            const SIZE: usize = 16;
+            let mut ring: Ring<(u64, bool)> = Ring::new(SIZE); // (block, superseded)
+            let mut ix = PosIndex::with_capacity(SIZE as u32);
+            let mut model_ring: VecDeque<(u64, bool)> = VecDeque::new();
+            let mut model_latest: HashMap<u64, usize> = HashMap::new(); // block -> index in model_ring
+            for (op, k) in ops {
+                // spread keys: small numbers and large block numbers alike
+                let block = if k % 2 == 0 { k } else { k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16 };
+                match op {
+                    0..=5 if ring.len() < SIZE => {
+                        let pos = ring.push_back((block, false));
+                        let prev = ix.upsert(block, pos as u32, |p| ring.holds(p as usize) && ring.at(p as usize).0 == block);
+                        if let Some(p) = prev {
+                            ring.at_mut(p as usize).1 = true;
+                        }
+                        let mi = model_ring.len();
+                        model_ring.push_back((block, false));
+                        if let Some(old) = model_latest.insert(block, mi) {
+                            model_ring[old].1 = true;
+                        }
+                        prop_assert_eq!(prev.is_some(), model_ring.iter().filter(|e| e.0 == block).count() > 1);
+                    }
+                    6..=7 => {
+                        let pos = ring.head_pos();
+                        if let Some((b, sup)) = ring.pop_front() {
+                            if !sup {
+                                prop_assert!(ix.remove(b, pos as u32));
+                            }
+                            let (mb, msup) = model_ring.pop_front().unwrap();
+                            prop_assert_eq!((b, sup), (mb, msup));
+                            if !msup {
+                                model_latest.remove(&mb);
+                            }
+                            for v in model_latest.values_mut() {
+                                *v -= 1;
+                            }
+                        }
+                    }
+                    8 => {
+                        // drop superseded entries and every third block's latest copy
+                        let drop_latest = |b: u64| b.is_multiple_of(3);
+                        ix.clear();
+                        ring.compact(|e| !e.1 && !drop_latest(e.0), |e, p| ix.insert_new(e.0, p as u32));
+                        model_ring.retain(|e| !e.1 && !drop_latest(e.0));
+                        model_latest = model_ring.iter().enumerate().map(|(i, e)| (e.0, i)).collect();
+                    }
+                    _ => {}
+                }
+                prop_assert_eq!(ring.len(), model_ring.len());
+                prop_assert_eq!(ix.len() as usize, model_latest.len());
+                for (i, e) in model_ring.iter().enumerate() {
+                    prop_assert_eq!(ring.get(i).unwrap(), *e);
+                }
+                for k in 0u64..40 {
+                    let block = if k % 2 == 0 { k } else { k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16 };
+                    let found = ix.find(block, |p| ring.holds(p as usize) && ring.at(p as usize).0 == block);
+                    match model_latest.get(&block) {
+                        Some(&mi) => {
+                            let p = found.expect("latest copy indexed") as usize;
+                            prop_assert_eq!(ring.at(p), model_ring[mi]);
+                            prop_assert_eq!(p, (ring.head_pos() + mi) % SIZE);
+                        }
+                        None => prop_assert_eq!(found, None),
+                    }
+                }
+            }
+        }
+    }
+}
