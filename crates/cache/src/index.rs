@@ -148,9 +148,8 @@ impl BlockIndex {
         let want = Self::tag(h) | (value as u64 + 1);
         let Some(mut hole) = self.position(h, |b| b == want) else { return false };
         // Backward shift: a later entry of the cluster moves into the hole when the hole lies on
-        // its probe path (cyclically between its home and its bucket).
-        let n = self.buckets.len();
-        let dist = |from: usize, to: usize| if to >= from { to - from } else { to + n - from };
+        // its probe path (cyclically between its home and its bucket), that is, unless its home
+        // lies cyclically in (hole, j].
         let mut j = hole;
         loop {
             j = self.next(j);
@@ -158,7 +157,9 @@ impl BlockIndex {
             if b == 0 {
                 break;
             }
-            if dist(self.home(b), j) >= dist(hole, j) {
+            let home = self.home(b);
+            let stays = if hole < j { hole < home && home <= j } else { hole < home || home <= j };
+            if !stays {
                 self.buckets[hole] = b;
                 hole = j;
             }
