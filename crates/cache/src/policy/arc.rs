@@ -260,14 +260,24 @@ impl Policy for ArcPolicy {
         }
     }
 
-    /// The tail REPLACE would pick if the next miss were on no ghost (a ghost hit may move `p`
-    /// or, in B2, tip a tie toward T1: then the hint is wrong, which costs only the prefetches),
-    /// and the block before it in the same list. Prefetches the ghost bucket the victim's block
-    /// will enter and the links its removal will update.
+    /// The tail REPLACE would pick if the next miss were on no ghost, and the block before it in
+    /// the same list. A ghost hit moves `p` (and one in B2 tips a tie toward T1), and ARC keeps
+    /// |T1| close to `p`, so the other list's tail is as likely a victim: both tails get their
+    /// look-ahead (the ghost bucket their block would enter, their index line, their
+    /// predecessor's links and meta), the likely one through the cache.
     fn peek_victims(&self, table: &BlockTable, ahead: &mut [Slot; 2]) -> usize {
         let t1 = self.t1.len();
-        let list = if t1 > 0 && (t1 as f64 > self.p || self.t2.is_empty()) { &self.t1 } else { &self.t2 };
-        let Some(first) = list.back() else { return 0 };
+        let from_t1 = t1 > 0 && (t1 as f64 > self.p || self.t2.is_empty());
+        let (likely, other) = if from_t1 { (&self.t1, &self.t2) } else { (&self.t2, &self.t1) };
+        if let Some(o) = other.back() {
+            self.ghosts.prefetch_push(table.meta(o).block);
+            table.warm_remove(o);
+            if let Some(s) = self.links.prev(o) {
+                table.prefetch_meta(s);
+                self.links.prefetch(s);
+            }
+        }
+        let Some(first) = likely.back() else { return 0 };
         ahead[0] = first;
         self.ghosts.prefetch_push(table.meta(first).block);
         let Some(second) = self.links.prev(first) else { return 1 };
