@@ -33,12 +33,13 @@ const B2: usize = 1;
 /// itself and resists one-pass scans, which only ever churn T1.
 ///
 /// Victim choice is O(1); `p` is a real number as in the paper. Memory: besides the cached
-/// blocks' links, up to `c` remembered block numbers. Dirty victims are written back by the
-/// caller like any other; ARC ignores dirtiness, so above a DM-SMR drive its write-backs scatter
-/// like LRU's. Do not use it where evicting a dirty block costs much more than a clean one
-/// (SMR-aware policies weigh that), nor expect it to help on a loop slightly larger than the
-/// cache: with nothing reused while cached, T1 fills the cache, B1 stays empty and ARC behaves
-/// exactly like LRU (S3-FIFO's ghost does help there).
+/// blocks' links (8 bytes a slot) and a T2 bit per slot, up to `c` remembered block numbers:
+/// a hash table of 16 bytes per ghost of room and rings of 8 to 32 bytes per ghost. Dirty
+/// victims are written back by the caller like any other; ARC ignores dirtiness, so above a
+/// DM-SMR drive its write-backs scatter like LRU's. Do not use it where evicting a dirty block
+/// costs much more than a clean one (SMR-aware policies weigh that), nor expect it to help on a
+/// loop slightly larger than the cache: with nothing reused while cached, T1 fills the cache,
+/// B1 stays empty and ARC behaves exactly like LRU (S3-FIFO's ghost does help there).
 ///
 /// Mapped onto [`Policy`]: a miss on a full cache is the paper's cases II–IV in
 /// [`Policy::select_victims`] (the incoming block is known there), which also remembers the
