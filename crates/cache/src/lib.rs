@@ -23,6 +23,7 @@
 
 pub mod buckets;
 mod cache;
+mod ghosts;
 mod index;
 mod list;
 mod pb_length;

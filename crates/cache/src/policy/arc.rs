@@ -1,8 +1,7 @@
-//! ARC: Adaptive Replacement Cache (Megiddo & Modha, FAST'03), and the bounded ghost lists it
-//! and S3-FIFO keep of recently evicted block numbers.
+//! ARC: Adaptive Replacement Cache (Megiddo & Modha, FAST'03).
 
+use crate::ghosts::Ghosts;
 use crate::{BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot};
-use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use shingled_core::BlockNo;
 
@@ -16,13 +15,6 @@ impl PolicyBuilder for ArcConfig {
     fn build(&self, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
         Ok(Box::new(ArcPolicy::new(ctx.capacity_blocks)))
     }
-}
-
-/// Which list holds a cached block: T1 (seen once recently) or T2 (seen at least twice).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Resident {
-    T1,
-    T2,
 }
 
 /// Ghost list indices in [`Ghosts`].
@@ -41,12 +33,13 @@ const B2: usize = 1;
 /// itself and resists one-pass scans, which only ever churn T1.
 ///
 /// Victim choice is O(1); `p` is a real number as in the paper. Memory: besides the cached
-/// blocks' links, up to `c` remembered block numbers. Dirty victims are written back by the
-/// caller like any other; ARC ignores dirtiness, so above a DM-SMR drive its write-backs scatter
-/// like LRU's. Do not use it where evicting a dirty block costs much more than a clean one
-/// (SMR-aware policies weigh that), nor expect it to help on a loop slightly larger than the
-/// cache: with nothing reused while cached, T1 fills the cache, B1 stays empty and ARC behaves
-/// exactly like LRU (S3-FIFO's ghost does help there).
+/// blocks' links (8 bytes a slot) and a T2 bit per slot, up to `c` remembered block numbers:
+/// a hash table of 16 bytes per ghost of room and rings of 8 to 32 bytes per ghost. Dirty
+/// victims are written back by the caller like any other; ARC ignores dirtiness, so above a
+/// DM-SMR drive its write-backs scatter like LRU's. Do not use it where evicting a dirty block
+/// costs much more than a clean one (SMR-aware policies weigh that), nor expect it to help on a
+/// loop slightly larger than the cache: with nothing reused while cached, T1 fills the cache,
+/// B1 stays empty and ARC behaves exactly like LRU (S3-FIFO's ghost does help there).
 ///
 /// Mapped onto [`Policy`]: a miss on a full cache is the paper's cases II–IV in
 /// [`Policy::select_victims`] (the incoming block is known there), which also remembers the
@@ -61,7 +54,9 @@ pub struct ArcPolicy {
     links: Links,
     t1: List,
     t2: List,
-    resident: Vec<Resident>,
+    /// One bit per slot: set while the slot is in T2 (clear: T1). A bitset rather than a byte
+    /// per slot so that it stays in the CPU's caches (a 64 MiB cache's is 2 KiB).
+    in_t2: Vec<u64>,
     ghosts: Ghosts,
     /// The victim chosen by the last `select_victims` and the ghost list its block enters when
     /// it is removed (`None`: forgotten, case IV-A with a full T1).
@@ -94,7 +89,7 @@ impl ArcPolicy {
             links: Links::with_capacity(capacity as usize),
             t1: List::default(),
             t2: List::default(),
-            resident: vec![Resident::T1; capacity as usize],
+            in_t2: vec![0; (capacity as usize).div_ceil(64)],
             ghosts: Ghosts::new(capacity),
             victim: None,
             incoming: None,
@@ -109,6 +104,22 @@ impl ArcPolicy {
             b1: self.ghosts.len(B1),
             b2: self.ghosts.len(B2),
             p: self.p,
+        }
+    }
+
+    #[inline]
+    fn is_in_t2(&self, slot: Slot) -> bool {
+        self.in_t2[slot as usize / 64] & (1 << (slot % 64)) != 0
+    }
+
+    #[inline]
+    fn set_in_t2(&mut self, slot: Slot, t2: bool) {
+        let w = &mut self.in_t2[slot as usize / 64];
+        let bit = 1 << (slot % 64);
+        if t2 {
+            *w |= bit;
+        } else {
+            *w &= !bit;
         }
     }
 
@@ -141,9 +152,9 @@ impl ArcPolicy {
     /// hit, else trim the ghosts so the bounds survive the insertion (case IV without REPLACE).
     /// Returns whether the block enters T2.
     fn admit_into_free_slot(&mut self, block: BlockNo) -> bool {
-        if let Some(b) = self.ghosts.find(block) {
-            self.adapt(b);
-            self.ghosts.remove(block);
+        if let Some(found) = self.ghosts.find(block) {
+            self.adapt(found.list);
+            self.ghosts.remove_found(found);
             return true;
         }
         let (t1, t2) = (self.t1.len(), self.t2.len());
@@ -171,22 +182,20 @@ impl Policy for ArcPolicy {
         };
         if to_t2 {
             self.links.push_front(&mut self.t2, slot);
-            self.resident[slot as usize] = Resident::T2;
         } else {
             self.links.push_front(&mut self.t1, slot);
-            self.resident[slot as usize] = Resident::T1;
         }
+        self.set_in_t2(slot, to_t2);
     }
 
     /// Case I: move to the MRU end of T2.
     fn on_hit(&mut self, _: &BlockTable, slot: Slot, _: bool) {
-        match self.resident[slot as usize] {
-            Resident::T1 => {
-                self.links.remove(&mut self.t1, slot);
-                self.links.push_front(&mut self.t2, slot);
-                self.resident[slot as usize] = Resident::T2;
-            }
-            Resident::T2 => self.links.move_to_front(&mut self.t2, slot),
+        if self.is_in_t2(slot) {
+            self.links.move_to_front(&mut self.t2, slot);
+        } else {
+            self.links.remove(&mut self.t1, slot);
+            self.links.push_front(&mut self.t2, slot);
+            self.set_in_t2(slot, true);
         }
     }
 
@@ -200,9 +209,10 @@ impl Policy for ArcPolicy {
         let (b1, b2) = (self.ghosts.len(B1), self.ghosts.len(B2));
         let (victim, ghost, ghost_hit) = match self.ghosts.find(incoming) {
             // Cases II and III: adapt p, REPLACE, and the block will go to T2.
-            Some(b) => {
+            Some(found) => {
+                let b = found.list;
                 self.adapt(b);
-                self.ghosts.remove(incoming);
+                self.ghosts.remove_found(found);
                 let (v, g) = self.replace(b == B2);
                 (v, Some(g), true)
             }
@@ -233,9 +243,10 @@ impl Policy for ArcPolicy {
     }
 
     fn on_remove(&mut self, table: &BlockTable, slot: Slot) {
-        match self.resident[slot as usize] {
-            Resident::T1 => self.links.remove(&mut self.t1, slot),
-            Resident::T2 => self.links.remove(&mut self.t2, slot),
+        if self.is_in_t2(slot) {
+            self.links.remove(&mut self.t2, slot);
+        } else {
+            self.links.remove(&mut self.t1, slot);
         }
         match self.victim {
             Some((v, ghost)) if v == slot => {
@@ -250,119 +261,35 @@ impl Policy for ArcPolicy {
         }
     }
 
+    /// The tail REPLACE would pick if the next miss were on no ghost, and the block before it in
+    /// the same list. A ghost hit moves `p` (and one in B2 tips a tie toward T1), and ARC keeps
+    /// |T1| close to `p`, so the other list's tail is as likely a victim: both tails get their
+    /// look-ahead (the ghost bucket their block would enter, their index line, their
+    /// predecessor's links and meta), the likely one through the cache.
+    fn peek_victims(&self, table: &BlockTable, ahead: &mut [Slot; 2]) -> usize {
+        let t1 = self.t1.len();
+        let from_t1 = t1 > 0 && (t1 as f64 > self.p || self.t2.is_empty());
+        let (likely, other) = if from_t1 { (&self.t1, &self.t2) } else { (&self.t2, &self.t1) };
+        if let Some(o) = other.back() {
+            self.ghosts.prefetch_push(table.meta(o).block);
+            table.warm_remove(o);
+            if let Some(s) = self.links.prev(o) {
+                table.prefetch_meta(s);
+                self.links.prefetch(s);
+            }
+        }
+        let Some(first) = likely.back() else { return 0 };
+        ahead[0] = first;
+        self.ghosts.prefetch_push(table.meta(first).block);
+        let Some(second) = self.links.prev(first) else { return 1 };
+        ahead[1] = second;
+        self.links.prefetch(second);
+        2
+    }
+
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes()
-            + self.resident.capacity() * std::mem::size_of::<Resident>()
+            + self.in_t2.capacity() * std::mem::size_of::<u64>()
             + self.ghosts.heap_bytes()
     }
-}
-
-/// Up to two LRU-ordered lists of remembered (evicted, no longer cached) block numbers sharing
-/// `capacity` nodes: ARC's B1 and B2, S3-FIFO's ghost queue G (list 0 only).
-///
-/// Nodes are a slab indexed by `u32` with their order (and the free nodes) in [`Links`], and a
-/// block → node hash map, so every operation is O(1) and the memory never exceeds what
-/// `capacity` ghosts need. The slab grows as ghosts appear, never beyond `capacity` nodes.
-#[derive(Debug)]
-pub(crate) struct Ghosts {
-    capacity: u32,
-    links: Links,
-    lists: [List; 2],
-    /// Released nodes, linked through the same `links`.
-    free: List,
-    /// Node → its block and its list.
-    nodes: Vec<(BlockNo, u8)>,
-    map: FxHashMap<BlockNo, u32>,
-}
-
-impl Ghosts {
-    /// Room for `capacity` ghosts in all lists together.
-    pub(crate) fn new(capacity: u32) -> Self {
-        Ghosts {
-            capacity,
-            links: Links::with_capacity(capacity as usize),
-            lists: [List::default(); 2],
-            free: List::default(),
-            nodes: Vec::new(),
-            map: FxHashMap::default(),
-        }
-    }
-
-    /// Ghosts in list `l`.
-    #[inline]
-    pub(crate) fn len(&self, l: usize) -> u32 {
-        self.lists[l].len()
-    }
-
-    /// Ghosts in all lists.
-    #[inline]
-    pub(crate) fn total(&self) -> u32 {
-        self.map.len() as u32
-    }
-
-    /// The list remembering `block`, if any.
-    #[inline]
-    pub(crate) fn find(&self, block: BlockNo) -> Option<usize> {
-        self.map.get(&block).map(|&n| self.nodes[n as usize].1 as usize)
-    }
-
-    /// Forgets `block`; returns the list it was in.
-    pub(crate) fn remove(&mut self, block: BlockNo) -> Option<usize> {
-        let n = self.map.remove(&block)?;
-        let l = self.nodes[n as usize].1 as usize;
-        self.links.remove(&mut self.lists[l], n);
-        self.links.push_front(&mut self.free, n);
-        Some(l)
-    }
-
-    /// Remembers `block` (not remembered yet) at the MRU end of list `l`. Returns `false`, and
-    /// remembers nothing, when all `capacity` nodes are in use: the caller trims first.
-    pub(crate) fn push_front(&mut self, l: usize, block: BlockNo) -> bool {
-        debug_assert!(!self.map.contains_key(&block), "ghost {block} remembered twice");
-        let n = match self.links.pop_back(&mut self.free) {
-            Some(n) => n,
-            None if self.nodes.len() < self.capacity as usize => {
-                if self.nodes.len() == self.nodes.capacity() {
-                    // Double, but never past `capacity` nodes.
-                    let room = self.capacity as usize - self.nodes.len();
-                    self.nodes.reserve_exact(self.nodes.len().max(8).min(room));
-                }
-                self.nodes.push((0, 0));
-                (self.nodes.len() - 1) as u32
-            }
-            None => return false,
-        };
-        self.nodes[n as usize] = (block, l as u8);
-        self.links.push_front(&mut self.lists[l], n);
-        self.map.insert(block, n);
-        true
-    }
-
-    /// Forgets the LRU ghost of list `l`, returning its block.
-    pub(crate) fn pop_back(&mut self, l: usize) -> Option<BlockNo> {
-        let n = self.links.pop_back(&mut self.lists[l])?;
-        let block = self.nodes[n as usize].0;
-        self.map.remove(&block);
-        self.links.push_front(&mut self.free, n);
-        Some(block)
-    }
-
-    /// Heap bytes: links, node slab and hash map.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.links.heap_bytes()
-            + self.nodes.capacity() * std::mem::size_of::<(BlockNo, u8)>()
-            + hash_map_heap_bytes(&self.map)
-    }
-}
-
-/// Heap bytes of a hashbrown-backed map: one `(K, V)` pair and one control byte per bucket, plus
-/// a group of trailing control bytes.
-fn hash_map_heap_bytes<K, V>(map: &FxHashMap<K, V>) -> usize {
-    let cap = map.capacity();
-    let buckets = match cap {
-        0 => return 0,
-        1..=7 => cap + 1,
-        _ => cap / 7 * 8,
-    };
-    buckets * (std::mem::size_of::<(K, V)>() + 1) + 16
 }

@@ -1,6 +1,6 @@
 //! S3-FIFO: three static FIFO queues (Yang et al., SOSP'23).
 
-use super::arc::Ghosts;
+use crate::ghosts::Ghosts;
 use crate::{BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot};
 use serde::{Deserialize, Serialize};
 use shingled_core::BlockNo;
