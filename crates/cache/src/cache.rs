@@ -110,6 +110,15 @@ impl Cache {
         self.table.slot_of(block).map(|s| self.table.meta(s))
     }
 
+    /// Prefetches the lines a lookup of `block` reads first: the block table's index line and
+    /// the policy's own (ghosts), for look-ahead over requests about to be replayed; changes
+    /// nothing.
+    #[inline]
+    pub fn prefetch_lookup(&self, block: BlockNo) {
+        self.table.prefetch_lookup(block);
+        with_policy!(&self.policy, p => p.prefetch_lookup(block));
+    }
+
     /// Accesses `block`: on a hit updates its state (a write makes it dirty), tells the policy,
     /// and returns whether it was dirty before this access. `None` on a miss (nothing changes).
     #[inline]

@@ -271,7 +271,7 @@ impl Engine {
             // and a hint, no wait) hides the second-level misses without a second lookup.
             for r in reqs {
                 for b in r.blocks() {
-                    t.prefetch_lookup(b);
+                    c.prefetch_lookup(b);
                 }
             }
             return;

@@ -287,6 +287,11 @@ impl Policy for ArcPolicy {
         2
     }
 
+    #[inline]
+    fn prefetch_lookup(&self, block: BlockNo) {
+        self.ghosts.prefetch_push(block);
+    }
+
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes()
             + self.in_t2.capacity() * std::mem::size_of::<u64>()

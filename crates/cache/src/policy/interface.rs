@@ -135,6 +135,12 @@ pub trait Policy: Send + IntoAny {
         let _ = (table, ahead);
         0
     }
+    /// Prefetches the line of the policy's own state a miss on `block` will read first (ARC's
+    /// and S3-FIFO's ghost lookup), for look-ahead over requests about to be replayed; it must
+    /// change nothing. Default: nothing.
+    fn prefetch_lookup(&self, block: BlockNo) {
+        let _ = block;
+    }
     /// Heap bytes the policy's own structures use (for the memory-per-block figure).
     fn heap_bytes(&self) -> usize {
         0

@@ -235,6 +235,11 @@ impl Policy for S3Fifo {
         }
     }
 
+    #[inline]
+    fn prefetch_lookup(&self, block: BlockNo) {
+        self.ghosts.prefetch_push(block);
+    }
+
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes() + self.state.capacity() + self.ghosts.heap_bytes()
     }
