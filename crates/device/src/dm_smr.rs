@@ -98,9 +98,10 @@
 //! (`dm_smr/index.rs`); per band, a count of valid PB blocks and a "cleaned at sequence" mark. A
 //! PB entry is valid iff it is its block's latest copy and its sequence number is at or above
 //! its band's mark, so cleaning a band only sets the mark; the merged entries are recognised as
-//! stale lazily, when they reach the head or are looked up. An append finds the block's previous
-//! copy and points the index at the new one in one probe, and marks the previous entry
-//! superseded, so the head is judged from the entry and its band's mark alone; a latest copy
+//! stale lazily, when they reach the head or are looked up. A write's one probe finds the block's
+//! previous copy and where the block goes in the index, and its append points the index there
+//! (the probe is redone only if making room removed an entry on its path) and marks the previous
+//! entry superseded, so the head is judged from the entry and its band's mark alone; a latest copy
 //! leaves the index when it leaves the log. With [`PbFree::Immediate`] superseded and merged
 //! entries stay in the ring until the head reaches them, so the ring (twice the capacity) is
 //! compacted when full: at most `cap` entries survive, re-indexed at their new positions, so a
