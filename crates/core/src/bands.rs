@@ -154,8 +154,8 @@ impl FixedDiv {
 
 /// A concrete band layout covering `[0, capacity)` blocks.
 ///
-/// Band lookups are O(1) for fixed layouts and a short scan after a direct-indexed coarse table
-/// for variable layouts.
+/// Band lookups are O(1): a multiply-shift for fixed layouts, one direct-indexed table entry
+/// and a comparison for variable layouts.
 #[derive(Clone, Debug)]
 pub struct BandMap {
     kind: Kind,
@@ -173,8 +173,11 @@ enum Kind {
     Table {
         /// Start block of every band, then one past the end: `starts.len() == bands + 1`.
         starts: Vec<u64>,
-        /// For each granule of `1 << shift` blocks, the index of the band holding its first block.
-        coarse: Vec<BandId>,
+        /// For each granule of `1 << shift` blocks (no larger than the smallest band, so it meets
+        /// at most two bands): the band holding its first block in the high 32 bits, and in the
+        /// low 32 the offset within the granule where the next band starts (`1 << shift` if none
+        /// does). A lookup reads one entry and compares.
+        coarse: Vec<u64>,
         shift: u32,
     },
 }
@@ -222,9 +225,12 @@ impl BandMap {
             at = (at + size).min(capacity_blocks);
             starts.push(at);
         }
-        // Granules no larger than the smallest band, so a granule spans at most two bands.
-        let shift = 63 - min_size.max(1).leading_zeros();
-        let granules = capacity_blocks.div_ceil(1 << shift) as usize;
+        // Granules no larger than the smallest band, so a granule spans at most two bands (a
+        // band after the first lies wholly inside only if it is the last, cut short by the
+        // capacity); at most 2^31 blocks, so an offset within one fits the entry's low half.
+        let shift = (63 - min_size.max(1).leading_zeros()).min(31);
+        let granule = 1u64 << shift;
+        let granules = capacity_blocks.div_ceil(granule) as usize;
         let mut coarse = Vec::with_capacity(granules);
         let mut band = 0usize;
         for g in 0..granules as u64 {
@@ -232,7 +238,10 @@ impl BandMap {
             while starts[band + 1] <= first {
                 band += 1;
             }
-            coarse.push(band as BandId);
+            // The last band runs on past the capacity (its end is no next band's start).
+            let split =
+                if band + 2 < starts.len() { (starts[band + 1] - first).min(granule) } else { granule };
+            coarse.push((band as u64) << 32 | split);
         }
         Kind::Table { starts, coarse, shift }
     }
@@ -263,15 +272,11 @@ impl BandMap {
         match &self.kind {
             Kind::Fixed { div, .. } => div.div(block) as BandId,
             Kind::Table { starts, coarse, shift } => {
-                let g = (block >> shift) as usize;
-                if g >= coarse.len() {
+                let Some(&c) = coarse.get((block >> shift) as usize) else {
                     return (starts.len() - 2) as BandId;
-                }
-                let mut b = coarse[g] as usize;
-                while starts[b + 1] <= block {
-                    b += 1;
-                }
-                b as BandId
+                };
+                let offset = block & ((1u64 << shift) - 1);
+                (c >> 32) as BandId + (offset >= c & 0xffff_ffff) as BandId
             }
         }
     }
@@ -414,6 +419,10 @@ mod tests {
                 let b = m.band_of(p);
                 let (s, n) = m.band_range(b);
                 prop_assert!(s <= p && p < s + n);
+            }
+            // beyond the capacity: the last band
+            for p in [cap, cap + 1, cap + 4999, u64::MAX] {
+                prop_assert_eq!(m.band_of(p), m.len() as BandId - 1);
             }
         }
     }

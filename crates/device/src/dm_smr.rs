@@ -98,9 +98,10 @@
 //! (`dm_smr/index.rs`); per band, a count of valid PB blocks and a "cleaned at sequence" mark. A
 //! PB entry is valid iff it is its block's latest copy and its sequence number is at or above
 //! its band's mark, so cleaning a band only sets the mark; the merged entries are recognised as
-//! stale lazily, when they reach the head or are looked up. An append finds the block's previous
-//! copy and points the index at the new one in one probe, and marks the previous entry
-//! superseded, so the head is judged from the entry and its band's mark alone; a latest copy
+//! stale lazily, when they reach the head or are looked up. A write's one probe finds the block's
+//! previous copy and where the block goes in the index, and its append points the index there
+//! (the probe is redone only if making room removed an entry on its path) and marks the previous
+//! entry superseded, so the head is judged from the entry and its band's mark alone; a latest copy
 //! leaves the index when it leaves the log. With [`PbFree::Immediate`] superseded and merged
 //! entries stay in the ring until the head reaches them, so the ring (twice the capacity) is
 //! compacted when full: at most `cap` entries survive, re-indexed at their new positions, so a
@@ -129,7 +130,7 @@ use shingled_core::{BandConfig, BandMap, BlockNo, ByteSize, Nanos, SizeSpec, BLO
 use std::collections::VecDeque;
 
 mod index;
-use index::{PosIndex, Ring};
+use index::{PosIndex, Probe, Ring};
 
 /// What a rewrite of a block that is already in the persistent buffer does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -617,14 +618,91 @@ struct PbCache {
     /// `(physical offset, bytes)`, oldest first.
     extents: VecDeque<(u64, u64)>,
     bytes: u64,
+    /// The highest end of a cached extent (0 when empty): a run ending above it is in none, so
+    /// an append at the PB's tail is told apart without a scan.
+    max_end: u64,
     /// When the host interface is free again.
     host_free: u64,
+    /// The ceiling of one block's interface time, `BLOCK_SIZE × ns_per_byte`.
+    block_ns_ceil: u64,
+    /// Below this `ready` time a one-block transfer ends at exactly `ready + overhead +
+    /// block_ns_ceil` ([`PbCache::block_exact_below`]), without the float round trip.
+    block_exact_below: u64,
 }
 
 impl PbCache {
+    fn new(wc: &crate::hdd::WriteCacheConfig, overhead_ns: u64) -> PbCache {
+        let ns_per_byte = 1e3 / wc.interface_mb_s;
+        let block_ns = BLOCK_SIZE as f64 * ns_per_byte;
+        let block_ns_ceil = crate::hdd::ceil_u64(block_ns);
+        PbCache {
+            max_extents: wc.max_extents as usize,
+            capacity: wc.capacity.0,
+            ns_per_byte,
+            overhead_ns: overhead_ns as f64,
+            extents: VecDeque::with_capacity(wc.max_extents as usize),
+            bytes: 0,
+            max_end: 0,
+            host_free: 0,
+            block_ns_ceil,
+            block_exact_below: Self::block_exact_below(block_ns, overhead_ns),
+        }
+    }
+
+    /// The `ready` times below which `ceil(ready + overhead + block_ns)` in f64 (`ready` and
+    /// `overhead` whole ns) equals `ready + overhead + ceil(block_ns)`. `ready + overhead` is an
+    /// exact integer `I` below 2⁵³, and the real sum `I + block_ns` has `block_ns`'s fraction
+    /// `f`. Below 2^k the sum's rounding error is at most 2^(k−54): with `f = 0` there is none
+    /// (k = 53); otherwise, while 2^(k−54) is below `f`'s distance to the nearest integer, the
+    /// rounded sum stays strictly between the same two integers, so its ceiling is `I +
+    /// ceil(block_ns)`.
+    fn block_exact_below(block_ns: f64, overhead_ns: u64) -> u64 {
+        let f = block_ns - (block_ns as u64) as f64;
+        let dist = f.min(1.0 - f);
+        let mut k = 53;
+        if f != 0.0 {
+            while k > 0 && 2f64.powi(k - 54) >= dist {
+                k -= 1;
+            }
+        }
+        (1u64 << k).saturating_sub(overhead_ns).saturating_sub(crate::hdd::ceil_u64(block_ns))
+    }
+
+    /// When a transfer of `bytes` through the interface, ready to start at `ready`, ends.
+    #[inline]
+    fn transfer_done(&self, ready: u64, bytes: u64) -> u64 {
+        if bytes == BLOCK_SIZE && ready < self.block_exact_below {
+            (ready + self.overhead_ns as u64 + self.block_ns_ceil).max(ready + 1)
+        } else {
+            crate::hdd::ceil_u64(ready as f64 + self.overhead_ns + bytes as f64 * self.ns_per_byte)
+                .max(ready + 1)
+        }
+    }
+
     /// Whether `[start, start + bytes)` lies inside one cached extent.
+    #[inline]
     fn holds(&self, start: u64, bytes: u64) -> bool {
-        self.extents.iter().any(|&(o, b)| o <= start && start + bytes <= o + b)
+        start + bytes <= self.max_end
+            && self.extents.iter().any(|&(o, b)| o <= start && start + bytes <= o + b)
+    }
+
+    /// Takes the run `[start, start + bytes)` in, extending the newest extent if it continues it.
+    #[inline]
+    fn take(&mut self, start: u64, bytes: u64) {
+        match self.extents.back_mut() {
+            Some(last) if last.0 + last.1 == start => last.1 += bytes,
+            _ => self.extents.push_back((start, bytes)),
+        }
+        self.bytes += bytes;
+        self.max_end = self.max_end.max(start + bytes);
+    }
+
+    /// Removes the oldest extent.
+    fn pop_oldest(&mut self) -> Option<(u64, u64)> {
+        let e = self.extents.pop_front()?;
+        self.bytes -= e.1;
+        self.max_end = self.extents.iter().map(|&(o, b)| o + b).max().unwrap_or(0);
+        Some(e)
     }
 }
 
@@ -634,6 +712,11 @@ impl PbCache {
 const LOOK_AHEAD_MIN_SLOTS: u64 = 1 << 16;
 /// How far ahead in the log.
 const LOOK_AHEAD: usize = 8;
+
+/// [`DmSmr::waiting`] bits: the mechanism, the flash PB, the write cache's interface.
+const WAIT_MECH: u8 = 1;
+const WAIT_FLASH: u8 = 2;
+const WAIT_IFACE: u8 = 4;
 
 /// The drive-managed SMR model. Build it with [`DmSmrConfig::build`] or
 /// [`crate::DriveConfig::build`].
@@ -663,14 +746,22 @@ pub struct DmSmr {
     /// Batch cleaning targets (`pb_clean_low_watermark`): `(slots, entries)` to clean down to
     /// once cleaning is forced.
     low_watermark: Option<(u64, u64)>,
+    /// Neither an entry limit nor a low watermark: room for a write is made by
+    /// [`DmSmr::make_slot`] (resolved at build).
+    simple_room: bool,
+    /// `simple_room` with [`PbFlavour::AppendOnly`] and [`PbFree::AtHead`]: every write makes
+    /// room for a slot, so it does so before looking its block up (resolved at build).
+    slot_first: bool,
     /// Completion time of the request being served (max over its accesses).
     req_done: u64,
-    /// The request being served has not yet touched the mechanism / the flash PB: its arrival
-    /// time, so that the first touch counts the wait for work already under way there.
-    wait_mech: Option<u64>,
-    wait_flash: Option<u64>,
-    /// The same for the write cache's interface.
-    wait_iface: Option<u64>,
+    /// What the request being served has not yet touched ([`WAIT_MECH`], [`WAIT_FLASH`],
+    /// [`WAIT_IFACE`] bits): its first touch of each counts the wait, since `wait_since` (its
+    /// arrival), for work already under way there.
+    waiting: u8,
+    wait_since: u64,
+    /// The bits a request starts with: the mechanism, and the flash PB and the write cache's
+    /// interface where the drive has them (resolved at build, not per request).
+    wait_all: u8,
     /// The log, oldest first. `AtHead`: `cap_slots` positions, so an entry's position is its
     /// physical slot. `Immediate`: twice as many, compacted when full.
     ring: Ring<Entry>,
@@ -726,15 +817,10 @@ impl DmSmr {
         };
         let pb_bytes = cap_slots * BLOCK_SIZE;
         let wc = &cfg.mechanism.write_cache;
-        let cache = (wc.enabled && flash.is_none()).then(|| PbCache {
-            max_extents: wc.max_extents as usize,
-            capacity: wc.capacity.0,
-            ns_per_byte: 1e3 / wc.interface_mb_s,
-            overhead_ns: mech.command_overhead().0 as f64,
-            extents: VecDeque::with_capacity(wc.max_extents as usize),
-            bytes: 0,
-            host_free: 0,
-        });
+        let cache = (wc.enabled && flash.is_none()).then(|| PbCache::new(wc, mech.command_overhead().0));
+        let wait_all = WAIT_MECH
+            | if flash.is_some() { WAIT_FLASH } else { 0 }
+            | if cache.is_some() { WAIT_IFACE } else { 0 };
         DmSmr {
             capacity_blocks: cfg.capacity.0 / BLOCK_SIZE,
             flavour: cfg.pb_flavour,
@@ -751,14 +837,19 @@ impl DmSmr {
             flash,
             cache,
             idle_window_ns: cfg.idle_window_ms.map(|ms| (ms * 1e6).round() as u64),
+            simple_room: cfg.pb_max_entries.is_none() && cfg.pb_clean_low_watermark.is_none(),
+            slot_first: cfg.pb_max_entries.is_none()
+                && cfg.pb_clean_low_watermark.is_none()
+                && cfg.pb_flavour == PbFlavour::AppendOnly
+                && cfg.pb_free == PbFree::AtHead,
             low_watermark: cfg.pb_clean_low_watermark.map(|w| {
                 let entries = cfg.pb_max_entries.map_or(u64::MAX, |e| (w * e as f64).floor() as u64);
                 ((w * cap_slots as f64).floor() as u64, entries)
             }),
             req_done: 0,
-            wait_mech: None,
-            wait_flash: None,
-            wait_iface: None,
+            waiting: 0,
+            wait_since: 0,
+            wait_all,
             ring: Ring::new(ring_size),
             loc,
             valid: vec![0; nbands],
@@ -914,11 +1005,11 @@ impl DmSmr {
     /// either costs the command overhead plus the interface transfer.
     fn cached(&mut self, r: Run) {
         let c = self.cache.as_mut().expect("cache on");
-        let overhead = c.overhead_ns;
         let start = self.now.0.max(c.host_free);
-        if let Some(now) = self.wait_iface.take() {
+        if self.waiting & WAIT_IFACE != 0 {
             // The interface still busy with an earlier request's transfer.
-            self.stats.time.host_wait += Nanos(start.saturating_sub(now));
+            self.waiting &= !WAIT_IFACE;
+            self.stats.time.host_wait += Nanos(start.saturating_sub(self.wait_since));
         }
         let mut ready = start;
         if !r.is_write {
@@ -938,16 +1029,10 @@ impl DmSmr {
                 self.destage_oldest(at);
                 ready = ready.max(self.mech.busy_until().0);
             }
-            let c = self.cache.as_mut().expect("cache on");
-            match c.extents.back_mut() {
-                Some(last) if last.0 + last.1 == r.start => last.1 += r.bytes,
-                _ => c.extents.push_back((r.start, r.bytes)),
-            }
-            c.bytes += r.bytes;
+            self.cache.as_mut().expect("cache on").take(r.start, r.bytes);
         }
         let c = self.cache.as_mut().expect("cache on");
-        let done =
-            crate::hdd::ceil_u64(ready as f64 + overhead + r.bytes as f64 * c.ns_per_byte).max(ready + 1);
+        let done = c.transfer_done(ready, r.bytes);
         c.host_free = done;
         self.stats.time.cache += Nanos(done - ready);
         self.req_done = self.req_done.max(done);
@@ -957,8 +1042,7 @@ impl DmSmr {
     /// earlier than `at`. Returns `false` if the cache is empty.
     fn destage_oldest(&mut self, at: Nanos) -> bool {
         let Some(c) = self.cache.as_mut() else { return false };
-        let Some((off, bytes)) = c.extents.pop_front() else { return false };
-        c.bytes -= bytes;
+        let Some((off, bytes)) = c.pop_oldest() else { return false };
         self.mech_wait();
         let before = at.max(self.mech.busy_until());
         self.mech.access(at, off, bytes, true);
@@ -995,6 +1079,55 @@ impl DmSmr {
         }
     }
 
+    /// [`DmSmr::make_room`] for one slot when there is neither an entry limit nor a low
+    /// watermark (every profile): the same cleanings and head drops in the same order, without
+    /// the general loop's checks, and a superseded head is dropped without finding its band.
+    #[inline]
+    fn make_slot(&mut self) {
+        loop {
+            let occupied = match self.free {
+                PbFree::Immediate => self.valid_total,
+                PbFree::AtHead => self.ring.len() as u64,
+            };
+            if occupied < self.high_slots {
+                return;
+            }
+            let Some(head) = self.ring.front() else { return };
+            let latest = !head.superseded();
+            if latest {
+                let band = self.bands.band_of(head.block) as usize;
+                if head.seq() >= self.cleaned_at[band] {
+                    let t = self.clean(band);
+                    self.stats.clean_time += t;
+                    continue;
+                }
+            }
+            self.drop_head(head.block, latest);
+        }
+    }
+
+    /// Drops the stale entry at the ring's head (of `block`; `latest` if no later append
+    /// superseded it).
+    #[inline]
+    fn drop_head(&mut self, block: BlockNo, latest: bool) {
+        if self.cap_slots >= LOOK_AHEAD_MIN_SLOTS {
+            // An index far larger than the CPU's caches: fetch the bucket of a head a few
+            // entries on, so that its miss overlaps with the work until it is reached.
+            if let Some(e) = self.ring.get(LOOK_AHEAD) {
+                if !e.superseded() {
+                    self.loc.prefetch(e.block);
+                }
+            }
+        }
+        // A latest copy (merged by a cleaning of its band) leaves the index with the log.
+        let pos = self.ring.head_pos() as u32;
+        self.ring.pop_front();
+        if latest {
+            let removed = self.loc.remove(block, pos);
+            debug_assert!(removed, "a latest copy missing from the index");
+        }
+    }
+
     /// Drops stale entries at the ring's head until a valid one is there, then cleans its band.
     /// Returns the cleaning's time, or `None` if the ring is empty (nothing to clean). In
     /// `AtHead` mode dropping stale heads alone may free the slot asked for; the caller checks.
@@ -1007,22 +1140,7 @@ impl DmSmr {
             if latest && head.seq() >= self.cleaned_at[band] {
                 return Some(self.clean(band));
             }
-            if self.cap_slots >= LOOK_AHEAD_MIN_SLOTS {
-                // An index far larger than the CPU's caches: fetch the bucket of a head a few
-                // entries on, so that its miss overlaps with the work until it is reached.
-                if let Some(e) = self.ring.get(LOOK_AHEAD) {
-                    if !e.superseded() {
-                        self.loc.prefetch(e.block);
-                    }
-                }
-            }
-            // A latest copy (merged by a cleaning of its band) leaves the index with the log.
-            let pos = self.ring.head_pos() as u32;
-            self.ring.pop_front();
-            if latest {
-                let removed = self.loc.remove(head.block, pos);
-                debug_assert!(removed, "a latest copy missing from the index");
-            }
+            self.drop_head(head.block, latest);
             if self.free == PbFree::AtHead && (self.ring.len() as u64) < self.high_slots {
                 // A slot was freed without cleaning; let the caller re-check.
                 let entries_full = self.extents.as_ref().is_some_and(|e| e.live >= e.max);
@@ -1036,7 +1154,9 @@ impl DmSmr {
     /// One RMW of `band`: merges all its valid PB blocks. O(1) without an entry limit (the
     /// merged entries become stale through the band's mark), O(appends to the band since its
     /// last cleaning) with one. Returns the time it took (from the later of `now` and the end of
-    /// the previous work).
+    /// the previous work). Not inlined: it runs once per many writes, and the write path's
+    /// registers stay its own.
+    #[inline(never)]
     fn clean(&mut self, band: usize) -> Nanos {
         self.flush_run();
         let merged = self.valid[band] as u64;
@@ -1099,8 +1219,10 @@ impl DmSmr {
         end - before
     }
 
-    #[inline]
-    fn append(&mut self, block: BlockNo) {
+    /// Appends `block` (of `band`) at the log's tail; `probe` is the index probe taken for it
+    /// before any room was made: reused if no entry has left the index since, redone otherwise.
+    #[inline(always)]
+    fn append(&mut self, block: BlockNo, band: usize, probe: Probe) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let phys = self.tail_slot * BLOCK_SIZE;
@@ -1110,9 +1232,15 @@ impl DmSmr {
         }
         let pos = self.ring.push_back(Entry { seq, block });
         debug_assert!(self.free == PbFree::Immediate || pos as u64 == seq % self.cap_slots);
-        // One probe finds the previous copy in the log, if any, and points the index here.
+        // The write's probe found the previous copy in the log, if any, and where the block
+        // goes in the index; only a removal since (a head dropped to make room) forces another.
         let (loc, ring) = (&mut self.loc, &self.ring);
-        if let Some(old) = loc.upsert(block, pos as u32, |p| ring.at(p as usize).block == block) {
+        let old = if loc.still(&probe) {
+            loc.set(probe, pos as u32)
+        } else {
+            loc.upsert(block, pos as u32, |p| ring.at(p as usize).block == block)
+        };
+        if let Some(old) = old {
             self.ring.at_mut(old as usize).seq |= SUPERSEDED;
         }
         if let Some(ext) = self.extents.as_mut() {
@@ -1120,8 +1248,7 @@ impl DmSmr {
                 ext.open_at(seq);
             }
             ext.inc_back();
-            let band = self.bands.band_of(block);
-            ext.band_log.entry(band).or_default().push((seq, block));
+            ext.band_log.entry(band as u32).or_default().push((seq, block));
         }
         self.push_run(phys, true, true);
         if self.free == PbFree::Immediate && self.ring.len() == self.ring.size() {
@@ -1147,19 +1274,49 @@ impl DmSmr {
         self.extents.as_ref().is_some_and(|e| !e.open)
     }
 
+    /// Writes `block`, of `band`, to the PB.
     #[inline]
-    fn write_block(&mut self, block: BlockNo) {
-        let band = self.bands.band_of(block) as usize;
-        match (self.valid_seq(block, band), self.flavour) {
-            (Some(seq), PbFlavour::InPlace) => {
+    fn write_block(&mut self, block: BlockNo, band: usize) {
+        if self.slot_first {
+            // Every write takes a slot whatever the lookup finds, so the slot comes first and the
+            // probe after it stays valid for the append. The same outcome as below: a copy still
+            // valid after the room was made was valid before and is superseded (its validity
+            // passes to the new copy); a copy merged before or by the cleaning, or dropped from
+            // the head, leaves the new copy a new valid block.
+            self.make_slot();
+            let ring = &self.ring;
+            let probe = self.loc.probe(block, |p| ring.at(p as usize).block == block);
+            let valid = probe.found.is_some_and(|p| ring.at(p as usize).seq() >= self.cleaned_at[band]);
+            if !valid {
+                self.valid[band] += 1;
+                self.valid_total += 1;
+            }
+            self.append(block, band, probe);
+            self.stats.pb_writes += 1;
+            return;
+        }
+        let ring = &self.ring;
+        let probe = self.loc.probe(block, |p| ring.at(p as usize).block == block);
+        let valid =
+            probe.found.map(|p| (p, ring.at(p as usize).seq())).filter(|&(_, s)| s >= self.cleaned_at[band]);
+        match (valid, self.flavour) {
+            (Some((pos, seq)), PbFlavour::InPlace) => {
                 self.stats.pb_rewrites_in_place += 1;
-                let phys = self.slot_phys(seq);
+                // `AtHead`: a log position is its physical slot (no division).
+                let phys = match self.free {
+                    PbFree::AtHead => pos as u64 * BLOCK_SIZE,
+                    PbFree::Immediate => self.slot_phys(seq),
+                };
                 self.push_run(phys, true, true);
             }
-            (Some(seq), PbFlavour::AppendOnly) => {
+            (Some((_, seq)), PbFlavour::AppendOnly) => {
                 // Immediate: the old copy's slot is reused at once, so occupancy does not grow.
                 let need_entry = self.needs_entry();
-                if self.free == PbFree::AtHead || need_entry {
+                if self.simple_room {
+                    if self.free == PbFree::AtHead {
+                        self.make_slot();
+                    }
+                } else if self.free == PbFree::AtHead || need_entry {
                     self.make_room(self.free == PbFree::AtHead, need_entry);
                 }
                 if seq < self.cleaned_at[band] {
@@ -1170,14 +1327,18 @@ impl DmSmr {
                     // The old copy stops being valid: its entry loses a block.
                     ext.dec(seq);
                 }
-                self.append(block);
+                self.append(block, band, probe);
             }
             (None, _) => {
-                let need_entry = self.needs_entry();
-                self.make_room(true, need_entry);
+                if self.simple_room {
+                    self.make_slot();
+                } else {
+                    let need_entry = self.needs_entry();
+                    self.make_room(true, need_entry);
+                }
                 self.valid[band] += 1;
                 self.valid_total += 1;
-                self.append(block);
+                self.append(block, band, probe);
             }
         }
         self.stats.pb_writes += 1;
@@ -1194,31 +1355,36 @@ impl DmSmr {
     /// Starts serving a request issued at `now`: the first access to the mechanism and to the
     /// flash PB will count the wait for work already under way there (an idle-time cleaning, a
     /// destage). A request served by the write cache alone waits for neither.
+    #[inline]
     fn note_wait(&mut self, now: Nanos) {
-        self.wait_mech = Some(now.0);
-        self.wait_flash = self.flash.as_ref().map(|_| now.0);
-        self.wait_iface = self.cache.as_ref().map(|_| now.0);
+        self.waiting = self.wait_all;
+        self.wait_since = now.0;
     }
 
     /// Counts the wait of the request being served for the mechanism, at its first access.
+    #[inline]
     fn mech_wait(&mut self) {
-        if let Some(now) = self.wait_mech.take() {
-            self.stats.time.host_wait += Nanos(self.mech.busy_until().0.saturating_sub(now));
+        if self.waiting & WAIT_MECH != 0 {
+            self.waiting &= !WAIT_MECH;
+            self.stats.time.host_wait += Nanos(self.mech.busy_until().0.saturating_sub(self.wait_since));
         }
     }
 
     /// Counts the wait of the request being served for the flash PB, at its first access.
+    #[inline]
     fn flash_wait(&mut self) {
-        if let (Some(now), Some(f)) = (self.wait_flash.take(), self.flash.as_ref()) {
-            self.stats.time.host_wait += Nanos(f.busy_until.saturating_sub(now));
+        if self.waiting & WAIT_FLASH != 0 {
+            self.waiting &= !WAIT_FLASH;
+            if let Some(f) = self.flash.as_ref() {
+                self.stats.time.host_wait += Nanos(f.busy_until.saturating_sub(self.wait_since));
+            }
         }
     }
 
     /// The request has been served: nothing more to count.
+    #[inline]
     fn served(&mut self) {
-        self.wait_mech = None;
-        self.wait_flash = None;
-        self.wait_iface = None;
+        self.waiting = 0;
     }
 
     /// Service time of a request with nothing in range: the command is still parsed.
@@ -1281,8 +1447,21 @@ impl Drive for DmSmr {
                 ext.open = false;
             }
             let gcs_before = self.stats.stl.gc_ondemand;
+            // The band is looked up once and followed across band boundaries (the request is in
+            // range, and the bands tile it).
+            let mut band = self.bands.band_of(block);
+            let mut band_end = if n > 1 {
+                let (start, len) = self.bands.band_range(band);
+                start + len
+            } else {
+                BlockNo::MAX
+            };
             for b in block..block + n {
-                self.write_block(b);
+                if b == band_end {
+                    band += 1;
+                    band_end += self.bands.band_range(band).1;
+                }
+                self.write_block(b, band as usize);
             }
             self.flush_run();
             self.served();
@@ -1403,6 +1582,45 @@ mod tests {
         assert!(d.loc.len() as usize <= d.ring.len());
         assert_eq!(d.pb_valid_blocks(), 2);
         assert_eq!(d.stats().rmws, 0);
+    }
+
+    #[test]
+    fn one_block_interface_time_matches_the_float_sum() {
+        let mut checked = 0;
+        for mb_s in [600.0, 300.0, 133.33, 1000.0, 4096.0, 6000.0, 1.0, 7.3, 0.001, 99_999.9] {
+            for overhead in [0u64, 1, 500_000, 123_457, 2_000_000] {
+                let wc = crate::hdd::WriteCacheConfig { interface_mb_s: mb_s, ..Default::default() };
+                let c = PbCache::new(&wc, overhead);
+                let slow = |ready: u64| {
+                    crate::hdd::ceil_u64(ready as f64 + c.overhead_ns + BLOCK_SIZE as f64 * c.ns_per_byte)
+                        .max(ready + 1)
+                };
+                let lim = c.block_exact_below;
+                let mut x = 0x2545_f491_4f6c_dd1d_u64;
+                let mut readies = vec![0, 1, lim.saturating_sub(1), lim.saturating_sub(2), lim / 2, 1 << 40];
+                for _ in 0..2000 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    readies.push(x % lim.max(1));
+                    readies.push(x % (1 << 45));
+                }
+                for ready in readies {
+                    if ready < lim {
+                        assert_eq!(
+                            c.transfer_done(ready, BLOCK_SIZE),
+                            slow(ready),
+                            "{mb_s} MB/s, {overhead}, {ready}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 50_000, "{checked}");
+        // The default interface: exact for any time below 2^52 ns (52 days).
+        let c = PbCache::new(&crate::hdd::WriteCacheConfig::default(), 500_000);
+        assert!(c.block_exact_below > 1 << 51, "{}", c.block_exact_below);
     }
 
     #[test]

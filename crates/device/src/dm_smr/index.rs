@@ -34,13 +34,44 @@ pub(super) struct PosIndex {
     buckets: Vec<u64>,
     len: u32,
     capacity: u32,
+    /// Counts removals (a clear counts two): a [`Probe`] taken before stays usable while this is
+    /// unchanged, or after one removal that changed no bucket of its path (only a removal can
+    /// open an empty bucket on a path or move an entry along it).
+    removals: u64,
+    /// The buckets the latest removal changed: `touch_last + 1` of them from `touch_from`,
+    /// cyclically.
+    touch_from: usize,
+    touch_last: usize,
+}
+
+/// Where [`PosIndex::probe`] found a key, or the empty bucket where it would go: reusable by
+/// [`PosIndex::set`] for that key while no entry has been removed and no other key inserted.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Probe {
+    bucket: usize,
+    /// The tag of the key's hash.
+    tag: u64,
+    /// The key's home bucket, and the distance from it to `bucket`: the path read.
+    home: usize,
+    steps: usize,
+    /// The position found, if the key is there.
+    pub(super) found: Option<u32>,
+    /// [`PosIndex::removals`] when probed.
+    removals: u64,
 }
 
 impl PosIndex {
     /// An index for up to `capacity` entries (positions below `capacity`); 2 buckets each.
     pub(super) fn with_capacity(capacity: u32) -> Self {
         assert!(capacity < u32::MAX, "index capacity out of range");
-        PosIndex { buckets: vec![0; (2 * capacity as usize).max(8)], len: 0, capacity }
+        PosIndex {
+            buckets: vec![0; (2 * capacity as usize).max(8)],
+            len: 0,
+            capacity,
+            removals: 0,
+            touch_from: 0,
+            touch_last: 0,
+        }
     }
 
     /// Entries held.
@@ -94,6 +125,68 @@ impl PosIndex {
             }
             i = self.next(i);
         }
+    }
+
+    /// [`PosIndex::find`] that also remembers where the key is or would go, for a later
+    /// [`PosIndex::set`].
+    #[inline]
+    pub(super) fn probe(&self, block: BlockNo, is_key: impl Fn(u32) -> bool) -> Probe {
+        let h = hash(block);
+        let t = tag(h);
+        let home = self.home(h);
+        let mut i = home;
+        let mut steps = 0;
+        let probe =
+            |bucket, steps, found| Probe { bucket, tag: t, home, steps, found, removals: self.removals };
+        loop {
+            let b = self.buckets[i];
+            if b == 0 {
+                return probe(i, steps, None);
+            }
+            if tag(b) == t {
+                let p = (b as u32).wrapping_sub(1);
+                if is_key(p) {
+                    return probe(i, steps, Some(p));
+                }
+            }
+            i = self.next(i);
+            steps += 1;
+        }
+    }
+
+    /// Whether `probe` still describes the table: no entry removed since it was taken, or one
+    /// whose changed buckets and the probe's path are disjoint (cyclic intervals that do not
+    /// meet: neither starts inside the other). The caller inserts no other key in between.
+    #[inline]
+    pub(super) fn still(&self, probe: &Probe) -> bool {
+        match self.removals - probe.removals {
+            0 => true,
+            1 => {
+                let n = self.buckets.len();
+                let dist = |from: usize, to: usize| if to >= from { to - from } else { to + n - from };
+                dist(self.touch_from, probe.home) > self.touch_last
+                    && dist(probe.home, self.touch_from) > probe.steps
+            }
+            _ => false,
+        }
+    }
+
+    /// Stores `pos` for the key `probe` was taken for, where it found it or in the empty bucket
+    /// that ended it; returns the position replaced, as [`PosIndex::upsert`]. `probe` must be
+    /// [`PosIndex::still`] valid.
+    ///
+    /// # Panics
+    /// If the key is new and the index is full, or `pos` is out of range.
+    #[inline]
+    pub(super) fn set(&mut self, probe: Probe, pos: u32) -> Option<u32> {
+        assert!(pos < self.capacity, "index position out of range");
+        debug_assert!(self.still(&probe), "a stale probe");
+        if probe.found.is_none() {
+            assert!(self.len < self.capacity, "index full ({} entries)", self.capacity);
+            self.len += 1;
+        }
+        self.buckets[probe.bucket] = probe.tag | (pos as u64 + 1);
+        probe.found
     }
 
     /// Stores `pos` for `block` and returns the position it replaces, if `block` had one: one
@@ -158,22 +251,36 @@ impl PosIndex {
         }
         // Backward shift: a later entry of the cluster moves into the hole when the hole lies on
         // its probe path (cyclically between its home and its bucket).
+        // `gap` is the distance from the hole to `j`, kept as `j` advances; `steps` from the
+        // first hole.
         let n = self.buckets.len();
-        let dist = |from: usize, to: usize| if to >= from { to - from } else { to + n - from };
+        let first = hole;
         let mut j = hole;
+        let mut gap = 0;
+        let mut steps = 0;
         loop {
             j = self.next(j);
+            gap += 1;
+            steps += 1;
             let b = self.buckets[j];
             if b == 0 {
                 break;
             }
-            if dist(self.home(b), j) >= dist(hole, j) {
+            let home = self.home(b);
+            let from_home = if j >= home { j - home } else { j + n - home };
+            if from_home >= gap {
                 self.buckets[hole] = b;
                 hole = j;
+                gap = 0;
             }
         }
         self.buckets[hole] = 0;
         self.len -= 1;
+        self.removals += 1;
+        // Changed: buckets from the first hole up to the one before the empty that ended the
+        // cluster.
+        self.touch_from = first;
+        self.touch_last = steps - 1;
         true
     }
 
@@ -181,6 +288,7 @@ impl PosIndex {
     pub(super) fn clear(&mut self) {
         self.buckets.fill(0);
         self.len = 0;
+        self.removals += 2;
     }
 }
 
@@ -421,9 +529,35 @@ mod tests {
                 // spread keys: small numbers and large block numbers alike
                 let block = if k % 2 == 0 { k } else { k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 16 };
                 match op {
-                    0..=5 if ring.len() < SIZE => {
+                    0..=5 | 9 if ring.len() < SIZE || op == 9 => {
+                        // 9: probe first, drop the head (a removal may invalidate the probe),
+                        // then store through the probe if it is still valid.
+                        let probe = ix.probe(block, |p| ring.holds(p as usize) && ring.at(p as usize).0 == block);
+                        let pops = if op == 9 && (ring.len() == SIZE || k % 3 == 0) { 1 + k % 2 } else { 0 };
+                        for _ in 0..pops {
+                            let hp = ring.head_pos();
+                            if let Some((b, sup)) = ring.pop_front() {
+                                if !sup {
+                                    prop_assert!(ix.remove(b, hp as u32));
+                                }
+                                let (_, msup) = model_ring.pop_front().unwrap();
+                                if !msup {
+                                    model_latest.remove(&b);
+                                }
+                                for v in model_latest.values_mut() {
+                                    *v -= 1;
+                                }
+                            }
+                        }
                         let pos = ring.push_back((block, false));
-                        let prev = ix.upsert(block, pos as u32, |p| ring.holds(p as usize) && ring.at(p as usize).0 == block);
+                        let prev = if op == 9 && ix.still(&probe) {
+                            ix.set(probe, pos as u32)
+                        } else {
+                            if op != 9 {
+                                prop_assert_eq!(probe.found.is_some(), model_latest.contains_key(&block));
+                            }
+                            ix.upsert(block, pos as u32, |p| ring.holds(p as usize) && ring.at(p as usize).0 == block)
+                        };
                         if let Some(p) = prev {
                             ring.at_mut(p as usize).1 = true;
                         }
