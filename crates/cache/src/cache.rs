@@ -31,6 +31,19 @@ enum Held {
     Other(Box<dyn Policy>),
 }
 
+/// Runs `$body` with `$p` bound to the held policy as its own type (one copy of the body per
+/// type, each with the policy's calls inlined).
+macro_rules! with_policy {
+    ($held:expr, $p:ident => $body:expr) => {
+        match $held {
+            Held::Lru($p) => $body,
+            Held::Arc($p) => $body,
+            Held::S3Fifo($p) => $body,
+            Held::Other($p) => $body,
+        }
+    };
+}
+
 impl Held {
     fn new(policy: Box<dyn Policy>) -> Held {
         let any = policy.as_any();
@@ -46,35 +59,12 @@ impl Held {
     }
 
     fn get(&self) -> &dyn Policy {
-        match self {
-            Held::Lru(p) => &**p,
-            Held::Arc(p) => &**p,
-            Held::S3Fifo(p) => &**p,
-            Held::Other(p) => &**p,
-        }
+        with_policy!(self, p => &**p)
     }
 
     fn get_mut(&mut self) -> &mut dyn Policy {
-        match self {
-            Held::Lru(p) => &mut **p,
-            Held::Arc(p) => &mut **p,
-            Held::S3Fifo(p) => &mut **p,
-            Held::Other(p) => &mut **p,
-        }
+        with_policy!(self, p => &mut **p)
     }
-}
-
-/// Runs `$body` with `$p` bound to the held policy as its own type (one copy of the body per
-/// type, each with the policy's calls inlined).
-macro_rules! with_policy {
-    ($held:expr, $p:ident => $body:expr) => {
-        match $held {
-            Held::Lru($p) => $body,
-            Held::Arc($p) => $body,
-            Held::S3Fifo($p) => $body,
-            Held::Other($p) => $body,
-        }
-    };
 }
 
 impl std::fmt::Debug for Cache {
