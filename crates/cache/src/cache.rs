@@ -1,8 +1,9 @@
 //! A cache = block table + policy, with the find / insert / evict / remove vocabulary.
 
 use crate::policy::{arc::ArcPolicy, lru::Lru, s3fifo::S3Fifo};
-use crate::{BlockMeta, BlockTable, Policy, Slot};
+use crate::{BlockMeta, BlockTable, Policy, Slot, NIL};
 use shingled_core::BlockNo;
+use std::ops::Range;
 
 /// Caches from this many slots (64 MiB) up look ahead at their next victims
 /// ([`Policy::peek_victims`]): their block table outgrows the CPU's second-level cache, so a
@@ -19,6 +20,9 @@ pub struct Cache {
     table: BlockTable,
     policy: Held,
     victims: Vec<Slot>,
+    /// The next victim the policy named at the latest eviction ([`Cache::next_victim`]), or
+    /// [`NIL`].
+    next_victim: Slot,
 }
 
 /// The policy, held as its own type when it is one whose per-request work is a few list
@@ -80,7 +84,12 @@ impl std::fmt::Debug for Cache {
 impl Cache {
     /// An empty cache of `capacity` blocks managed by `policy`.
     pub fn new(capacity: u32, policy: Box<dyn Policy>) -> Self {
-        Cache { table: BlockTable::new(capacity), policy: Held::new(policy), victims: Vec::with_capacity(64) }
+        Cache {
+            table: BlockTable::new(capacity),
+            policy: Held::new(policy),
+            victims: Vec::with_capacity(64),
+            next_victim: NIL,
+        }
     }
 
     /// The block table (read-only).
@@ -100,13 +109,35 @@ impl Cache {
         self.table.slot_of(block).map(|s| self.table.meta(s))
     }
 
-    /// Prefetches the lines a lookup of `block` reads first: the block table's index line and
-    /// the policy's own (ghosts), for look-ahead over requests about to be replayed; changes
-    /// nothing.
+    /// Prefetches the lines the lookups of `blocks` read first: the block table's index lines
+    /// and the policy's own (ghosts). The first stage of look-ahead over requests about to be
+    /// replayed; changes nothing.
     #[inline]
-    pub fn prefetch_lookup(&self, block: BlockNo) {
-        self.table.prefetch_lookup(block);
-        with_policy!(&self.policy, p => p.prefetch_lookup(block));
+    pub fn prefetch_lookups(&self, blocks: Range<BlockNo>) {
+        let table = &self.table;
+        with_policy!(&self.policy, p => {
+            for b in blocks {
+                table.prefetch_lookup(b);
+                p.prefetch_lookup(b);
+            }
+        });
+    }
+
+    /// Prefetches what hits on `blocks` will touch (each cached block's meta and the policy's
+    /// state for its slot). The second stage of look-ahead, for a request whose index lines
+    /// [`Cache::prefetch_lookups`] fetched a few requests earlier: the slot is found by the
+    /// hash tag alone, without reading the meta. Changes nothing.
+    #[inline]
+    pub fn prefetch_hits(&self, blocks: Range<BlockNo>) {
+        let table = &self.table;
+        with_policy!(&self.policy, p => {
+            for b in blocks {
+                if let Some(s) = table.likely_slot(b) {
+                    table.prefetch_meta(s);
+                    p.prefetch_slot(s);
+                }
+            }
+        });
     }
 
     /// Accesses `block`: on a hit updates its state (a write makes it dirty), tells the policy,
@@ -130,8 +161,18 @@ impl Cache {
     /// policy bug, not an input error.
     pub fn insert(&mut self, block: BlockNo, dirty: bool, evicted: &mut Vec<BlockMeta>) {
         debug_assert!(self.table.slot_of(block).is_none(), "block {block} already cached");
-        let Cache { table, policy, victims } = self;
-        with_policy!(policy, p => insert_with(table, &mut **p, victims, block, dirty, evicted));
+        let Cache { table, policy, victims, next_victim } = self;
+        with_policy!(policy, p => insert_with(table, &mut **p, victims, next_victim, block, dirty, evicted));
+    }
+
+    /// The state of the block the policy named, at the latest eviction, as its next victim
+    /// (caches of at least [`LOOK_AHEAD_MIN_SLOTS`] slots; `None` below, before the first
+    /// eviction, or when the slot is free). A hint for look-ahead: a hit since may have moved
+    /// it away from the victims' end.
+    #[inline]
+    pub fn next_victim(&self) -> Option<&BlockMeta> {
+        (self.next_victim != NIL && self.table.is_used(self.next_victim))
+            .then(|| self.table.meta(self.next_victim))
     }
 
     /// Removes `block` if cached (e.g. a write that bypasses the cache), returning its state.
@@ -165,12 +206,13 @@ fn insert_with<P: Policy + ?Sized>(
     table: &mut BlockTable,
     policy: &mut P,
     victims: &mut Vec<Slot>,
+    next_victim: &mut Slot,
     block: BlockNo,
     dirty: bool,
     evicted: &mut Vec<BlockMeta>,
 ) {
     if table.is_full() {
-        evict_with(table, policy, victims, block, evicted);
+        evict_with(table, policy, victims, next_victim, block, evicted);
     }
     let slot = table.insert(block, dirty);
     policy.on_insert(table, slot);
@@ -182,6 +224,7 @@ fn evict_with<P: Policy + ?Sized>(
     table: &mut BlockTable,
     policy: &mut P,
     victims: &mut Vec<Slot>,
+    next_victim: &mut Slot,
     incoming: BlockNo,
     evicted: &mut Vec<BlockMeta>,
 ) {
@@ -216,6 +259,7 @@ fn evict_with<P: Policy + ?Sized>(
         // served until then instead of stalling the next eviction.
         let mut ahead = [0; 2];
         let n = policy.peek_victims(table, &mut ahead);
+        *next_victim = if n >= 1 { ahead[0] } else { NIL };
         if n >= 2 {
             table.prefetch_meta(ahead[1]);
         }

@@ -139,6 +139,13 @@ impl BlockTable {
         self.index.prefetch(self.meta[slot as usize].block);
     }
 
+    /// The slot `block` is probably cached in (its index entry's, found by the hash tag alone,
+    /// without reading the meta), for look-ahead; `None` if it is not cached.
+    #[inline]
+    pub(crate) fn likely_slot(&self, block: BlockNo) -> Option<Slot> {
+        self.index.find_tag(block)
+    }
+
     /// Prefetches the index line a lookup of `block` reads first (look-ahead; changes nothing).
     #[inline]
     pub fn prefetch_lookup(&self, block: BlockNo) {

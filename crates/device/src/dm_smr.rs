@@ -706,10 +706,10 @@ impl PbCache {
     }
 }
 
-/// Persistent buffers of at least this many slots (256 MiB) in [`PbFree::Immediate`] mode look
-/// their log's head up ahead of cleaning it ([`LOOK_AHEAD`] entries on); smaller ones' maps stay
-/// in the CPU's caches. (`AtHead` mode judges its head without the map.)
-const LOOK_AHEAD_MIN_SLOTS: u64 = 1 << 16;
+/// Persistent buffers of at least this many slots (16 MiB) look the blocks at their log's head
+/// up ahead of dropping them from the map ([`LOOK_AHEAD`] entries on); smaller ones' maps stay
+/// in the CPU's caches, even beside a cache's tables.
+const LOOK_AHEAD_MIN_SLOTS: u64 = 1 << 12;
 /// How far ahead in the log.
 const LOOK_AHEAD: usize = 8;
 
@@ -1118,6 +1118,8 @@ impl DmSmr {
                     self.loc.prefetch(e.block);
                 }
             }
+            // … whose own line was fetched further on still.
+            self.ring.prefetch(4 * LOOK_AHEAD);
         }
         // A latest copy (merged by a cleaning of its band) leaves the index with the log.
         let pos = self.ring.head_pos() as u32;
@@ -1395,6 +1397,11 @@ impl DmSmr {
 }
 
 impl Drive for DmSmr {
+    #[inline]
+    fn prefetch_write(&self, block: BlockNo) {
+        self.loc.prefetch(block);
+    }
+
     fn read(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {
         self.stats.read_ops += 1;
         self.stats.blocks_read += nblocks as u64;

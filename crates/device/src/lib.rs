@@ -60,6 +60,13 @@ pub trait Drive: Send {
     /// the persistent-buffer cleaning it waits for). `nblocks >= 1`.
     fn write(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos;
 
+    /// A hint that `block` will probably be written soon (the cache's next victim, dirty):
+    /// a model may prefetch the lines of its own state that write will read, so that their
+    /// misses overlap with the requests replayed until then. Changes nothing. Default: nothing.
+    fn prefetch_write(&self, block: BlockNo) {
+        let _ = block;
+    }
+
     /// Counters accumulated since creation.
     fn stats(&self) -> DriveStats;
 

@@ -32,6 +32,9 @@ pub trait Io {
     fn write_hit(&mut self) {}
     /// A victim left the cache; `dirty`: it was written back (after `ssd_read`, `drive_write`).
     fn evicted(&mut self, _dirty: bool) {}
+    /// A hint: block `b`, dirty, is the cache's next victim, so it will probably be written to
+    /// the drive soon (a model may prefetch its state for it). Nothing to execute.
+    fn next_write_back(&mut self, _b: BlockNo) {}
 }
 
 /// The cache (if any) and its mode: decides, block by block, what an [`Io`] does.
@@ -146,6 +149,11 @@ impl Controller {
                 io.evicted(v.dirty);
             }
             io.barrier();
+            if let Some(next) = cache.as_ref().and_then(|c| c.next_victim()) {
+                if next.dirty {
+                    io.next_write_back(next.block);
+                }
+            }
         }
     }
 }

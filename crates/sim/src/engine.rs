@@ -13,10 +13,17 @@ use shingled_core::{BlockNo, Nanos, Op};
 use shingled_device::{Drive, Ssd};
 use shingled_trace::Request;
 
-/// Caches from this many blocks (4 GiB) up have [`Engine::warm`] look requests up ahead: below,
-/// the block table stays in the CPU's caches and the second lookup costs more than it saves
-/// (measured: −8% at 2% caches, +10% at 32 GiB; docs/benchmarks.md).
-pub const WARM_MIN_BLOCKS: u32 = 1 << 20;
+/// Blocks of one request that look-ahead prefetches ([`Engine::prefetch_far`],
+/// [`Engine::prefetch_near`]): a larger request's first blocks (the rest are found by the replay
+/// itself; fetching hundreds of lines for one request would evict what the others fetched).
+const LOOK_AHEAD_BLOCKS: u64 = 32;
+
+/// The blocks of `req` look-ahead prefetches: its first [`LOOK_AHEAD_BLOCKS`].
+#[inline]
+fn first_blocks(req: &Request) -> std::ops::Range<BlockNo> {
+    let r = req.blocks();
+    r.start..r.end.min(r.start + LOOK_AHEAD_BLOCKS)
+}
 
 /// How the SSD cache treats reads and writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -258,33 +265,25 @@ impl Engine {
         self.t.clock
     }
 
-    /// Looks up the blocks of requests about to be replayed (caches of at least
-    /// [`WARM_MIN_BLOCKS`] blocks; smaller ones only prefetch their index lines), touching their
-    /// table entries, so that their cache misses overlap instead of stalling one at a time when the requests are
-    /// processed (memory-level parallelism for caches far larger than the CPU's). Changes
-    /// nothing: lookups only.
-    pub fn warm(&self, reqs: &[Request]) {
-        let Some(c) = self.ctl.cache() else { return };
-        let t = c.table();
-        if t.capacity() < WARM_MIN_BLOCKS {
-            // The table fits the last-level cache: prefetching each block's index line (a hash
-            // and a hint, no wait) hides the second-level misses without a second lookup.
-            for r in reqs {
-                for b in r.blocks() {
-                    c.prefetch_lookup(b);
-                }
-            }
-            return;
+    /// Look-ahead's first stage, for a request a few places ahead of the one being replayed:
+    /// prefetches the index lines (and the policy's ghost lines) its blocks' lookups will read.
+    /// A hint and a hash per block, no wait; changes nothing.
+    #[inline]
+    pub fn prefetch_far(&self, req: &Request) {
+        if let Some(c) = self.ctl.cache() {
+            c.prefetch_lookups(first_blocks(req));
         }
-        let mut sum = 0u64;
-        for r in reqs {
-            for b in r.blocks() {
-                if let Some(s) = t.slot_of(b) {
-                    sum = sum.wrapping_add(t.meta(s).last_access);
-                }
-            }
+    }
+
+    /// Look-ahead's second stage, for a request closer to its replay, whose index lines
+    /// [`Engine::prefetch_far`] fetched: looks its blocks up and prefetches what a hit will
+    /// touch (the slot's meta, the policy's state for it), so that these misses too overlap
+    /// with the replay of the requests before it. Lookups only; changes nothing.
+    #[inline]
+    pub fn prefetch_near(&self, req: &Request) {
+        if let Some(c) = self.ctl.cache() {
+            c.prefetch_hits(first_blocks(req));
         }
-        std::hint::black_box(sum);
     }
 
     /// Replays one request.
@@ -353,6 +352,10 @@ impl Io for Timing {
     }
     fn write_hit(&mut self) {
         self.counters.write_hits += 1;
+    }
+    #[inline]
+    fn next_write_back(&mut self, b: BlockNo) {
+        self.drive.prefetch_write(b);
     }
     fn evicted(&mut self, dirty: bool) {
         if dirty {

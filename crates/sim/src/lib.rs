@@ -29,7 +29,7 @@ pub use config::{
 };
 pub use costs::{fit_costs, CostModel};
 pub use curve::{curve, CurveOptions, CurvePoint, CurveReport};
-pub use engine::{Engine, IoUnit, Mode, Replay, WARM_MIN_BLOCKS};
+pub use engine::{Engine, IoUnit, Mode, Replay};
 pub use error::{ParseError, SimError};
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};

@@ -159,8 +159,14 @@ pub struct RunReport {
     pub config: SimConfig,
 }
 
-/// Requests looked up ahead of their replay ([`Engine::warm`]).
-const WARM_BATCH: usize = 16;
+/// Requests read from the trace per call.
+const READ_BATCH: usize = 64;
+/// Look-ahead distances in requests: the index lines of the request this far ahead of the one
+/// being replayed are prefetched ([`Engine::prefetch_far`]) …
+const LOOK_FAR: usize = 8;
+/// … and the request this far ahead is looked up, its hits' lines prefetched
+/// ([`Engine::prefetch_near`]).
+const LOOK_NEAR: usize = 3;
 
 /// Sizes a run from its configuration and the trace footprint.
 pub fn sizing(cfg: &SimConfig, stats: &TraceStats) -> Result<Sizing, SimError> {
@@ -576,28 +582,34 @@ fn replay(
     let mut warm: Option<(u64, Counters, Histogram)> = None;
     let started = Instant::now();
     let mut read = 0u64;
-    // Requests are read a few at a time and their blocks looked up before they are replayed
-    // (`Engine::warm`), so that the lookups' cache misses overlap.
-    let mut batch: Vec<shingled_trace::Request> = Vec::with_capacity(WARM_BATCH);
+    // Requests are read a batch at a time and looked up ahead of their replay in two stages
+    // (`Engine::prefetch_far`, `Engine::prefetch_near`), so that their cache misses overlap
+    // with the replay of the requests before them instead of stalling it.
+    let mut buf: Vec<shingled_trace::Request> = Vec::with_capacity(READ_BATCH + LOOK_FAR);
     let mut next = 0usize;
+    let mut fetched = 0u64;
+    let mut at_end = false;
     loop {
-        if next == batch.len() {
-            batch.clear();
+        if !at_end && buf.len() - next <= LOOK_FAR {
+            buf.drain(..next);
             next = 0;
             // One call per batch (a `bin` trace decodes it in one loop), up to the limit.
-            let want = (WARM_BATCH as u64).min(limit - read) as usize;
-            if want > 0 {
-                reader.next_batch(&mut batch, want)?;
-            }
+            let want = (READ_BATCH as u64).min(limit - fetched) as usize;
+            let got = if want > 0 { reader.next_batch(&mut buf, want)? } else { 0 };
             if stats.is_none() {
-                beyond(batch.iter().map(|r| r.offset.saturating_add(r.len as u64)).max().unwrap_or(0))?;
+                let fresh = &buf[buf.len() - got..];
+                beyond(fresh.iter().map(|r| r.offset.saturating_add(r.len as u64)).max().unwrap_or(0))?;
             }
-            if batch.is_empty() {
-                break;
-            }
-            engine.warm(&batch);
+            fetched += got as u64;
+            at_end = got == 0;
         }
-        let req = batch[next];
+        let Some(&req) = buf.get(next) else { break };
+        if let Some(r) = buf.get(next + LOOK_FAR) {
+            engine.prefetch_far(r);
+        }
+        if let Some(r) = buf.get(next + LOOK_NEAR) {
+            engine.prefetch_near(r);
+        }
         next += 1;
         read += 1;
         engine.process(&req);

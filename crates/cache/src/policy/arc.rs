@@ -292,6 +292,10 @@ impl Policy for ArcPolicy {
         self.ghosts.prefetch_push(block);
     }
 
+    #[inline]
+    fn prefetch_slot(&self, slot: Slot) {
+        self.links.prefetch(slot);
+    }
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes()
             + self.in_t2.capacity() * std::mem::size_of::<u64>()

@@ -141,6 +141,12 @@ pub trait Policy: Send + IntoAny {
     fn prefetch_lookup(&self, block: BlockNo) {
         let _ = block;
     }
+    /// Prefetches the line of the policy's own state a hit on `slot` will read first (a list
+    /// node, a frequency byte), for look-ahead over requests about to be replayed; it must
+    /// change nothing. Default: nothing.
+    fn prefetch_slot(&self, slot: Slot) {
+        let _ = slot;
+    }
     /// Heap bytes the policy's own structures use (for the memory-per-block figure).
     fn heap_bytes(&self) -> usize {
         0

@@ -86,6 +86,10 @@ impl Policy for Lru {
         self.links.prefetch(second);
         2
     }
+    #[inline]
+    fn prefetch_slot(&self, slot: Slot) {
+        self.links.prefetch(slot);
+    }
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes()
     }

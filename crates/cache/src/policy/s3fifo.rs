@@ -240,6 +240,10 @@ impl Policy for S3Fifo {
         self.ghosts.prefetch_push(block);
     }
 
+    #[inline]
+    fn prefetch_slot(&self, slot: Slot) {
+        shingled_core::mem::prefetch(&self.state, slot as usize);
+    }
     fn heap_bytes(&self) -> usize {
         self.links.heap_bytes() + self.state.capacity() + self.ghosts.heap_bytes()
     }

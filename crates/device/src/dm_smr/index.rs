@@ -357,6 +357,14 @@ impl<T: Copy> Ring<T> {
         (i < self.len).then(|| self.slots[self.wrap(self.head + i)])
     }
 
+    /// Prefetches the line of the `i`-th entry from the oldest (look-ahead; changes nothing).
+    #[inline]
+    pub(super) fn prefetch(&self, i: usize) {
+        if i < self.len {
+            shingled_core::mem::prefetch(&self.slots, self.wrap(self.head + i));
+        }
+    }
+
     /// Whether position `pos` holds an entry of the log.
     #[inline]
     pub(super) fn holds(&self, pos: usize) -> bool {

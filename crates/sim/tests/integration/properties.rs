@@ -111,31 +111,40 @@ proptest! {
     }
 }
 
-/// Looking requests up ahead (`Engine::warm`, on for caches of `WARM_MIN_BLOCKS` and more)
-/// changes nothing: the same requests give the same counters, drive statistics included.
+/// Looking requests up ahead (`Engine::prefetch_far`, `Engine::prefetch_near`) and the next
+/// victim's write-back hint to the drive (caches of `LOOK_AHEAD_MIN_SLOTS` slots and more)
+/// change nothing: the same requests give the same counters, drive statistics included.
 #[test]
 fn warming_lookups_change_no_count() {
     use shingled_device::{PbFlavour, PbFree};
-    let cap = shingled_sim::WARM_MIN_BLOCKS; // large enough for warm to run
+    let cap = shingled_cache::LOOK_AHEAD_MIN_SLOTS;
+    // Three times the capacity's blocks, so that the cache evicts and its victims' write-backs
+    // fill and clean the persistent buffer.
     let ops: Vec<(char, u64)> =
-        (0..3000u64).map(|i| (if i % 3 == 0 { 'r' } else { 'w' }, (i * 7919) % 5000)).collect();
+        (0..60_000u64).map(|i| (if i % 3 == 0 { 'r' } else { 'w' }, (i * 7919) % (3 * cap as u64))).collect();
     let rs = crate::reqs(&ops);
     let run = |warm: bool| {
         let mut e = crate::engine(
             Mode::ReadWrite,
             "lru",
             cap,
-            crate::tiny_smr(64, 16, PbFlavour::AppendOnly, PbFree::Immediate),
+            // A PB of 8192 slots: its head look-ahead runs too.
+            crate::tiny_smr(8192, 16, PbFlavour::AppendOnly, PbFree::Immediate),
         );
-        for chunk in rs.chunks(16) {
+        for (i, r) in rs.iter().enumerate() {
             if warm {
-                e.warm(chunk);
+                if let Some(f) = rs.get(i + 8) {
+                    e.prefetch_far(f);
+                }
+                if let Some(n) = rs.get(i + 3) {
+                    e.prefetch_near(n);
+                }
             }
-            for r in chunk {
-                e.process(r);
-            }
+            e.process(r);
         }
         e.counters()
     };
-    assert_eq!(run(true), run(false));
+    let (with, without) = (run(true), run(false));
+    assert!(without.dirty_evictions > 10_000 && without.drive.rmws > 0, "{without:?}");
+    assert_eq!(with, without);
 }
