@@ -32,10 +32,15 @@ pub trait Io {
     fn write_hit(&mut self) {}
     /// A victim left the cache; `dirty`: it was written back (after `ssd_read`, `drive_write`).
     fn evicted(&mut self, _dirty: bool) {}
-    /// A hint: block `b`, dirty, is the cache's next victim, so it will probably be written to
-    /// the drive soon (a model may prefetch its state for it). Nothing to execute.
+    /// A hint: block `b`, dirty, will probably be written to the drive soon (a victim a few
+    /// write-backs on in the batch being written back, or the cache's next victim), so a model
+    /// may prefetch its state for it. Nothing to execute.
     fn next_write_back(&mut self, _b: BlockNo) {}
 }
+
+/// How many write-backs ahead a batch of victims is announced to the drive
+/// ([`Io::next_write_back`]).
+const WRITE_BACK_AHEAD: usize = 16;
 
 /// The cache (if any) and its mode: decides, block by block, what an [`Io`] does.
 #[derive(Debug)]
@@ -141,7 +146,19 @@ impl Controller {
         cache.as_mut().expect("cached path without a cache").insert(b, dirty, evicted);
         if !evicted.is_empty() {
             io.barrier();
-            for v in evicted.iter() {
+            // A batch of victims (SAC, MOST, …): the drive is told of the dirty ones a few
+            // write-backs ahead, so that the misses on its state for them overlap.
+            for v in evicted.iter().take(WRITE_BACK_AHEAD).skip(1) {
+                if v.dirty {
+                    io.next_write_back(v.block);
+                }
+            }
+            for (i, v) in evicted.iter().enumerate() {
+                if let Some(w) = evicted.get(i + WRITE_BACK_AHEAD) {
+                    if w.dirty {
+                        io.next_write_back(w.block);
+                    }
+                }
                 if v.dirty {
                     io.ssd_read(v.block);
                     io.drive_write(v.block);
