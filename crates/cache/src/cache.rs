@@ -11,6 +11,11 @@ use std::ops::Range;
 /// 44,872 slots; docs/benchmarks.md). Smaller tables stay in the CPU's caches.
 pub const LOOK_AHEAD_MIN_SLOTS: u32 = 1 << 14;
 
+/// In a batch of victims, how many removals ahead a victim's meta is prefetched …
+const BATCH_META_AHEAD: usize = 16;
+/// … and its index line.
+const BATCH_INDEX_AHEAD: usize = 8;
+
 /// The metadata of an SSD cache of 4 KiB blocks under one replacement policy.
 ///
 /// It decides hits and victims; it does not move data or model time. The replay engine (or a
@@ -234,19 +239,32 @@ fn evict_with<P: Policy + ?Sized>(
         no_victim(policy.name());
     }
     let look_ahead = table.capacity() >= LOOK_AHEAD_MIN_SLOTS;
-    if look_ahead && victims.len() > 1 {
-        // A batch (SAC, MOST, …): fetch every victim's meta, then touch their index entries,
-        // so that the misses of the batch overlap instead of coming one removal at a time.
-        for &s in victims.iter() {
+    let batch = look_ahead && victims.len() > 1;
+    if batch {
+        // A batch (SAC, MOST, …): each victim's meta is fetched BATCH_META_AHEAD removals
+        // before its own, and its index line BATCH_INDEX_AHEAD before (from the meta fetched
+        // then), so that the batch's misses overlap instead of coming one removal at a time,
+        // and no more are in flight than the CPU can track.
+        for &s in victims.iter().take(BATCH_META_AHEAD) {
             table.prefetch_meta(s);
         }
-        for &s in victims.iter() {
+        for &s in victims.iter().take(BATCH_INDEX_AHEAD) {
             if table.is_used(s) {
                 table.warm_remove(s);
             }
         }
     }
-    for &s in victims.iter() {
+    for (i, &s) in victims.iter().enumerate() {
+        if batch {
+            if let Some(&m) = victims.get(i + BATCH_META_AHEAD) {
+                table.prefetch_meta(m);
+            }
+            if let Some(&w) = victims.get(i + BATCH_INDEX_AHEAD) {
+                if table.is_used(w) {
+                    table.warm_remove(w);
+                }
+            }
+        }
         if !table.is_used(s) {
             bad_victim(policy.name(), s);
         }

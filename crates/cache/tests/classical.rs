@@ -744,3 +744,41 @@ fn lru_with_look_ahead_evicts_like_a_literal_lru() {
         }
     }
 }
+
+/// A batch of victims in a cache of `LOOK_AHEAD_MIN_SLOTS` slots or more has its metas and index
+/// lines prefetched a few removals ahead (prefetches only): LRU evicting 64 at a time must still
+/// evict exactly the 64 least recently used blocks, oldest first, and keep every other block.
+#[test]
+fn batched_lru_with_look_ahead_evicts_like_a_literal_batched_lru() {
+    let capacity = shingled_cache::LOOK_AHEAD_MIN_SLOTS;
+    let mut cache = cache_from(&LruConfig { batch: 64 }, capacity);
+    let mut last: std::collections::HashMap<BlockNo, u64> = Default::default();
+    let mut order: std::collections::BTreeMap<u64, BlockNo> = Default::default();
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(0xba7c);
+    let mut evicted = Vec::new();
+    let mut batches = 0;
+    for t in 0..(3 * capacity as u64) {
+        let b = rng.next_u64() % (capacity as u64 * 3 / 2);
+        evicted.clear();
+        let hit = cache.access(b, t % 3 == 0).is_some();
+        assert_eq!(hit, last.contains_key(&b), "hit of block {b} at access {t}");
+        let mut expected = Vec::new();
+        if !hit {
+            if last.len() == capacity as usize {
+                for _ in 0..64 {
+                    let (_, victim) = order.pop_first().unwrap();
+                    last.remove(&victim);
+                    expected.push(victim);
+                }
+                batches += 1;
+            }
+            cache.insert(b, t % 3 == 0, &mut evicted);
+        }
+        if let Some(old) = last.insert(b, t) {
+            order.remove(&old);
+        }
+        order.insert(t, b);
+        assert_eq!(evicted.iter().map(|m| m.block).collect::<Vec<_>>(), expected, "at access {t}");
+    }
+    assert!(batches > 100, "only {batches} batches evicted");
+}
