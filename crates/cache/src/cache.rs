@@ -97,6 +97,16 @@ impl Cache {
         }
     }
 
+    /// Turns looking ahead at the next victims on or off (by default on from
+    /// [`LOOK_AHEAD_MIN_SLOTS`] slots): it only prefetches, so either way every outcome is the
+    /// same; for tests that check so, and for benchmarks.
+    pub fn set_look_ahead(&mut self, on: bool) {
+        self.table.set_look_ahead(on);
+        if !on {
+            self.next_victim = NIL;
+        }
+    }
+
     /// The block table (read-only).
     #[inline]
     pub fn table(&self) -> &BlockTable {
@@ -238,15 +248,17 @@ fn evict_with<P: Policy + ?Sized>(
     if victims.is_empty() {
         no_victim(policy.name());
     }
-    let look_ahead = table.capacity() >= LOOK_AHEAD_MIN_SLOTS;
+    let look_ahead = table.look_ahead();
     let batch = look_ahead && victims.len() > 1;
     if batch {
-        // A batch (SAC, MOST, …): each victim's meta is fetched BATCH_META_AHEAD removals
-        // before its own, and its index line BATCH_INDEX_AHEAD before (from the meta fetched
+        // A batch (SAC, MOST, …): each victim's meta and the policy's state for it
+        // (`Policy::prefetch_slot`) are fetched BATCH_META_AHEAD removals before its own, and
+        // its index line BATCH_INDEX_AHEAD before (from the meta fetched
         // then), so that the batch's misses overlap instead of coming one removal at a time,
         // and no more are in flight than the CPU can track.
         for &s in victims.iter().take(BATCH_META_AHEAD) {
             table.prefetch_meta(s);
+            policy.prefetch_slot(s);
         }
         for &s in victims.iter().take(BATCH_INDEX_AHEAD) {
             if table.is_used(s) {
@@ -258,6 +270,7 @@ fn evict_with<P: Policy + ?Sized>(
         if batch {
             if let Some(&m) = victims.get(i + BATCH_META_AHEAD) {
                 table.prefetch_meta(m);
+                policy.prefetch_slot(m);
             }
             if let Some(&w) = victims.get(i + BATCH_INDEX_AHEAD) {
                 if table.is_used(w) {

@@ -34,6 +34,9 @@ pub struct BlockTable {
     capacity: u32,
     dirty: u32,
     clock: u64,
+    /// Whether the cache and its policy look ahead at their next victims (see
+    /// [`crate::LOOK_AHEAD_MIN_SLOTS`]).
+    look_ahead: bool,
 }
 
 impl BlockTable {
@@ -47,7 +50,20 @@ impl BlockTable {
             capacity,
             dirty: 0,
             clock: 0,
+            look_ahead: capacity >= crate::LOOK_AHEAD_MIN_SLOTS,
         }
+    }
+
+    /// Whether the cache and its policy look ahead at their next victims: on from
+    /// [`crate::LOOK_AHEAD_MIN_SLOTS`] slots unless set otherwise ([`crate::Cache::set_look_ahead`]).
+    /// Looking ahead only prefetches: it changes no outcome.
+    #[inline]
+    pub fn look_ahead(&self) -> bool {
+        self.look_ahead
+    }
+
+    pub(crate) fn set_look_ahead(&mut self, on: bool) {
+        self.look_ahead = on;
     }
 
     /// Heap bytes of a table of `capacity` slots (what [`BlockTable::new`] allocates), computed

@@ -178,3 +178,35 @@ fn lru_by_hand() {
     assert_eq!(cached, BTreeSet::from([5, 6, 7]));
     assert_eq!(c.table().dirty_len(), 1, "only 7 is dirty");
 }
+
+/// Looking ahead at the next victims (on by default from `LOOK_AHEAD_MIN_SLOTS` slots: the
+/// victims' metas, index lines and policy state prefetched, SAC's walk along its next batch's
+/// list) only prefetches: every registered policy evicts the same blocks in the same order with
+/// it on and off, over a stream that evicts several times the capacity, writes included.
+#[test]
+fn looking_ahead_changes_no_eviction() {
+    use rand_pcg::rand_core::{RngCore, SeedableRng};
+    let capacity = shingled_cache::LOOK_AHEAD_MIN_SLOTS;
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(0x100c);
+    // Mostly a hot set in clusters of 64 blocks (bands see several blocks each), plus a cold
+    // sweep, so that batches, band targets and both clean and dirty victims all occur.
+    let ops: Vec<(BlockNo, bool)> = (0..8 * capacity as u64)
+        .map(|i| {
+            let r = rng.next_u64();
+            let b = if r % 4 == 0 { 10 * capacity as u64 + i } else { (r >> 8) % (2 * capacity as u64) };
+            (b, (r >> 4) % 3 != 0)
+        })
+        .collect();
+    for &name in PolicyConfig::NAMES {
+        let mut on = cache_for(name, capacity);
+        let mut off = cache_for(name, capacity);
+        assert!(on.table().look_ahead(), "{name}: look-ahead should be on at {capacity} slots");
+        off.set_look_ahead(false);
+        let (a, b) = (replay(&mut on, &ops), replay(&mut off, &ops));
+        assert!(a.len() > 4 * capacity as usize, "{name}: only {} evictions", a.len());
+        assert_eq!(a.len(), b.len(), "{name}: eviction counts differ");
+        if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
+            panic!("{name}: eviction {i} differs: {:?} with look-ahead, {:?} without", a[i], b[i]);
+        }
+    }
+}

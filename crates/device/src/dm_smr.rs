@@ -615,6 +615,9 @@ struct PbCache {
     ns_per_byte: f64,
     /// The mechanism's command overhead, whole ns (rounded once, not per access).
     overhead_ns: f64,
+    /// A one-block transfer's time below [`PbCache::block_exact_below`]: the overhead plus the
+    /// ceiling of one block's interface time (`BLOCK_SIZE × ns_per_byte`), whole ns.
+    block_done_ns: u64,
     /// `(physical offset, bytes)`, oldest first.
     extents: VecDeque<(u64, u64)>,
     bytes: u64,
@@ -623,10 +626,8 @@ struct PbCache {
     max_end: u64,
     /// When the host interface is free again.
     host_free: u64,
-    /// The ceiling of one block's interface time, `BLOCK_SIZE × ns_per_byte`.
-    block_ns_ceil: u64,
-    /// Below this `ready` time a one-block transfer ends at exactly `ready + overhead +
-    /// block_ns_ceil` ([`PbCache::block_exact_below`]), without the float round trip.
+    /// Below this `ready` time a one-block transfer ends at exactly `ready + block_done_ns`
+    /// ([`PbCache::block_exact_below`]), without the float round trip.
     block_exact_below: u64,
 }
 
@@ -640,11 +641,11 @@ impl PbCache {
             capacity: wc.capacity.0,
             ns_per_byte,
             overhead_ns: overhead_ns as f64,
+            block_done_ns: overhead_ns + block_ns_ceil,
             extents: VecDeque::with_capacity(wc.max_extents as usize),
             bytes: 0,
             max_end: 0,
             host_free: 0,
-            block_ns_ceil,
             block_exact_below: Self::block_exact_below(block_ns, overhead_ns),
         }
     }
@@ -672,7 +673,7 @@ impl PbCache {
     #[inline]
     fn transfer_done(&self, ready: u64, bytes: u64) -> u64 {
         if bytes == BLOCK_SIZE && ready < self.block_exact_below {
-            (ready + self.overhead_ns as u64 + self.block_ns_ceil).max(ready + 1)
+            (ready + self.block_done_ns).max(ready + 1)
         } else {
             crate::hdd::ceil_u64(ready as f64 + self.overhead_ns + bytes as f64 * self.ns_per_byte)
                 .max(ready + 1)
@@ -1400,6 +1401,11 @@ impl Drive for DmSmr {
     #[inline]
     fn prefetch_write(&self, block: BlockNo) {
         self.loc.prefetch(block);
+    }
+
+    fn wants_write_hints(&self) -> bool {
+        // A smaller PB's map stays in the CPU's caches: a hint would only cost its call.
+        self.cap_slots >= LOOK_AHEAD_MIN_SLOTS
     }
 
     fn read(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {

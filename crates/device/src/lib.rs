@@ -67,6 +67,13 @@ pub trait Drive: Send {
         let _ = block;
     }
 
+    /// Whether [`Drive::prefetch_write`] does anything for this drive, asked once when a replay
+    /// starts (a drive whose state fits the CPU's caches is not worth a call per write-back).
+    /// Default: `false`.
+    fn wants_write_hints(&self) -> bool {
+        false
+    }
+
     /// Counters accumulated since creation.
     fn stats(&self) -> DriveStats;
 

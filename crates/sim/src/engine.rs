@@ -171,6 +171,8 @@ struct Timing {
     /// is inlined into every cache I/O.
     ssd: Ssd,
     drive: Box<dyn Drive>,
+    /// [`Drive::wants_write_hints`], asked once.
+    write_hints: bool,
     counters: Counters,
     latency: Histogram,
     /// Closed loop: the end of the last request. Open loop: the latest completion so far.
@@ -204,6 +206,7 @@ impl Engine {
             ctl: Controller::new(mode, cache),
             t: Timing {
                 ssd,
+                write_hints: drive.wants_write_hints(),
                 drive,
                 counters: Counters::default(),
                 latency: Histogram::default(),
@@ -355,7 +358,9 @@ impl Io for Timing {
     }
     #[inline]
     fn next_write_back(&mut self, b: BlockNo) {
-        self.drive.prefetch_write(b);
+        if self.write_hints {
+            self.drive.prefetch_write(b);
+        }
     }
     fn evicted(&mut self, dirty: bool) {
         if dirty {

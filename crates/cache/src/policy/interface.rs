@@ -141,9 +141,9 @@ pub trait Policy: Send + IntoAny {
     fn prefetch_lookup(&self, block: BlockNo) {
         let _ = block;
     }
-    /// Prefetches the line of the policy's own state a hit on `slot` will read first (a list
-    /// node, a frequency byte), for look-ahead over requests about to be replayed; it must
-    /// change nothing. Default: nothing.
+    /// Prefetches the lines of the policy's own state a hit on or a removal of `slot` will read
+    /// first (a list node, a frequency byte), for look-ahead over requests about to be replayed
+    /// and over a batch of victims; it must change nothing. Default: nothing.
     fn prefetch_slot(&self, slot: Slot) {
         let _ = slot;
     }

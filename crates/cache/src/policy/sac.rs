@@ -472,6 +472,13 @@ pub struct Sac {
     evaluations: u64,
     scratch: Vec<Candidate>,
     history: Option<Vec<CycleRecord>>,
+    /// Look-ahead along the list the next batch will probably come from (the one the latest
+    /// batch came from): the slot reached, and how many more to reach. Each insertion steps
+    /// along it and prefetches the next slot's links, so that the next batch's walk (a chain of
+    /// dependent loads, one per victim) finds them in the CPU's caches. A hint only: a list
+    /// changed since (a hit, a removal) sends it astray, and nothing depends on where it goes.
+    walk: Slot,
+    walk_left: u32,
 }
 
 impl Sac {
@@ -507,6 +514,8 @@ impl Sac {
             evaluations: 0,
             scratch: Vec::new(),
             history: None,
+            walk: NIL,
+            walk_left: 0,
             p,
         }
     }
@@ -844,6 +853,25 @@ impl Sac {
         self.ticks[(t % n) as usize] = slot;
     }
 
+    /// Steps the look-ahead walk ([`Sac::walk`]) one slot on: reads the links of the slot
+    /// reached (prefetched one step before) and prefetches the next one's. A batch of `batch`
+    /// victims is followed by `batch` insertions, one step each: one dependent load per
+    /// insertion, overlapping with the rest of its request, instead of `batch` of them in a row.
+    #[inline]
+    fn advance_walk(&mut self) {
+        if self.walk_left == 0 {
+            return;
+        }
+        match self.links.prev(self.walk) {
+            Some(p) => {
+                self.links.prefetch(p);
+                self.walk = p;
+                self.walk_left -= 1;
+            }
+            None => self.walk_left = 0,
+        }
+    }
+
     // ---- cycles -----------------------------------------------------------------------------
 
     fn start_cycle(&mut self, table: &BlockTable) {
@@ -1080,6 +1108,7 @@ impl Policy for Sac {
 
     #[inline]
     fn on_insert(&mut self, table: &BlockTable, slot: Slot) {
+        self.advance_walk();
         self.record_tick(table, slot);
         self.cached += 1;
         self.owner[slot as usize] = CLEAN; // hot, clean until it joins a band
@@ -1131,6 +1160,15 @@ impl Policy for Sac {
             Side::Dirty => self.take_dirty(table, victims),
         }
         self.last_side = Some(side);
+        if table.look_ahead() {
+            // The next batch probably continues this one's list: walk it ahead of time from
+            // the slot before this batch's last victim (whose links the batch just read).
+            self.walk = victims.last().and_then(|&s| self.links.prev(s)).unwrap_or(NIL);
+            self.walk_left = if self.walk == NIL { 0 } else { self.p.batch };
+            if self.walk != NIL {
+                self.links.prefetch(self.walk);
+            }
+        }
     }
 
     #[inline]
@@ -1170,6 +1208,13 @@ impl Policy for Sac {
         ahead[1] = second;
         self.links.prefetch(second);
         2
+    }
+
+    #[inline]
+    fn prefetch_slot(&self, slot: Slot) {
+        // What a hit or a removal of the slot reads first: its owner (and cold mark), its links.
+        shingled_core::mem::prefetch(&self.owner, slot as usize);
+        self.links.prefetch(slot);
     }
 
     fn heap_bytes(&self) -> usize {
