@@ -106,10 +106,10 @@
 //! entries stay in the ring until the head reaches them, so the ring (twice the capacity) is
 //! compacted when full: at most `cap` entries survive, re-indexed at their new positions, so a
 //! compaction comes at most once per `cap` appends. No allocation per operation and no rehash:
-//! the index is allocated whole (2 buckets of 8 B per ring position), the ring as it first
-//! fills. Memory per PB slot: 32 B with `AtHead` (16 B of ring, 16 B of index; measured: 32 B
-//! of peak RSS per PB block at a 3.2 GiB PB), 64 B with `Immediate`, plus 12 B per band. PBs
-//! of up to 2^30 slots (4 TiB).
+//! the index is allocated whole (8 B buckets, twice the ring's positions rounded up to a power
+//! of two), the ring as it first fills. Memory per PB slot: 32 to 48 B with `AtHead` (16 B of
+//! ring, 16 to 32 B of index: 36 B at a 3.2 GiB PB), 64 to 96 B with `Immediate`, plus 12 B per
+//! band. PBs of up to 2^30 slots (4 TiB).
 //!
 //! # Capacity
 //!
@@ -1083,7 +1083,7 @@ impl DmSmr {
     /// [`DmSmr::make_room`] for one slot when there is neither an entry limit nor a low
     /// watermark (every profile): the same cleanings and head drops in the same order, without
     /// the general loop's checks, and a superseded head is dropped without finding its band.
-    #[inline]
+    #[inline(always)]
     fn make_slot(&mut self) {
         loop {
             let occupied = match self.free {
@@ -1109,7 +1109,7 @@ impl DmSmr {
 
     /// Drops the stale entry at the ring's head (of `block`; `latest` if no later append
     /// superseded it).
-    #[inline]
+    #[inline(always)]
     fn drop_head(&mut self, block: BlockNo, latest: bool) {
         if self.cap_slots >= LOOK_AHEAD_MIN_SLOTS {
             // An index far larger than the CPU's caches: fetch the bucket of a head a few

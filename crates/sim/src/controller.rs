@@ -36,6 +36,11 @@ pub trait Io {
     /// write-backs on in the batch being written back, or the cache's next victim), so a model
     /// may prefetch its state for it. Nothing to execute.
     fn next_write_back(&mut self, _b: BlockNo) {}
+    /// Whether [`Io::next_write_back`] does anything (asked per eviction, so that an executor
+    /// without use for the hints spares the controller finding them). Default: `false`.
+    fn wants_write_hints(&self) -> bool {
+        false
+    }
 }
 
 /// How many write-backs ahead a batch of victims is announced to the drive
@@ -144,8 +149,12 @@ impl Controller {
         let Controller { cache, evicted, .. } = self;
         evicted.clear();
         cache.as_mut().expect("cached path without a cache").insert(b, dirty, evicted);
-        if !evicted.is_empty() {
-            io.barrier();
+        if evicted.is_empty() {
+            return;
+        }
+        io.barrier();
+        let hints = io.wants_write_hints();
+        if hints && evicted.len() > 1 {
             // A batch of victims (SAC, MOST, …): the drive is told of the dirty ones a few
             // write-backs ahead, so that the misses on its state for them overlap.
             for v in evicted.iter().take(WRITE_BACK_AHEAD).skip(1) {
@@ -159,13 +168,15 @@ impl Controller {
                         io.next_write_back(w.block);
                     }
                 }
-                if v.dirty {
-                    io.ssd_read(v.block);
-                    io.drive_write(v.block);
-                }
-                io.evicted(v.dirty);
+                write_back(io, v);
             }
-            io.barrier();
+        } else {
+            for v in evicted.iter() {
+                write_back(io, v);
+            }
+        }
+        io.barrier();
+        if hints {
             if let Some(next) = cache.as_ref().and_then(|c| c.next_victim()) {
                 if next.dirty {
                     io.next_write_back(next.block);
@@ -173,4 +184,14 @@ impl Controller {
             }
         }
     }
+}
+
+/// Executes the eviction of `v`: a dirty victim is read from the cache and written back.
+#[inline(always)]
+fn write_back<I: Io>(io: &mut I, v: &BlockMeta) {
+    if v.dirty {
+        io.ssd_read(v.block);
+        io.drive_write(v.block);
+    }
+    io.evicted(v.dirty);
 }

@@ -184,7 +184,8 @@ struct Timing {
     elapsed: Nanos,
     /// Open loop: arrivals are `(trace time − first trace time) × time_scale`.
     open: Option<OpenLoop>,
-    pending: Option<Run>,
+    /// The run gathered so far; none while its `len` is 0.
+    pending: Run,
     /// Largest run issued as one drive command: 1 for [`IoUnit::Block`].
     max_run: u32,
 }
@@ -214,7 +215,7 @@ impl Engine {
                 start: Nanos::ZERO,
                 elapsed: Nanos::ZERO,
                 open: None,
-                pending: None,
+                pending: Run { write: false, start: 0, len: 0 },
                 max_run: u32::MAX,
             },
         }
@@ -358,9 +359,11 @@ impl Io for Timing {
     }
     #[inline]
     fn next_write_back(&mut self, b: BlockNo) {
-        if self.write_hints {
-            self.drive.prefetch_write(b);
-        }
+        self.drive.prefetch_write(b);
+    }
+    #[inline]
+    fn wants_write_hints(&self) -> bool {
+        self.write_hints
     }
     fn evicted(&mut self, dirty: bool) {
         if dirty {
@@ -398,21 +401,24 @@ impl Timing {
     /// Queues one block for the drive, merging it with the pending run when contiguous.
     #[inline]
     fn drive_io(&mut self, write: bool, b: BlockNo) {
-        if let Some(r) = &mut self.pending {
+        let r = &mut self.pending;
+        if r.len != 0 {
             if r.write == write && r.start + r.len as u64 == b && r.len < self.max_run {
                 r.len += 1;
                 return;
             }
             self.flush_run();
         }
-        self.pending = Some(Run { write, start: b, len: 1 });
+        self.pending = Run { write, start: b, len: 1 };
     }
 
     /// Issues the pending run, if any. Most calls find none (a barrier around a write-back, the
     /// end of a request served by the cache): that check is inlined, the issue is not.
     #[inline]
     fn flush_run(&mut self) {
-        if let Some(r) = self.pending.take() {
+        if self.pending.len != 0 {
+            let r = self.pending;
+            self.pending.len = 0;
             self.issue(r);
         }
     }

@@ -71,7 +71,12 @@ impl Policy for Lru {
     }
     #[inline]
     fn select_victims(&mut self, _: &BlockTable, _incoming: shingled_core::BlockNo, victims: &mut Vec<Slot>) {
-        victims.extend(self.links.iter_back(&self.queue).take(self.batch as usize));
+        if self.batch == 1 {
+            // The common case, without the iterator's reservation.
+            victims.extend(self.queue.back());
+        } else {
+            victims.extend(self.links.iter_back(&self.queue).take(self.batch as usize));
+        }
     }
     #[inline]
     fn on_remove(&mut self, _: &BlockTable, slot: Slot) {

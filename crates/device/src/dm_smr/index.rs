@@ -10,8 +10,9 @@
 //! and asks the caller whether the entry at a matching position holds the key, so a miss reads
 //! one bucket line and a hit two (the bucket's and the log entry's, which the caller reads
 //! anyway). A removal shifts the following entries of its cluster back (no tombstones), so the
-//! table never degrades or rehashes under churn and its memory is fixed: 2 buckets, 16 bytes,
-//! per position. The home bucket is the tag scaled to the bucket count; the hash is an odd
+//! table never degrades or rehashes under churn and its memory is fixed: twice the positions,
+//! rounded up to a power of two, so 16 to 32 bytes per position. The home bucket is the hash's
+//! top bits (and the next bucket a mask away: no division, no wrap branch); the hash is an odd
 //! multiplication (a bijection), so distinct blocks share a tag with probability 2⁻³² per
 //! comparison. The same design as the cache's block index, for positions instead of slots.
 
@@ -31,7 +32,13 @@ fn tag(h: u64) -> u64 {
 /// Block → log position, for at most `capacity` entries (fixed at construction).
 #[derive(Clone, Debug)]
 pub(super) struct PosIndex {
+    /// A power of two of them, so that a bucket's home is the hash's top bits and the next
+    /// bucket a mask away.
     buckets: Vec<u64>,
+    /// `buckets.len() - 1`.
+    mask: usize,
+    /// `64 - log2(buckets.len())`: a hash's home is `h >> shift`.
+    shift: u32,
     len: u32,
     capacity: u32,
     /// Counts removals (a clear counts two): a [`Probe`] taken before stays usable while this is
@@ -61,11 +68,17 @@ pub(super) struct Probe {
 }
 
 impl PosIndex {
-    /// An index for up to `capacity` entries (positions below `capacity`); 2 buckets each.
+    /// An index for up to `capacity` entries (positions below `capacity`): 2 to 4 buckets each
+    /// (twice the capacity, rounded up to a power of two), so at most half of them are used.
     pub(super) fn with_capacity(capacity: u32) -> Self {
         assert!(capacity < u32::MAX, "index capacity out of range");
+        let n = (2 * capacity as usize).max(8).next_power_of_two();
+        // A home never reaches below the tag's 32 bits into the position's.
+        assert!(n <= 1 << 32, "index capacity out of range");
         PosIndex {
-            buckets: vec![0; (2 * capacity as usize).max(8)],
+            buckets: vec![0; n],
+            mask: n - 1,
+            shift: 64 - n.trailing_zeros(),
             len: 0,
             capacity,
             removals: 0,
@@ -87,16 +100,12 @@ impl PosIndex {
 
     #[inline]
     fn home(&self, h: u64) -> usize {
-        (((h >> 32) as u128 * self.buckets.len() as u128) >> 32) as usize
+        (h >> self.shift) as usize
     }
 
     #[inline]
     fn next(&self, i: usize) -> usize {
-        if i + 1 == self.buckets.len() {
-            0
-        } else {
-            i + 1
-        }
+        (i + 1) & self.mask
     }
 
     /// Prefetches the bucket line where `block`'s probe starts (changes nothing).
@@ -162,8 +171,7 @@ impl PosIndex {
         match self.removals - probe.removals {
             0 => true,
             1 => {
-                let n = self.buckets.len();
-                let dist = |from: usize, to: usize| if to >= from { to - from } else { to + n - from };
+                let dist = |from: usize, to: usize| to.wrapping_sub(from) & self.mask;
                 dist(self.touch_from, probe.home) > self.touch_last
                     && dist(probe.home, self.touch_from) > probe.steps
             }
@@ -253,7 +261,6 @@ impl PosIndex {
         // its probe path (cyclically between its home and its bucket).
         // `gap` is the distance from the hole to `j`, kept as `j` advances; `steps` from the
         // first hole.
-        let n = self.buckets.len();
         let first = hole;
         let mut j = hole;
         let mut gap = 0;
@@ -267,7 +274,7 @@ impl PosIndex {
                 break;
             }
             let home = self.home(b);
-            let from_home = if j >= home { j - home } else { j + n - home };
+            let from_home = j.wrapping_sub(home) & self.mask;
             if from_home >= gap {
                 self.buckets[hole] = b;
                 hole = j;
