@@ -959,7 +959,14 @@ impl DmSmr {
 
     #[inline(never)]
     fn issue_run(&mut self) {
-        let r = self.run;
+        // Field by field, as `push_run` wrote them (a copy of the whole run would wait for those
+        // stores to complete).
+        let r = Run {
+            start: self.run.start,
+            bytes: self.run.bytes,
+            is_write: self.run.is_write,
+            in_pb: self.run.in_pb,
+        };
         self.run.bytes = 0;
         if !r.is_write {
             self.read_runs += 1;

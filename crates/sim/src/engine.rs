@@ -417,14 +417,16 @@ impl Timing {
     #[inline]
     fn flush_run(&mut self) {
         if self.pending.len != 0 {
-            let r = self.pending;
-            self.pending.len = 0;
-            self.issue(r);
+            self.issue();
         }
     }
 
+    /// Issues the pending run (its fields read one by one, as they were written: a copy of the
+    /// whole run would wait for the stores that just wrote them).
     #[inline(never)]
-    fn issue(&mut self, r: Run) {
+    fn issue(&mut self) {
+        let (write, start, len) = (self.pending.write, self.pending.start, self.pending.len);
+        self.pending.len = 0;
         let mut now = self.start + self.elapsed;
         if let Some(o) = &mut self.open {
             // FCFS: the I/O starts when the drive is free; a gap before it is idle time the
@@ -436,16 +438,12 @@ impl Timing {
             }
             now = begin;
         }
-        let t = if r.write {
-            self.drive.write(now, r.start, r.len)
-        } else {
-            self.drive.read(now, r.start, r.len)
-        };
-        if r.write {
-            self.counters.drive_blocks_written += r.len as u64;
+        let t = if write { self.drive.write(now, start, len) } else { self.drive.read(now, start, len) };
+        if write {
+            self.counters.drive_blocks_written += len as u64;
             self.counters.drive_write_time += t;
         } else {
-            self.counters.drive_blocks_read += r.len as u64;
+            self.counters.drive_blocks_read += len as u64;
             self.counters.drive_read_time += t;
         }
         if let Some(o) = &mut self.open {
