@@ -1164,8 +1164,9 @@ impl Policy for Sac {
             // The next batch probably continues this one's list: walk it ahead of time from
             // the slot before this batch's last victim (whose links the batch just read).
             self.walk = victims.last().and_then(|&s| self.links.prev(s)).unwrap_or(NIL);
-            self.walk_left = if self.walk == NIL { 0 } else { self.p.batch };
+            self.walk_left = 0;
             if self.walk != NIL {
+                self.walk_left = self.p.batch;
                 self.links.prefetch(self.walk);
             }
         }

@@ -35,8 +35,6 @@ pub(super) struct PosIndex {
     /// A power of two of them, so that a bucket's home is the hash's top bits and the next
     /// bucket a mask away.
     buckets: Vec<u64>,
-    /// `buckets.len() - 1`.
-    mask: usize,
     /// `64 - log2(buckets.len())`: a hash's home is `h >> shift`.
     shift: u32,
     len: u32,
@@ -77,7 +75,6 @@ impl PosIndex {
         assert!(n <= 1 << 32, "index capacity out of range");
         PosIndex {
             buckets: vec![0; n],
-            mask: n - 1,
             shift: 64 - n.trailing_zeros(),
             len: 0,
             capacity,
@@ -103,9 +100,15 @@ impl PosIndex {
         (h >> self.shift) as usize
     }
 
+    /// `buckets.len() - 1` (a power of two less one).
+    #[inline]
+    fn mask(&self) -> usize {
+        self.buckets.len() - 1
+    }
+
     #[inline]
     fn next(&self, i: usize) -> usize {
-        (i + 1) & self.mask
+        (i + 1) & self.mask()
     }
 
     /// Prefetches the bucket line where `block`'s probe starts (changes nothing).
@@ -171,7 +174,7 @@ impl PosIndex {
         match self.removals - probe.removals {
             0 => true,
             1 => {
-                let dist = |from: usize, to: usize| to.wrapping_sub(from) & self.mask;
+                let dist = |from: usize, to: usize| to.wrapping_sub(from) & self.mask();
                 dist(self.touch_from, probe.home) > self.touch_last
                     && dist(probe.home, self.touch_from) > probe.steps
             }
@@ -274,7 +277,7 @@ impl PosIndex {
                 break;
             }
             let home = self.home(b);
-            let from_home = j.wrapping_sub(home) & self.mask;
+            let from_home = j.wrapping_sub(home) & self.mask();
             if from_home >= gap {
                 self.buckets[hole] = b;
                 hole = j;
