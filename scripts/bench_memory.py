@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Bytes per cached block, measured as peak RSS (issue 18), not computed from structure sizes.
+"""Bytes per cached block, measured as peak RSS, not computed from structure sizes.
 
 For each K in `--blocks` (default 1M and 2M) the script writes a trace of K distinct 4 KiB
 writes (sequential, MSR CSV, converted to `bin` so that `sim` reads it once), runs the whole

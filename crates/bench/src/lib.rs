@@ -1,4 +1,4 @@
-//! Benchmarks of the shingled toolkit, kept out of the libraries they measure (issue 19):
+//! Benchmarks of the shingled toolkit, kept out of the libraries they measure:
 //!
 //! - [`device`]: the papers' drive micro-benchmarks on the calibrated drive models
 //!   (`shingled drive bench`), with [`DriveBenchOptions`] and [`DriveBenchReport`];

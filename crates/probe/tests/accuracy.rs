@@ -340,7 +340,7 @@ fn band_profile_recovers_lba_dependent_bands() {
     assert!(rel(inner.0 as f64, 150e3).abs() <= 0.10, "inner {inner}");
 }
 
-/// A drive model for issue 15's cases: a profile on 50 GB with a 300 MB PB.
+/// A drive model for the three hard cases below: a profile on 50 GB with a 300 MB PB.
 fn issue_drive(profile: &str, entries: Option<u64>, bands: BandConfig) -> shingled_probe::ModelTarget {
     use shingled_core::{ByteSize, SizeSpec};
     use shingled_device::{BuildContext, DriveConfig};
@@ -361,11 +361,11 @@ fn pb_at(target: &mut dyn ProbeTarget, upper: u64) -> shingled_probe::PbReport {
     detect_pb(target, &cfg, &mut |_| {}).unwrap()
 }
 
-/// Issue 15, case 1: the `st8000as0002` profile's batch cleaning (down to 98.5%). With 40 MB
+/// Hard case 1: the `st8000as0002` profile's batch cleaning (down to 98.5%). With 40 MB
 /// bands and a 300 MB PB, one stall frees nearly the whole PB, so `C` = 3 × the PB holds three
 /// stalls; IOPS per window recover between them and there was "no IOPS drop". The PB is found
 /// at the first stall: 300 MB less the few slots dead entries still held (at-head freeing with a
-/// low watermark). With the entry limit (scaled to 1843), it overshot by 9%; now exact.
+/// low watermark). With the entry limit (scaled to 1843) it is exact too.
 #[test]
 fn batch_cleaning_pb_is_the_first_stall() {
     let bands = || BandConfig::LbaDependent {
@@ -383,9 +383,9 @@ fn batch_cleaning_pb_is_the_first_stall() {
     }
 }
 
-/// Issue 15, case 2: PORE's in-place emulator, which cannot be emptied (no idle cleaning). The
-/// PB came out 5–12% high: step 2 rewrote blocks step 1 had left in the PB, updated in place
-/// without a new slot. Step 1 now writes another range.
+/// Hard case 2: PORE's in-place emulator, which cannot be emptied (no idle cleaning). Step 1
+/// writes another range than step 2: had step 2 rewritten blocks step 1 left in the PB, they
+/// would be updated in place without a new slot, and the PB would come out 5–12% high.
 #[test]
 fn in_place_pb_that_cannot_be_emptied() {
     let pb = 300_000_000 / 4096 * 4096;
@@ -398,7 +398,7 @@ fn in_place_pb_that_cannot_be_emptied() {
     }
 }
 
-/// Issue 15, case 3: bands each drawn uniformly in 180–360 KB, probed at four targets. The
+/// Hard case 3: bands each drawn uniformly in 180–360 KB, probed at four targets. The
 /// sizes were measured well, but the medians of four targets differ by chance, and the layout
 /// was fitted as LBA-dependent; it is uniform-random, between about the sizes' 10th and 90th
 /// percentiles.

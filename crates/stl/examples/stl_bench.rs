@@ -1,4 +1,4 @@
-//! Translation-layer benchmark (issue 16): SMaRT, the dm-zoned-style layer and a conventional
+//! Translation-layer benchmark: SMaRT, the dm-zoned-style layer and a conventional
 //! disk, all timed on the same mechanism (Cheetah 15K.5, `HddConfig::cheetah_15k5()`), at 30, 60
 //! and 90% utilisation.
 //!

@@ -88,7 +88,7 @@ fn fsck_names_a_bit_flip_in_a_footer() {
 
 /// Damage to the last record of a deleted chunk, in a zone that is not FULL: the record lies
 /// wholly below the write pointer, so it was written completely; a crash's torn write leaves
-/// the write pointer inside the record. A problem, not a torn tail (issue 13). The same
+/// the write pointer inside the record. A problem, not a torn tail. The same
 /// record cut short at the write pointer is a torn tail.
 #[test]
 fn damage_below_the_write_pointer_is_not_a_torn_tail() {
