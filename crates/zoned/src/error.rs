@@ -4,7 +4,7 @@
 //! `blkdev_zone_mgmt` give `EINVAL`). Each variant's doc also names its ZBC sense code (from
 //! libzbc's `test/scripts/01_sk_ascq_check`) and NVMe ZNS status.
 
-use crate::types::{ZoneCond, ZoneOp};
+use crate::types::{Dialect, ZoneCond, ZoneOp};
 
 /// `Result` with [`ZonedError`].
 pub type Result<T> = std::result::Result<T, ZonedError>;
@@ -296,5 +296,31 @@ pub fn errno_name(errno: i32) -> &'static str {
         libc::ENOTTY => "ENOTTY",
         libc::ENXIO => "ENXIO",
         _ => "E?",
+    }
+}
+
+// Parsed here, beside `UnknownDialect`, so that `types` need not know the error (one-way imports).
+impl std::str::FromStr for Dialect {
+    type Err = ZonedError;
+    fn from_str(s: &str) -> std::result::Result<Self, ZonedError> {
+        match s.to_ascii_lowercase().as_str() {
+            "zbc" | "zac" | "smr" => Ok(Dialect::Zbc),
+            "zns" | "null_blk" | "nullblk" | "null-blk" => Ok(Dialect::Zns),
+            _ => Err(ZonedError::UnknownDialect(s.into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dialect_names_and_the_error_of_an_unknown_one() {
+        assert_eq!("null_blk".parse::<Dialect>().unwrap(), Dialect::Zns);
+        assert_eq!("SMR".parse::<Dialect>().unwrap(), Dialect::Zbc);
+        let e = "zac2".parse::<Dialect>().unwrap_err();
+        assert!(matches!(&e, ZonedError::UnknownDialect(s) if s == "zac2"));
+        assert_eq!(e.to_string(), r#"unknown dialect "zac2": expected zbc or zns"#);
     }
 }

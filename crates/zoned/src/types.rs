@@ -2,7 +2,6 @@
 //! conditions with their kernel codes, the zone descriptor in 512-byte sectors, management
 //! operations and libzbd's reporting options.
 
-use crate::ZonedError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -331,17 +330,6 @@ impl Dialect {
     }
 }
 
-impl std::str::FromStr for Dialect {
-    type Err = ZonedError;
-    fn from_str(s: &str) -> std::result::Result<Self, ZonedError> {
-        match s.to_ascii_lowercase().as_str() {
-            "zbc" | "zac" | "smr" => Ok(Dialect::Zbc),
-            "zns" | "null_blk" | "nullblk" | "null-blk" => Ok(Dialect::Zns),
-            _ => Err(ZonedError::UnknownDialect(s.into())),
-        }
-    }
-}
-
 /// Zoned model (the sysfs `queue/zoned` attribute).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -374,18 +362,4 @@ pub struct MetaDamage {
     pub what: String,
     /// Whether a crash can leave it (a page write torn during a flush) as well as damage.
     pub after_crash: bool,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dialect_names_and_the_error_of_an_unknown_one() {
-        assert_eq!("null_blk".parse::<Dialect>().unwrap(), Dialect::Zns);
-        assert_eq!("SMR".parse::<Dialect>().unwrap(), Dialect::Zbc);
-        let e = "zac2".parse::<Dialect>().unwrap_err();
-        assert!(matches!(&e, ZonedError::UnknownDialect(s) if s == "zac2"));
-        assert_eq!(e.to_string(), r#"unknown dialect "zac2": expected zbc or zns"#);
-    }
 }
