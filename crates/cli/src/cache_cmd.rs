@@ -4,8 +4,9 @@
 //! flush (write back), detach, lost (what the backing device lacks without the cache), and
 //! replay (a trace through the real data path on modelled devices, compared with `sim`).
 
-use crate::args::{InfoOutput, Output, SimArgs};
+use crate::common_args::SimArgs;
 use crate::json::sorted;
+use crate::output::{Output, OutputArgs};
 use crate::{progress, report};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
@@ -194,9 +195,8 @@ pub struct ServeArgs {
 pub struct InfoArgs {
     /// The cache device.
     pub cache: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = InfoOutput::Table)]
-    pub output: InfoOutput,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -206,9 +206,8 @@ pub struct LostArgs {
     /// The backing device (default: the one recorded at create).
     #[arg(long)]
     pub backing: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = InfoOutput::Table)]
-    pub output: InfoOutput,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -235,9 +234,9 @@ pub struct ReplayArgs {
     /// Do not run the simulator for comparison.
     #[arg(long)]
     pub no_compare: bool,
-    /// Output format (table, json).
-    #[arg(long, value_enum, default_value_t = Output::Table)]
-    pub output: Output,
+    /// The report (`--output csv`: one row of the JSON report's fields).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Runs `shingled cache ...`.
@@ -332,10 +331,11 @@ fn serve_ublk(_: ServeArgs) -> Result<()> {
 }
 
 fn stats(a: InfoArgs) -> Result<()> {
+    a.output.start()?;
     let i = files::inspect_file(&a.cache).with_context(|| format!("reading {}", a.cache.display()))?;
-    match a.output {
-        InfoOutput::Json => println!("{}", serde_json::to_string_pretty(&i)?),
-        InfoOutput::Table => {
+    match a.output.format() {
+        Output::Json | Output::Csv => a.output.print_value(&i)?,
+        Output::Table => {
             let s = &i.setup;
             let b = |n: u64| ByteSize(n * BLOCK as u64);
             println!("{}: shingled block cache, {}", a.cache.display(), i.state);
@@ -362,35 +362,31 @@ fn stats(a: InfoArgs) -> Result<()> {
 }
 
 fn check(a: InfoArgs) -> Result<()> {
+    a.output.start()?;
     let r = files::inspect_file(&a.cache);
     // Beyond the cache device's metadata, what else an open would refuse: the recorded backing
     // device missing, or of another size.
     let mut problems: Vec<String> = r.as_ref().err().map(|e| e.to_string()).into_iter().collect();
     problems.extend(r.as_ref().ok().and_then(shingled_blockcache::check_recorded_backing));
-    match (&r, a.output) {
-        (_, InfoOutput::Json) => {
-            println!(
-                "{}",
-                serde_json::to_string(&CheckReport {
-                    inspection: r.as_ref().ok(),
-                    problems: problems.clone()
-                })?
-            )
+    match (&r, a.output.format()) {
+        (_, Output::Json | Output::Csv) => {
+            a.output.print_line(&CheckReport { inspection: r.as_ref().ok(), problems: problems.clone() })?
         }
-        (Ok(i), InfoOutput::Table) if problems.is_empty() => println!(
+        (Ok(i), Output::Table) if problems.is_empty() => println!(
             "{}: consistent ({}, {} cached blocks, {} dirty)",
             a.cache.display(),
             i.state,
             i.cached_blocks,
             i.dirty_blocks
         ),
-        (_, InfoOutput::Table) => {
+        (_, Output::Table) => {
             for p in &problems {
                 println!("{}: {p}", a.cache.display());
             }
         }
     }
     if !problems.is_empty() {
+        crate::out::finish()?;
         std::process::exit(1);
     }
     Ok(())
@@ -421,6 +417,7 @@ fn detach(a: OpenArgs) -> Result<()> {
 }
 
 fn lost(a: LostArgs) -> Result<()> {
+    a.output.start()?;
     let backing_path = match &a.backing {
         Some(p) => p.clone(),
         None => files::recorded_backing(&a.cache)
@@ -433,25 +430,25 @@ fn lost(a: LostArgs) -> Result<()> {
         .with_context(|| format!("opening {}", a.cache.display()))?;
     let loss = shingled_blockcache::lost_blocks(backing.as_ref(), Some(&mut meta))
         .with_context(|| format!("reading the metadata of {}", a.cache.display()))?;
-    print_loss(&loss, &backing_path, a.output)
+    print_loss(&loss, &backing_path, &a.output)
 }
 
-fn print_loss(loss: &Loss, backing: &Path, output: InfoOutput) -> Result<()> {
+fn print_loss(loss: &Loss, backing: &Path, output: &OutputArgs) -> Result<()> {
     let Loss::Known { detached, ranges, blocks } = loss else {
         println!("unknown: no cache metadata");
         return Ok(());
     };
-    match output {
-        InfoOutput::Json => {
+    match output.format() {
+        Output::Json | Output::Csv => {
             let v = LossReport {
                 backing,
                 detached: *detached,
                 lost_blocks: *blocks,
                 ranges: ranges.iter().map(|r| [r.start, r.end]).collect(),
             };
-            println!("{}", serde_json::to_string(&v)?)
+            output.print_line(&v)?
         }
-        InfoOutput::Table => {
+        Output::Table => {
             if *blocks == 0 {
                 println!(
                     "{}: consistent alone (no dirty block in the cache{})",
@@ -481,6 +478,7 @@ fn print_loss(loss: &Loss, backing: &Path, output: InfoOutput) -> Result<()> {
 }
 
 fn replay(a: ReplayArgs) -> Result<()> {
+    a.output.start()?;
     let cfg = a.sim.to_config()?;
     let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default())
         .with_context(|| format!("reading trace {}", cfg.trace.path))?;
@@ -504,14 +502,15 @@ fn replay(a: ReplayArgs) -> Result<()> {
         .with_context(|| format!("replaying {} through the data path", cfg.trace.path))?;
     bar.finish();
     let diffs = sim.as_ref().map(|s| differences(s, &r.run)).unwrap_or_default();
-    match a.output {
-        Output::Json => {
+    match a.output.format() {
+        Output::Json | Output::Csv => {
             let v = ReplayJson { differences: &diffs, replay: &r, sim: sim.as_ref() };
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            a.output.print_value(&v)?;
         }
-        Output::Table | Output::Csv => print!("{}", replay_table(&r, sim.as_ref(), &diffs)),
+        Output::Table => print!("{}", replay_table(&r, sim.as_ref(), &diffs)),
     }
     if diffs.iter().any(|d| !d.time) {
+        crate::out::finish()?;
         std::process::exit(1);
     }
     Ok(())

@@ -2,7 +2,8 @@
 //! mini-simulations (`shingled_sim::curve`), with LRU's exact hit-ratio curve and optional
 //! validation against full simulations.
 
-use crate::args::{split_policies, Output, SimArgs};
+use crate::common_args::{split_policies, SimArgs};
+use crate::output::{Output, OutputArgs};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use shingled_core::{SizeSpec, BLOCK_SIZE};
@@ -27,12 +28,8 @@ pub struct CurveCmd {
     /// Simulations run in parallel (default: the number of cores).
     #[arg(long, short)]
     pub jobs: Option<usize>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
-    pub output: Output,
-    /// Write the report here instead of stdout.
-    #[arg(long, short)]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: OutputArgs,
     /// Also draw the curves as one PNG at exactly FILE: a panel for the hit ratio and, above a
     /// DM-SMR drive, panels for WA, RMWs and I/O time, under a title naming the trace, mode and
     /// set-up. Validated points (full runs) are hollow squares. The file written is printed on
@@ -126,9 +123,7 @@ fn sizes(flag: &str, v: &[String]) -> Result<Vec<SizeSpec>> {
 }
 
 pub fn run(a: CurveCmd) -> Result<()> {
-    if let Some(p) = &a.out {
-        crate::out::check("--out", p)?;
-    }
+    a.report.check()?;
     if let Some(p) = &a.png {
         crate::plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
     }
@@ -148,9 +143,9 @@ pub fn run(a: CurveCmd) -> Result<()> {
     let policies = a.sim.policy.as_deref().map(split_policies).unwrap_or_else(|| vec!["lru".into()]);
     let pb_sizes = list(&a.sim.pb_size);
     let mut cache_sizes = list(&a.sim.cache_size);
-    crate::args::no_duplicates("--policy", &policies)?;
-    crate::args::no_duplicates("--cache-size", &cache_sizes)?;
-    crate::args::no_duplicates("--pb-size", &pb_sizes)?;
+    crate::common_args::no_duplicates("--policy", &policies)?;
+    crate::common_args::no_duplicates("--cache-size", &cache_sizes)?;
+    crate::common_args::no_duplicates("--pb-size", &pb_sizes)?;
     if cache_sizes.is_empty() && pb_sizes.len() <= 1 {
         cache_sizes = DEFAULT_SIZES.split(',').map(String::from).collect();
     }
@@ -163,7 +158,7 @@ pub fn run(a: CurveCmd) -> Result<()> {
         policies,
         cache_sizes: sizes("cache-size", &cache_sizes)?,
         pb_sizes: if pb_sizes.len() > 1 { sizes("pb-size", &pb_sizes)? } else { Vec::new() },
-        jobs: crate::args::jobs(a.jobs)?,
+        jobs: crate::common_args::jobs(a.jobs)?,
         after_warmup: a.sim.warmup.is_some(),
         ..CurveOptions::default()
     };
@@ -173,12 +168,12 @@ pub fn run(a: CurveCmd) -> Result<()> {
     let report = shingled_sim::curve(&base, &opts, &|p| bar.update_curve(p), &stop)
         .with_context(|| format!("curve on {}", base.trace.path))?;
     bar.finish();
-    let text = match a.output {
+    let text = match a.report.format() {
         Output::Table => table(&report),
         Output::Json => serde_json::to_string_pretty(&report)? + "\n",
         Output::Csv => csv(&report),
     };
-    crate::emit(&a.out, &text)?;
+    a.report.emit(&text)?;
     if let Some(p) = &a.png {
         charts(&report, p)?;
     }

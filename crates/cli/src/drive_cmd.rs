@@ -1,6 +1,7 @@
 //! `shingled drive`: the drive models' micro-benchmarks (`shingled drive bench <name>`) and a
 //! listing of the drive profiles.
 
+use crate::output::{Output, OutputArgs};
 use crate::plot;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub enum DriveCommand {
     /// Run a drive micro-benchmark and print it beside the paper's numbers: fig3, sac-table2,
     /// fig10, timeline (or `list`).
-    Bench(BenchCmd),
+    Bench(Box<BenchCmd>),
     /// List the drive profiles.
     Profiles,
 }
@@ -36,18 +37,22 @@ pub struct BenchCmd {
     /// fitted with --range to SAC Table 2); another value is a sensitivity run. 0 <= W < 1.
     #[arg(long, value_name = "W")]
     pub low_watermark: Option<f64>,
-    /// Write the compared rows as CSV.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write the curves (x, y per series, the paper's points too) as CSV.
+    /// The report: the compared rows beside the paper's (`--output csv`: those rows; `--output
+    /// json`: everything, the curves too).
+    #[command(flatten)]
+    pub report: OutputArgs,
+    /// Also write the curves (x, y per series, the paper's points too) as CSV at FILE.
     #[arg(long, value_name = "FILE")]
     pub series_csv: Option<PathBuf>,
-    /// Write everything as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Plot the curves as PNG.
+    /// Also draw the curves as one PNG at exactly FILE.
     #[arg(long, value_name = "FILE")]
     pub png: Option<PathBuf>,
+    /// Former flag: also write the compared rows as CSV at FILE (now `--output csv -o FILE`).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub csv: Option<PathBuf>,
+    /// Former flag: also write everything as JSON at FILE (now `--output json -o FILE`).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub json: Option<PathBuf>,
 }
 
 /// Runs `shingled drive ...`.
@@ -59,7 +64,7 @@ pub fn run(cmd: DriveCommand) -> Result<()> {
             }
             Ok(())
         }
-        DriveCommand::Bench(a) => bench_cmd(a),
+        DriveCommand::Bench(a) => bench_cmd(*a),
     }
 }
 
@@ -74,6 +79,7 @@ fn bench_cmd(a: BenchCmd) -> Result<()> {
         }
         return Ok(());
     }
+    a.report.check()?;
     for (flag, p) in [("--csv", &a.csv), ("--series-csv", &a.series_csv), ("--json", &a.json)] {
         if let Some(p) = p {
             crate::out::check(flag, p)?;
@@ -101,7 +107,12 @@ fn bench_cmd(a: BenchCmd) -> Result<()> {
     }
     let opts = DriveBenchOptions { scale: a.scale, seed: a.seed, range, low_watermark: a.low_watermark };
     let report = bench::run(&a.name, &opts)?;
-    print!("{}", report.to_table());
+    let text = match a.report.format() {
+        Output::Table => report.to_table(),
+        Output::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Output::Csv => report.rows_csv(),
+    };
+    a.report.emit(&text)?;
     if let Some(p) = &a.csv {
         write(p, &report.rows_csv())?;
     }

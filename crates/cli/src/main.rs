@@ -19,9 +19,11 @@ static ALLOC: shingled_core::mem::HugePageAlloc = shingled_core::mem::HugePageAl
 
 mod args;
 mod cache_cmd;
+mod common_args;
 mod curve_cmd;
 mod drive_cmd;
 mod json;
+mod output;
 mod plot;
 mod probe_cmd;
 mod progress;
@@ -35,7 +37,8 @@ mod ublk;
 mod zone_cmd;
 
 use anyhow::{bail, Context, Result};
-use args::{Cli, Command, Output, TraceCommand};
+use args::{Cli, Command, TraceCommand};
+use output::{Output, OutputArgs};
 use shingled_sim::report;
 
 fn main() {
@@ -43,7 +46,7 @@ fn main() {
     let cli =
         Cli::from_arg_matches(&negative_numbers(Cli::command()).get_matches()).unwrap_or_else(|e| e.exit());
     progress::set_mode(cli.progress);
-    if let Err(e) = run(cli) {
+    if let Err(e) = run(cli).and_then(|()| out::finish()) {
         eprintln!("error: {}", chain(&e));
         std::process::exit(1);
     }
@@ -65,17 +68,17 @@ fn negative_numbers(c: clap::Command) -> clap::Command {
         let t = a.get_value_parser().type_id();
         let a = a.allow_negative_numbers(true);
         if t == TypeId::of::<u64>() {
-            a.value_parser(ValueParser::new(args::whole::<u64>))
+            a.value_parser(ValueParser::new(common_args::whole::<u64>))
         } else if t == TypeId::of::<u32>() {
-            a.value_parser(ValueParser::new(args::whole::<u32>))
+            a.value_parser(ValueParser::new(common_args::whole::<u32>))
         } else if t == TypeId::of::<usize>() {
-            a.value_parser(ValueParser::new(args::whole::<usize>))
+            a.value_parser(ValueParser::new(common_args::whole::<usize>))
         } else if t == TypeId::of::<u16>() {
-            a.value_parser(ValueParser::new(args::whole::<u16>))
+            a.value_parser(ValueParser::new(common_args::whole::<u16>))
         } else if t == TypeId::of::<u8>() {
-            a.value_parser(ValueParser::new(args::whole::<u8>))
+            a.value_parser(ValueParser::new(common_args::whole::<u8>))
         } else if t == TypeId::of::<f64>() {
-            a.value_parser(ValueParser::new(args::finite))
+            a.value_parser(ValueParser::new(common_args::finite))
         } else {
             a
         }
@@ -117,7 +120,7 @@ fn run(cli: Cli) -> Result<()> {
             for (alias, expands) in shingled_cache::ALIASES {
                 out.push_str(&format!("{alias:<10} {expands}\n"));
             }
-            emit(&None, &out)
+            print_text(&out)
         }
         Command::Drive(d) => drive_cmd::run(d),
         Command::Drives => {
@@ -126,7 +129,7 @@ fn run(cli: Cli) -> Result<()> {
             for p in shingled_device::PROFILES {
                 out.push_str(&format!("{:<w$}  {}\n", p.name, p.about));
             }
-            emit(&None, &out)
+            print_text(&out)
         }
         Command::Config(a) => {
             let cfg = a.sim.to_config()?;
@@ -142,15 +145,10 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Writes `text` to `--out FILE` or stdout.
-fn emit(out: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
-    match out {
-        Some(p) => out::file(p, text),
-        None => {
-            out::write(format_args!("{text}"));
-            Ok(())
-        }
-    }
+/// Prints `text` on standard output.
+fn print_text(text: &str) -> Result<()> {
+    out::write(format_args!("{text}"));
+    Ok(())
 }
 
 /// `--cdf FILE`: every run's request-latency CDF, as CSV (`group,label,latency_ms,fraction`)
@@ -296,20 +294,20 @@ fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<(
     let bar = progress::Reporter::runs("sim");
     let report = experiments::run_experiment_with(exp, jobs, &|p| bar.update(p))?;
     bar.finish();
-    emit_experiment(&report, a.emit.output, &a.emit.out, &a.emit.cdf)
+    emit_experiment(&report, &a.emit.report, &a.emit.cdf)
 }
 
 fn sim(a: args::SimCmd) -> Result<()> {
     a.emit.check()?;
-    let policies = a.sim.policy.as_deref().map(args::split_policies).unwrap_or_default();
+    let policies = a.sim.policy.as_deref().map(common_args::split_policies).unwrap_or_default();
     let sizes: Vec<String> = a
         .sim
         .cache_size
         .as_deref()
         .map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
         .unwrap_or_default();
-    args::no_duplicates("--policy", &policies)?;
-    args::no_duplicates("--cache-size", &sizes)?;
+    common_args::no_duplicates("--policy", &policies)?;
+    common_args::no_duplicates("--cache-size", &sizes)?;
     if policies.len() > 1 || sizes.len() > 1 {
         if a.sim.no_cache {
             bail!("--no-cache runs no policy; give one configuration or drop --no-cache");
@@ -341,12 +339,12 @@ fn sim(a: args::SimCmd) -> Result<()> {
     let r = shingled_sim::run_footprint(&cfg, footprint, &mut |n| bar.set(n), None);
     bar.finish();
     let r = r.map_err(reading)?;
-    let text = match a.emit.output {
+    let text = match a.emit.report.format() {
         Output::Table => report::run_table(&r),
         Output::Json => serde_json::to_string_pretty(&r)? + "\n",
         Output::Csv => format!("{}\n{}", report::CSV_HEADER, report::csv_rows(&r)),
     };
-    emit(&a.emit.out, &text)?;
+    a.emit.report.emit(&text)?;
     write_cdf(
         &a.emit.cdf,
         &[(String::new(), r.label.clone(), &r)],
@@ -367,12 +365,12 @@ fn compare(a: args::CompareCmd) -> Result<()> {
     for s in &cfg.compare.schemes {
         shingled_sim::scheme_config(&cfg, s)?;
     }
-    let jobs = args::jobs(a.jobs)?;
+    let jobs = common_args::jobs(a.jobs)?;
     let bar = progress::Reporter::runs(&format!("compare on {}", cfg.trace.path));
     let report = shingled_sim::compare_with(&cfg, jobs, &|p| bar.update(p))
         .with_context(|| format!("comparing on {}", cfg.trace.path))?;
     bar.finish();
-    let text = match a.emit.output {
+    let text = match a.emit.report.format() {
         Output::Table => report::compare_table(&report),
         Output::Json => serde_json::to_string_pretty(&report)? + "\n",
         Output::Csv => {
@@ -384,7 +382,7 @@ fn compare(a: args::CompareCmd) -> Result<()> {
             s
         }
     };
-    emit(&a.emit.out, &text)?;
+    a.emit.report.emit(&text)?;
     let runs: Vec<_> = report.runs.iter().map(|r| (String::new(), r.label.clone(), r)).collect();
     write_cdf(
         &a.emit.cdf,
@@ -434,7 +432,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         traces: a.on.clone(),
     };
     let mut plan = experiments::plan(&a.name, &opts)?;
-    let jobs = args::jobs(a.jobs)?;
+    let jobs = common_args::jobs(a.jobs)?;
     if a.png.is_some() && plan.curve.is_none() {
         bail!(
             "--png draws the curve forms of experiments; {} has no curve (try `shingled report --experiment {}`)",
@@ -482,13 +480,16 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     if let Some(png) = &a.png {
         curve_cmd::experiment_charts(&report, png)?;
     }
-    emit_experiment(&report, a.emit.output, &a.emit.out, &a.emit.cdf)
+    emit_experiment(&report, &a.emit.report, &a.emit.cdf)
 }
 
 /// The flags an experiment would silently drop (it sets that part of every run itself, as its
 /// registry entry says: [`shingled_sim::experiments::Definition::fixed`]), with a hint where
 /// there is another way. Every experiment sets the trace and the policy.
-fn ignored_experiment_flags(name: &str, s: &args::SimArgs) -> Vec<(&'static str, Option<&'static str>)> {
+fn ignored_experiment_flags(
+    name: &str,
+    s: &common_args::SimArgs,
+) -> Vec<(&'static str, Option<&'static str>)> {
     use shingled_sim::experiments::{definition, Fixed};
     let fixes = |part: Fixed| definition(name).is_some_and(|d| d.fixes(part));
     let mut out = Vec::new();
@@ -526,11 +527,10 @@ fn ignored_experiment_flags(name: &str, s: &args::SimArgs) -> Vec<(&'static str,
 /// Prints an experiment report as a table, JSON or CSV (a `trace` column first).
 fn emit_experiment(
     report: &shingled_sim::experiments::ExperimentReport,
-    output: Output,
-    out: &Option<std::path::PathBuf>,
+    output: &OutputArgs,
     cdf: &Option<std::path::PathBuf>,
 ) -> Result<()> {
-    let text = match output {
+    let text = match output.format() {
         Output::Table => report::experiment_table(report),
         Output::Json => serde_json::to_string_pretty(report)? + "\n",
         Output::Csv => {
@@ -545,7 +545,7 @@ fn emit_experiment(
             s
         }
     };
-    emit(out, &text)?;
+    output.emit(&text)?;
     let runs: Vec<_> = report
         .experiment
         .cells
@@ -568,6 +568,7 @@ fn emit_experiment(
 fn trace(t: TraceCommand) -> Result<()> {
     match t {
         TraceCommand::Stats(a) => {
+            a.report.check()?;
             let opts = a.input.options()?;
             let bands = a.bands.to_config();
             // A `bin` file or large uncompressed text is read directly, split between threads
@@ -584,14 +585,15 @@ fn trace(t: TraceCommand) -> Result<()> {
                     shingled_trace::trace_stats(&mut reader, &bands?)?
                 }
             };
-            let text = if a.json {
-                serde_json::to_string_pretty(&stats)? + "\n"
-            } else {
+            let mut report = a.report.clone();
+            if a.json {
+                report.output = Some(Output::Json);
+            }
+            report.emit_value(&stats, || {
                 // The covered-band ranges depend on the layout: name it, as `compare` and `sim` do.
                 let layout = a.bands.to_config().map(|b| b.to_string()).unwrap_or_default();
                 format!("{}band layout of the (bands) ranges: {layout} (--bands)\n", stats.to_table())
-            };
-            emit(&None, &text)
+            })
         }
         TraceCommand::Convert(a) => {
             let stop = std::sync::atomic::AtomicBool::new(false);
@@ -646,7 +648,7 @@ fn trace(t: TraceCommand) -> Result<()> {
             let align =
                 [Column::LEFT, Column::LEFT, Column::RIGHT, Column::RIGHT, Column::RIGHT, Column::RIGHT];
             let header = ["name", "server (MSR volume)", "page reqs", "write%", "written", "accessed"];
-            emit(&None, &render(&align, &header, &rows, &style))
+            print_text(&render(&align, &header, &rows, &style))
         }
     }
 }

@@ -8,8 +8,36 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static CLOSED: AtomicBool = AtomicBool::new(false);
 static WARNED: AtomicBool = AtomicBool::new(false);
 
-/// Writes to stdout; see the module documentation.
+/// `-o FILE` of a command that prints its report piece by piece (`crate::output`): the file
+/// and what was printed so far.
+static CAPTURE: std::sync::Mutex<Option<(std::path::PathBuf, String)>> = std::sync::Mutex::new(None);
+
+/// From now on, what is printed goes to `path` (written by [`finish`]) instead of stdout.
+pub fn capture(path: &std::path::Path) {
+    *CAPTURE.lock().unwrap_or_else(|e| e.into_inner()) = Some((path.to_path_buf(), String::new()));
+}
+
+/// Whether standard output is being sent to a file ([`capture`]).
+pub fn capturing() -> bool {
+    CAPTURE.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+}
+
+/// Writes what was captured to its file, once the command has succeeded.
+pub fn finish() -> anyhow::Result<()> {
+    let taken = CAPTURE.lock().unwrap_or_else(|e| e.into_inner()).take();
+    match taken {
+        Some((path, text)) => file(&path, text),
+        None => Ok(()),
+    }
+}
+
+/// Writes to stdout, or to the file of [`capture`]; see the module documentation.
 pub fn write(args: std::fmt::Arguments<'_>) {
+    if let Some((_, text)) = CAPTURE.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        use std::fmt::Write as _;
+        let _ = text.write_fmt(args);
+        return;
+    }
     if CLOSED.load(Ordering::Relaxed) {
         return;
     }

@@ -2,7 +2,8 @@
 //! (SAC §5.1) and band layout (SAC §5.2, after Skylight) on a drive model or a real device, and
 //! write what was found as a drive profile `shingled sim --drive-file` loads.
 
-use crate::args::parse_bands;
+use crate::common_args::parse_bands;
+use crate::output::{Output, OutputArgs};
 use crate::plot;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -27,16 +28,6 @@ pub enum What {
     Bands,
     /// Both, the PB first.
     All,
-}
-
-/// Report format on stdout.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum ProbeOutput {
-    /// Text for people.
-    #[default]
-    Table,
-    /// Everything as JSON, series included.
-    Json,
 }
 
 /// Flags of `shingled probe`.
@@ -132,17 +123,22 @@ pub struct ProbeCmd {
     /// Seed of the probes' random orders.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ProbeOutput::Table)]
-    pub output: ProbeOutput,
+    /// The report of what was found (`--output json`: everything, series included; `--output
+    /// csv`: one row of those fields).
+    #[command(flatten)]
+    pub report: OutputArgs,
     /// Write the evidence as CSV into this directory: pb_iops.csv (the IOPS series),
     /// bands_reads.csv (every read latency, with the run it belongs to), bands_found.csv. Each
     /// file written is printed on stderr.
     #[arg(long, value_name = "DIR")]
     pub csv_dir: Option<PathBuf>,
-    /// Plot the evidence as PNG into this directory: pb_iops.png, bands_reads_<target>.png (one
-    /// per band target). Each file written is printed on stderr.
-    #[arg(long, value_name = "DIR")]
+    /// Plot the evidence as PNG charts beside FILE, named after its stem (`--png ev/probe.png`:
+    /// ev/probe-pb-iops.png, ev/probe-bands-reads-<target>.png, one per band target). Each file
+    /// written is printed on stderr.
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
+    /// Former flag: `--png DIR/probe.png`, the directory created.
+    #[arg(long, value_name = "DIR", hide = true, conflicts_with = "png")]
     pub png_dir: Option<PathBuf>,
     /// Write what was found as a drive profile (TOML) for `shingled sim --drive-file`.
     #[arg(long, value_name = "FILE")]
@@ -308,6 +304,14 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 
 /// Runs `shingled probe ...`.
 pub fn run(a: ProbeCmd) -> Result<()> {
+    a.report.check()?;
+    if let Some(dir) = &a.png_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let png = a.png.clone().or_else(|| a.png_dir.as_ref().map(|d| d.join("probe.png")));
+    if let Some(p) = &png {
+        plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
+    }
     let block_size = size("block-size", &a.block_size)?;
     let upper_bound = a.upper_bound.as_deref().map(|u| size("upper-bound", u)).transpose()?;
     let assume_pb = a.assume_pb.as_deref().map(|p| size("assume-pb", p)).transpose()?;
@@ -385,9 +389,8 @@ pub fn run(a: ProbeCmd) -> Result<()> {
             write_file(&dir.join("bands_found.csv"), &b.bands_csv())?;
         }
     }
-    if let Some(dir) = &a.png_dir {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        plots(dir, pb, bands, &o.target.describe())?;
+    if let Some(png) = &png {
+        plots(png, pb, bands, &o.target.describe())?;
     }
     if let Some(f) = &a.drive_file {
         let text = format!(
@@ -400,14 +403,14 @@ pub fn run(a: ProbeCmd) -> Result<()> {
         write_file(f, &text)?;
     }
 
-    let text = match a.output {
-        ProbeOutput::Json => serde_json::to_string_pretty(&found)? + "\n",
-        ProbeOutput::Table => {
+    let text = match a.report.format() {
+        Output::Json => serde_json::to_string_pretty(&found)? + "\n",
+        Output::Csv => crate::output::csv_of(&serde_json::to_value(&found)?),
+        Output::Table => {
             table(&o, found.hidden.as_ref(), pb, bands, layout, found.layout_scope.as_deref(), block_size)
         }
     };
-    print!("{text}");
-    Ok(())
+    a.report.emit(&text)
 }
 
 fn table(
@@ -494,7 +497,7 @@ fn describe_layout(l: &BandConfig) -> String {
     }
 }
 
-fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>, target: &str) -> Result<()> {
+fn plots(png: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>, target: &str) -> Result<()> {
     if let Some(r) = pb {
         let mb = |op: u64| (op * r.block_size) as f64 / 1e6;
         let points = r.windows.iter().map(|w| (mb(w.first_op + w.ops), w.iops)).collect();
@@ -517,7 +520,7 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>, target: 
                 paper_fitted: false,
             },
         ];
-        let file = dir.join("pb_iops.png");
+        let file = crate::output::chart_path(png, "pb_iops");
         plot::line_chart(
             &file,
             &format!("PB capacity: IOPS of random writes (SAC Fig. 11) on {target}"),
@@ -556,7 +559,7 @@ fn plots(dir: &Path, pb: Option<&PbReport>, bands: Option<&BandReport>, target: 
                     paper_fitted: false,
                 },
             ];
-            let file = dir.join(format!("bands_reads_{}.png", smp.target));
+            let file = crate::output::chart_path(png, &format!("bands_reads_{}", smp.target));
             plot::line_chart(
                 &file,
                 &format!(

@@ -7,7 +7,7 @@
 //! `report.html`, `results.json` (what was run, to regenerate the report with `--from`) and
 //! `total_time.png`, `hit_ratio.png`, `wa.png`, `rmws.png`: one bar per row, grouped by trace.
 
-use crate::args::SimArgs;
+use crate::common_args::SimArgs;
 use crate::plot::{BarSeries, Figure, PanelKind};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -465,7 +465,7 @@ fn run_report(a: &ReportCmd) -> Result<ExperimentReport> {
         }
         return load(p);
     }
-    let jobs = crate::args::jobs(a.jobs)?;
+    let jobs = crate::common_args::jobs(a.jobs)?;
     let sim = &a.sim;
     let base = sim.to_config()?;
     if let Some(name) = &a.experiment {

@@ -3,7 +3,7 @@
 //! a file: format, check (read-only), stats, and serve (a FUSE file that `losetup`, `mkfs.ext4`
 //! and `mount` can use, or with `--ublk` a /dev/ublkbN block device).
 
-use crate::args::InfoOutput;
+use crate::output::{Output, OutputArgs};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
@@ -97,9 +97,8 @@ pub struct FormatArgs {
 pub struct InfoArgs {
     /// The file.
     pub file: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = InfoOutput::Table)]
-    pub output: InfoOutput,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -210,13 +209,14 @@ fn format(a: FormatArgs) -> Result<()> {
 }
 
 fn check(a: InfoArgs) -> Result<()> {
+    a.output.start()?;
     let (kind, problems, _) =
         shingled_stl::inspect(&a.file).with_context(|| format!("checking {}", a.file.display()))?;
-    match a.output {
-        InfoOutput::Json => {
-            println!("{}", serde_json::to_string(&CheckReport { layer: kind, problems: &problems })?)
+    match a.output.format() {
+        Output::Json | Output::Csv => {
+            a.output.print_line(&CheckReport { layer: kind, problems: &problems })?
         }
-        InfoOutput::Table => {
+        Output::Table => {
             if problems.is_empty() {
                 println!("{}: {kind}: clean", a.file.display());
             }
@@ -226,22 +226,21 @@ fn check(a: InfoArgs) -> Result<()> {
         }
     }
     if !problems.is_empty() {
+        crate::out::finish()?;
         std::process::exit(1);
     }
     Ok(())
 }
 
 fn stats(a: InfoArgs) -> Result<()> {
+    a.output.start()?;
     let (kind, problems, stats) =
         shingled_stl::inspect(&a.file).with_context(|| format!("reading {}", a.file.display()))?;
-    match a.output {
-        InfoOutput::Json => {
-            println!(
-                "{}",
-                serde_json::to_string(&StatsReport { layer: kind, problems: &problems, stats: &stats })?
-            )
+    match a.output.format() {
+        Output::Json | Output::Csv => {
+            a.output.print_line(&StatsReport { layer: kind, problems: &problems, stats: &stats })?
         }
-        InfoOutput::Table => {
+        Output::Table => {
             println!("{}: {kind}", a.file.display());
             let mut rows = Vec::new();
             stat_rows(&stats, "", &mut rows);

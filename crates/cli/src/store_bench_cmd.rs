@@ -2,23 +2,13 @@
 //! (SMRSTORE Figs. 14, 16, 19–21, Table 3, §6.5), printed as a table, CSV or JSON, with PNG
 //! plots on request.
 
+use crate::output::{Output, OutputArgs};
 use crate::plot;
 use anyhow::{bail, Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use shingled_bench::store::{self as bench, StoreBenchOptions, StoreBenchReport};
 use shingled_bench::Series;
 use std::path::{Path, PathBuf};
-
-/// Output format of `shingled store bench`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    /// Notes and aligned tables.
-    Table,
-    /// The whole report (typed rows, tables, plot data) as JSON.
-    Json,
-    /// The main table as CSV.
-    Csv,
-}
 
 /// Store benchmark arguments.
 #[derive(Args, Debug)]
@@ -42,12 +32,9 @@ pub struct StoreBenchArgs {
     /// each); each cell reports its median time. 1 to 1000.
     #[arg(long, default_value_t = 1)]
     pub rounds: u32,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
-    pub output: Output,
-    /// Write the output to FILE instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    /// The report (`--output csv`: the main table of each bench).
+    #[command(flatten)]
+    pub report: OutputArgs,
     /// Draw the plots as one PNG at FILE (a .png name): one panel per plot of every bench run,
     /// under a title naming the benches and their set-up. The file written is printed.
     #[arg(long, value_name = "FILE")]
@@ -68,6 +55,7 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
     if !(a.scale > 0.0 && a.scale.is_finite()) {
         bail!("--scale {} must be a positive number", a.scale);
     }
+    a.report.check()?;
     if let Some(p) = &a.png {
         plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
     }
@@ -89,7 +77,7 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
     if let Some(file) = &a.png {
         plots(&reports, file, a.scale)?;
     }
-    let text = match a.output {
+    let text = match a.report.format() {
         Output::Table => reports.iter().map(StoreBenchReport::to_text).collect::<Vec<_>>().join("\n"),
         Output::Csv => reports.iter().map(|r| r.table.to_csv()).collect::<Vec<_>>().join("\n"),
         Output::Json => {
@@ -101,11 +89,7 @@ pub fn run(a: StoreBenchArgs) -> Result<()> {
             v + "\n"
         }
     };
-    match &a.out {
-        Some(p) => crate::out::file(p, text)?,
-        None => print!("{text}"),
-    }
-    Ok(())
+    a.report.emit(&text)
 }
 
 /// Draws every plot of `reports` as one PNG at `file`: one panel per plot (lines, or grouped

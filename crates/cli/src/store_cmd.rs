@@ -18,6 +18,7 @@ mod info;
 mod maintain;
 mod put;
 
+use crate::output::OutputArgs;
 use anyhow::{anyhow, bail, Context, Result};
 use chunks::{get, ls, rm};
 use clap::{Args, Subcommand, ValueEnum};
@@ -142,12 +143,6 @@ impl StreamArg {
     }
 }
 
-#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
-pub enum OutputArg {
-    Table,
-    Json,
-}
-
 #[derive(Args, Debug)]
 pub struct FormatArgs {
     #[command(flatten)]
@@ -189,9 +184,9 @@ pub struct FormatArgs {
 pub struct InfoArgs {
     #[command(flatten)]
     pub devices: Devices,
-    /// Output format.
-    #[arg(long, short = 'O', value_enum, default_value_t = OutputArg::Table)]
-    pub output: OutputArg,
+    /// The report (`-O` is short for `--output`).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -232,9 +227,9 @@ pub struct GetArgs {
 pub struct LsArgs {
     #[command(flatten)]
     pub devices: Devices,
-    /// Output format.
-    #[arg(long, short = 'O', value_enum, default_value_t = OutputArg::Table)]
-    pub output: OutputArg,
+    /// The report (`-O` is short for `--output`).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -250,9 +245,9 @@ pub struct RmArgs {
 pub struct FsckArgs {
     #[command(flatten)]
     pub devices: Devices,
-    /// Output format.
-    #[arg(long, short = 'O', value_enum, default_value_t = OutputArg::Table)]
-    pub output: OutputArg,
+    /// The report (`-O` is short for `--output`).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]

@@ -2,6 +2,7 @@
 //! (`shingled_zoned::FileZoned`, format in docs/zoned-file-format.md).
 
 use crate::json::sorted;
+use crate::output::{LongOutputArgs, Output, OutputArgs};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
@@ -130,8 +131,10 @@ pub struct CreateArgs {
     /// Fail reads above the write pointer instead of returning zeros (ZBC URSWRZ = 0).
     #[arg(long)]
     pub restrict_reads: bool,
-    /// Print the device geometry as JSON.
-    #[arg(long)]
+    #[command(flatten)]
+    pub report: LongOutputArgs,
+    /// The former spelling of `--output json`.
+    #[arg(long, hide = true, conflicts_with = "output")]
     pub json: bool,
 }
 
@@ -151,8 +154,10 @@ pub struct ReportArgs {
     /// Report only zones in this condition.
     #[arg(long, value_enum, default_value_t = ReportFilter::All)]
     pub filter: ReportFilter,
-    /// JSON output: the device geometry and the zones.
-    #[arg(long)]
+    #[command(flatten)]
+    pub report: LongOutputArgs,
+    /// The former spelling of `--output json`.
+    #[arg(long, hide = true, conflicts_with = "output")]
     pub json: bool,
 }
 
@@ -170,9 +175,20 @@ pub struct RangeArgs {
     /// Number of zones from --offset.
     #[arg(long, short = 'c')]
     pub count: Option<u64>,
-    /// Print the affected zones as JSON.
-    #[arg(long)]
+    #[command(flatten)]
+    pub report: LongOutputArgs,
+    /// The former spelling of `--output json`.
+    #[arg(long, hide = true, conflicts_with = "output")]
     pub json: bool,
+}
+
+/// The output flags of a zone command, `--json` read as `--output json`.
+fn output(report: &LongOutputArgs, json: bool) -> OutputArgs {
+    let mut out = report.args();
+    if json {
+        out.output = Some(Output::Json);
+    }
+    out
 }
 
 pub fn run(cmd: ZoneCommand) -> Result<()> {
@@ -187,6 +203,7 @@ pub fn run(cmd: ZoneCommand) -> Result<()> {
 }
 
 fn create(a: CreateArgs) -> Result<()> {
+    output(&a.report, a.json).check()?;
     let zs = a.zone_size.0;
     let capacity = match (a.zones, a.capacity) {
         (Some(n), None) => ByteSize(n.checked_mul(zs).context("--zones × --zone-size overflows")?),
@@ -225,12 +242,10 @@ fn create(a: CreateArgs) -> Result<()> {
         eprintln!("note: {n}");
     }
     let info = dev.info();
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&CreateReport { device: info, file: &a.file })?);
-    } else {
-        println!("{}: {}", a.file.display(), describe(&info));
-    }
-    Ok(())
+    let out = output(&a.report, a.json);
+    out.emit_value(&CreateReport { device: info, file: &a.file }, || {
+        format!("{}: {}\n", a.file.display(), describe(&info))
+    })
 }
 
 fn describe(i: &DeviceInfo) -> String {
@@ -281,6 +296,7 @@ fn zone_line(z: &Zone) -> String {
 }
 
 fn report(a: ReportArgs) -> Result<()> {
+    output(&a.report, a.json).check()?;
     let dev = open(&a.file)?;
     let opt = match a.filter {
         ReportFilter::All => ReportOption::All,
@@ -300,18 +316,20 @@ fn report(a: ReportArgs) -> Result<()> {
     if let Some(c) = a.count {
         zones.truncate(c);
     }
-    if a.json {
-        let v = ZoneReport { device: dev.info(), file: &a.file, zones };
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        for z in &zones {
-            println!("{}", zone_line(z));
+    let out = output(&a.report, a.json);
+    match out.format() {
+        // One row per zone.
+        Output::Csv => out.emit(&crate::output::csv_of(&serde_json::to_value(&zones)?)),
+        _ => {
+            let table = zones.iter().map(|z| zone_line(z) + "\n").collect::<String>();
+            let v = ZoneReport { device: dev.info(), file: &a.file, zones };
+            out.emit_value(&v, || table)
         }
     }
-    Ok(())
 }
 
 fn manage(op: ZoneOp, a: RangeArgs) -> Result<()> {
+    output(&a.report, a.json).check()?;
     let mut dev = open(&a.file)?;
     let info = dev.info();
     let len = match (a.length, a.count) {
@@ -333,13 +351,18 @@ fn manage(op: ZoneOp, a: RangeArgs) -> Result<()> {
             e.errno_name()
         );
     }
-    if a.json {
-        let zones = if a.offset < info.capacity_sectors {
-            dev.report_zones(a.offset, len.max(1), ReportOption::All)?
-        } else {
-            vec![]
-        };
-        println!("{}", serde_json::to_string_pretty(&ManageReport { op, zones })?);
+    // The zones of the range are reported only when asked for (JSON or CSV).
+    let out = output(&a.report, a.json);
+    if out.is_table() {
+        return Ok(());
     }
-    Ok(())
+    let zones = if a.offset < info.capacity_sectors {
+        dev.report_zones(a.offset, len.max(1), ReportOption::All)?
+    } else {
+        vec![]
+    };
+    match out.format() {
+        Output::Csv => out.emit(&crate::output::csv_of(&serde_json::to_value(&zones)?)),
+        _ => out.emit_value(&ManageReport { op, zones }, String::new),
+    }
 }

@@ -1,6 +1,7 @@
 //! Every command that draws charts writes what was named and says so: `--png FILE` and
-//! `--cdf FILE.png` write one PNG at exactly FILE, directory options (`report --out`, `probe
-//! --png-dir`/`--csv-dir`) write their documented files, and each file written gets one
+//! `--cdf FILE.png` write one PNG at exactly FILE, a command with several charts (`probe --png
+//! FILE`) writes them beside FILE as FILE's stem + `-<name>.png`, directory options (`report
+//! --out`, `probe --csv-dir`) write their documented files, and each file written gets one
 //! `wrote PATH` line on stderr; the lines list exactly the files that exist afterwards.
 
 use std::collections::BTreeSet;
@@ -196,11 +197,11 @@ fn report_drive_bench_store_bench_and_probe_list_their_files() {
             "32KiB",
             "--csv-dir",
             "ev",
-            "--png-dir",
-            "ev",
+            "--png",
+            "probe.png",
             "--drive-file",
             "found.toml",
         ],
-        &["ev/pb_iops.png", "ev/pb_iops.csv", "found.toml"],
+        &["probe-pb-iops.png", "ev/pb_iops.csv", "found.toml"],
     );
 }

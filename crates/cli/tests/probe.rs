@@ -26,6 +26,7 @@ fn probe_all_on_a_small_model_writes_evidence_and_a_loadable_profile() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("csv");
     let png = dir.path().join("png");
+    std::fs::create_dir(&png).unwrap();
     let profile = dir.path().join("detected.toml");
     let o = shingled(&[
         "probe",
@@ -48,8 +49,8 @@ fn probe_all_on_a_small_model_writes_evidence_and_a_loadable_profile() {
         "json",
         "--csv-dir",
         csv.to_str().unwrap(),
-        "--png-dir",
-        png.to_str().unwrap(),
+        "--png",
+        png.join("probe.png").to_str().unwrap(),
         "--drive-file",
         profile.to_str().unwrap(),
     ]);
@@ -67,7 +68,7 @@ fn probe_all_on_a_small_model_writes_evidence_and_a_loadable_profile() {
     let reads = std::fs::read_to_string(csv.join("bands_reads.csv")).unwrap();
     assert!(reads.lines().count() > 100 && reads.contains(",1,"), "low reads marked");
     assert!(std::fs::read_to_string(csv.join("bands_found.csv")).unwrap().lines().count() >= 4);
-    assert!(std::fs::metadata(png.join("pb_iops.png")).unwrap().len() > 1000);
+    assert!(std::fs::metadata(png.join("probe-pb-iops.png")).unwrap().len() > 1000);
 
     let text = std::fs::read_to_string(&profile).unwrap();
     assert!(text.contains("model = \"dm-smr\"") && text.contains("pb_size"), "{text}");

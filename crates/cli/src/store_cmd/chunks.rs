@@ -1,7 +1,7 @@
 //! `store get`, `ls` and `rm`.
 
 use super::ids::{parts_of, resolve_id, Part};
-use super::{close, list_paths, open_front, stream_name, with_paths, GetArgs, LsArgs, OutputArg, RmArgs};
+use super::{close, list_paths, open_front, stream_name, with_paths, GetArgs, LsArgs, RmArgs};
 use anyhow::{anyhow, bail, Context, Result};
 use shingled_store::ChunkPiece;
 use std::io::{IoSlice, Write};
@@ -141,10 +141,11 @@ fn write_piece(out: &mut (dyn Write + Send), p: &ChunkPiece) -> std::io::Result<
 }
 
 pub(super) fn ls(a: LsArgs) -> Result<()> {
+    a.output.start()?;
     let paths = a.devices.all()?;
     let (front, _) = open_front(&a.devices, true)?;
     let l = front.list();
-    if a.output == OutputArg::Json {
+    if !a.output.is_table() {
         let v: Vec<serde_json::Value> = l
             .iter()
             .map(|(d, c)| {
@@ -156,7 +157,7 @@ pub(super) fn ls(a: LsArgs) -> Result<()> {
                 Ok(j)
             })
             .collect::<Result<_>>()?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        a.output.print_value(&v)?;
         return Ok(());
     }
     let multi = paths.len() > 1;

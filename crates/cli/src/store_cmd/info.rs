@@ -1,6 +1,6 @@
 //! `store info`.
 
-use super::{open_front, placement_name, InfoArgs, OutputArg};
+use super::{open_front, placement_name, InfoArgs};
 use crate::json::sorted;
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -97,6 +97,7 @@ struct TotalInfo {
 }
 
 pub(super) fn info(a: InfoArgs) -> Result<()> {
+    a.output.start()?;
     let paths = a.devices.all()?;
     let (front, supers) = open_front(&a.devices, true)?;
     let stats = front.stats();
@@ -167,8 +168,8 @@ pub(super) fn info(a: InfoArgs) -> Result<()> {
         sealed_chunks: t.store.sealed_chunks,
     };
     let report = StoreInfo { drives, total };
-    if a.output == OutputArg::Json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    if !a.output.is_table() {
+        a.output.print_value(&report)?;
         return Ok(());
     }
     for v in &report.drives {

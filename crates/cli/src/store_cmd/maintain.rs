@@ -1,6 +1,6 @@
 //! `store fsck` and `gc`.
 
-use super::{close, list_paths, open_front, with_paths, FsckArgs, GcArgs, OutputArg};
+use super::{close, list_paths, open_front, with_paths, FsckArgs, GcArgs};
 use anyhow::{bail, Context, Result};
 use shingled_core::ByteSize;
 
@@ -8,11 +8,12 @@ use shingled_core::ByteSize;
 /// checks); damage recovery cannot pass is an error naming zone and offset. Then every drive
 /// is checked.
 pub(super) fn fsck(a: FsckArgs) -> Result<()> {
+    a.output.start()?;
     let paths = a.devices.all()?;
     let (mut front, _) = open_front(&a.devices, true)?;
     let reps = front.fsck().map_err(|e| with_paths(e, &paths))?;
     let problems: usize = reps.iter().map(|r| r.problem_count()).sum();
-    if a.output == OutputArg::Json {
+    if !a.output.is_table() {
         let v: Vec<serde_json::Value> = paths
             .iter()
             .zip(&reps)
@@ -23,7 +24,7 @@ pub(super) fn fsck(a: FsckArgs) -> Result<()> {
                 Ok(j)
             })
             .collect::<Result<_>>()?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        a.output.print_value(&v)?;
     } else {
         for (p, r) in paths.iter().zip(&reps) {
             for d in &r.device {
