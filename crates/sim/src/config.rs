@@ -1,10 +1,12 @@
 //! Simulation configuration: one set of serde structs read from TOML files and built from CLI
-//! flags alike.
+//! flags alike, and the named set-ups (a paper's drive, CMR-only drive and I/O unit) whose
+//! first is the default.
 
-use crate::engine::{IoUnit, Mode, Replay};
-use crate::error::ParseError;
+use crate::controller::Mode;
+use crate::engine::{IoUnit, Replay};
+use crate::error::{ParseError, SimError};
 use serde::{Deserialize, Deserializer, Serialize};
-use shingled_cache::PolicyConfig;
+use shingled_cache::{PolicyConfig, PolicyError};
 use shingled_core::{ByteSize, SizeSpec};
 use shingled_device::{DriveConfig, SsdConfig};
 
@@ -277,11 +279,11 @@ fn default_schemes() -> Vec<String> {
 }
 
 fn default_cmr() -> DriveConfig {
-    crate::setup::default_setup().cmr_config()
+    default_setup().cmr_config()
 }
 
 fn default_drive() -> DriveConfig {
-    crate::setup::default_setup().drive_config()
+    default_setup().drive_config()
 }
 
 fn default_time_scale() -> f64 {
@@ -289,7 +291,7 @@ fn default_time_scale() -> f64 {
 }
 
 fn default_io_unit() -> IoUnit {
-    crate::setup::default_setup().io_unit
+    default_setup().io_unit
 }
 
 impl Default for CompareOptions {
@@ -402,4 +404,128 @@ mod tests {
             assert!(e.contains(says) && !e.contains("untagged"), "{bad}: {e}");
         }
     }
+}
+
+/// The configuration of scheme `name` derived from `base`: `smr-only` (no cache, base drive),
+/// `cmr-only` (no cache, the compare section's CMR drive) or a policy name (cached, base drive).
+pub fn scheme_config(base: &SimConfig, name: &str) -> Result<SimConfig, SimError> {
+    let mut cfg = base.clone();
+    cfg.label = Some(name.to_string());
+    match name {
+        "smr-only" => cfg.cache = None,
+        "cmr-only" => {
+            cfg.cache = None;
+            cfg.drive = base.compare.cmr_drive.clone();
+        }
+        policy => {
+            let p = policy.parse().map_err(|e: PolicyError| SimError::Config {
+                field: "compare.schemes",
+                reason: e.to_string(),
+            })?;
+            let mut cache = base.cache.clone().unwrap_or_default();
+            // A scheme named like the base policy keeps the base's policy settings.
+            if cache.policy.name() != policy {
+                cache.policy = p;
+            }
+            cfg.cache = Some(cache);
+        }
+    }
+    Ok(cfg)
+}
+
+/// A named set-up.
+#[derive(Clone, Copy, Debug)]
+pub struct SetUp {
+    /// `--setup` name.
+    pub name: &'static str,
+    /// One line: what it models and where it comes from.
+    pub summary: &'static str,
+    /// Drive profile of the drive under the cache (and of SMR-only).
+    pub drive: &'static str,
+    /// Drive profile of the CMR-only baseline.
+    pub cmr_drive: &'static str,
+    /// How requests reach the drive.
+    pub io_unit: IoUnit,
+}
+
+/// Every set-up, the default first.
+pub const SETUPS: &[SetUp] = &[
+    SetUp {
+        name: "pore",
+        summary: "PORE §V-A/§V-C prototype: emulated DM-SMR (PB 1/256 in-place FIFO, uniform \
+                  17-36 MB bands) on a 7200 rpm CMR disk with its write cache on; CMR-only on the \
+                  same disk; 4 KiB pages issued one at a time",
+        drive: "pore-prototype",
+        cmr_drive: "pore-cmr",
+        io_unit: IoUnit::Block,
+    },
+    SetUp {
+        name: "sac",
+        summary: "SAC §6 testbed: SAC's emulator (append-only PB 1/256, 20.48 MB bands) timed as \
+                  the calibrated ST8000AS0002; CMR-only on SAC's 5 TB CMR disk; 4 KiB pages one at \
+                  a time",
+        drive: "sac-testbed",
+        cmr_drive: "sac-cmr",
+        io_unit: IoUnit::Block,
+    },
+    SetUp {
+        name: "generic",
+        summary: "a generic DM-SMR drive: PB 1/256 append-only log over uniform 17-36 MB bands on \
+                  the 5900 rpm ST5000AS0011 mechanics, no write cache; CMR-only on PORE's 7200 rpm \
+                  disk; multi-block requests merged",
+        drive: "generic-dm-smr",
+        cmr_drive: "pore-cmr",
+        io_unit: IoUnit::Request,
+    },
+];
+
+/// The set-up called `name`.
+pub fn setup(name: &str) -> Result<&'static SetUp, SimError> {
+    SETUPS.iter().find(|s| s.name == name).ok_or_else(|| SimError::Config {
+        field: "setup",
+        reason: format!(
+            "unknown set-up {name:?}; known: {}",
+            SETUPS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+        ),
+    })
+}
+
+fn drive(name: &str) -> DriveConfig {
+    if name == "generic-dm-smr" {
+        return DriveConfig::DmSmr(Default::default());
+    }
+    shingled_device::profile(name).expect("set-ups name existing profiles")
+}
+
+impl SetUp {
+    /// The drive under the cache.
+    pub fn drive_config(&self) -> DriveConfig {
+        drive(self.drive)
+    }
+
+    /// The CMR-only baseline's drive.
+    pub fn cmr_config(&self) -> DriveConfig {
+        drive(self.cmr_drive)
+    }
+
+    /// Replaces `cfg`'s drive, CMR-only drive and I/O unit with this set-up's.
+    pub fn apply(&self, cfg: &mut SimConfig) {
+        cfg.drive = self.drive_config();
+        cfg.compare.cmr_drive = self.cmr_config();
+        cfg.io_unit = self.io_unit;
+    }
+
+    /// Whether `cfg` runs in exactly this set-up (drive, CMR-only drive and I/O unit); the
+    /// CMR-only run of a comparison, whose drive is the CMR drive, counts too.
+    pub fn matches(&self, cfg: &SimConfig) -> bool {
+        let cmr = self.cmr_config();
+        (cfg.drive == self.drive_config() || (cfg.cache.is_none() && cfg.drive == cmr))
+            && cfg.compare.cmr_drive == cmr
+            && cfg.io_unit == self.io_unit
+    }
+}
+
+/// The default configuration's drive, CMR-only drive and I/O unit: the first set-up's.
+pub(crate) fn default_setup() -> &'static SetUp {
+    &SETUPS[0]
 }

@@ -6,9 +6,58 @@
 //! implementation, so a policy decides the same in both: the simulator's hit, write-back and
 //! RMW counts describe the running system.
 
-use crate::engine::Mode;
+use crate::error::ParseError;
+use serde::{Deserialize, Serialize};
 use shingled_cache::{BlockMeta, Cache};
 use shingled_core::BlockNo;
+
+/// How the SSD cache treats reads and writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Reads and writes are cached (write-back, write-allocate, read-allocate). Clean victims
+    /// are dropped, dirty victims written back. PORE §V-C1's read-write cache.
+    #[default]
+    ReadWrite,
+    /// Read requests are dropped from the workload and the whole SSD caches writes (PORE §V-C2,
+    /// SAC §6.2).
+    WriteOnly,
+    /// Only reads are cached; writes go to the drive, and a cached copy of a written block is
+    /// invalidated (write-around, as bcache's `writearound`).
+    ReadOnly,
+    /// Writes are cached as in write-only mode, but reads stay in the workload: a read is
+    /// served from the cache when its block is cached (dirty), otherwise passed through to the
+    /// drive without being cached.
+    WriteCache,
+}
+
+impl Mode {
+    /// All modes with their names.
+    pub const ALL: [(Mode, &'static str); 4] = [
+        (Mode::ReadWrite, "read-write"),
+        (Mode::WriteOnly, "write-only"),
+        (Mode::ReadOnly, "read-only"),
+        (Mode::WriteCache, "write-cache"),
+    ];
+
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        Mode::ALL.iter().find(|(m, _)| *m == self).map(|(_, n)| *n).unwrap_or("?")
+    }
+
+    /// Whether the cache's size is a fraction of the written range (write-caching modes) rather
+    /// than of the accessed range (PORE §V-C).
+    pub fn sized_by_written_range(self) -> bool {
+        matches!(self, Mode::WriteOnly | Mode::WriteCache)
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        Mode::ALL.iter().find(|(_, n)| *n == s).map(|(m, _)| *m).ok_or_else(|| ParseError::Mode(s.into()))
+    }
+}
 
 /// What executes the controller's decisions. Calls come in the order the I/Os must happen:
 /// a block read from the drive before it is written into the cache, a victim read from the

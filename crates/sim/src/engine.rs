@@ -3,7 +3,7 @@
 //! request at its trace time, waiting while a device is busy: response times with queueing, as
 //! SMaRT §5.5.1 measures them).
 
-use crate::controller::{Controller, Io};
+use crate::controller::{Controller, Io, Mode};
 use crate::error::ParseError;
 use crate::histogram::Histogram;
 use crate::metrics::Counters;
@@ -23,54 +23,6 @@ const LOOK_AHEAD_BLOCKS: u64 = 32;
 fn first_blocks(req: &Request) -> std::ops::Range<BlockNo> {
     let r = req.blocks();
     r.start..r.end.min(r.start + LOOK_AHEAD_BLOCKS)
-}
-
-/// How the SSD cache treats reads and writes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// Reads and writes are cached (write-back, write-allocate, read-allocate). Clean victims
-    /// are dropped, dirty victims written back. PORE §V-C1's read-write cache.
-    #[default]
-    ReadWrite,
-    /// Read requests are dropped from the workload and the whole SSD caches writes (PORE §V-C2,
-    /// SAC §6.2).
-    WriteOnly,
-    /// Only reads are cached; writes go to the drive, and a cached copy of a written block is
-    /// invalidated (write-around, as bcache's `writearound`).
-    ReadOnly,
-    /// Writes are cached as in write-only mode, but reads stay in the workload: a read is
-    /// served from the cache when its block is cached (dirty), otherwise passed through to the
-    /// drive without being cached.
-    WriteCache,
-}
-
-impl Mode {
-    /// All modes with their names.
-    pub const ALL: [(Mode, &'static str); 4] = [
-        (Mode::ReadWrite, "read-write"),
-        (Mode::WriteOnly, "write-only"),
-        (Mode::ReadOnly, "read-only"),
-        (Mode::WriteCache, "write-cache"),
-    ];
-
-    /// The mode's name.
-    pub fn name(self) -> &'static str {
-        Mode::ALL.iter().find(|(m, _)| *m == self).map(|(_, n)| *n).unwrap_or("?")
-    }
-
-    /// Whether the cache's size is a fraction of the written range (write-caching modes) rather
-    /// than of the accessed range (PORE §V-C).
-    pub fn sized_by_written_range(self) -> bool {
-        matches!(self, Mode::WriteOnly | Mode::WriteCache)
-    }
-}
-
-impl std::str::FromStr for Mode {
-    type Err = ParseError;
-    fn from_str(s: &str) -> Result<Self, ParseError> {
-        Mode::ALL.iter().find(|(_, n)| *n == s).map(|(m, _)| *m).ok_or_else(|| ParseError::Mode(s.into()))
-    }
 }
 
 /// How the blocks of a trace request reach the drive.

@@ -7,6 +7,9 @@
 //! footprint, builds the models and replays; [`compare`] does so for several schemes and
 //! [`report`] renders tables, CSV and JSON.
 
+mod claim;
+mod column;
+mod compare;
 mod config;
 pub mod controller;
 mod costs;
@@ -14,9 +17,12 @@ pub mod curve;
 mod engine;
 mod error;
 pub mod experiments;
+mod format;
 mod histogram;
 mod metrics;
 pub mod paper;
+mod parallel;
+mod plan;
 pub mod report;
 mod run;
 pub mod sample;
@@ -24,18 +30,21 @@ mod setup;
 pub mod stack;
 pub mod stats_file;
 
+pub use compare::{compare, compare_with};
+pub use config::{scheme_config, setup, SetUp, SETUPS};
 pub use config::{
     toml_error, CacheConfig, CompareOptions, ConfigTomlError, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE,
 };
+pub use controller::Mode;
 pub use costs::{fit_costs, CostModel};
 pub use curve::{curve, CurveOptions, CurvePoint, CurveReport};
-pub use engine::{Engine, IoUnit, Mode, Replay};
+pub use engine::{Engine, IoUnit, Replay};
 pub use error::{ParseError, SimError};
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
 pub use run::{
-    compare, compare_with, footprint_for, footprint_keeping, measure, measure_until, needs_footprint,
-    open_trace, run, run_all, run_all_with, run_footprint, run_once, run_with, scheme_config, simulate,
-    sizing, CompareReport, Footprint, Progress, RunReport, Sizing, PROGRESS_EVERY,
+    footprint_for, footprint_keeping, measure, measure_until, needs_footprint, open_trace, run, run_all,
+    run_all_with, run_footprint, run_once, run_with, simulate, sizing, CompareReport, Footprint, Progress,
+    RunReport, Sizing, PROGRESS_EVERY,
 };
-pub use setup::{describe as describe_setup, setup, SetUp, SETUPS};
+pub use setup::describe as describe_setup;

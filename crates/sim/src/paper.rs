@@ -7,56 +7,13 @@
 //! otherwise the paper's figure is shown as context, with no verdict and the reason. None of our
 //! constants is fitted to these figures; where we disagree, the output says so.
 
-use crate::experiments::ExperimentReport;
+use crate::plan::ExperimentReport;
 use crate::run::{CompareReport, RunReport};
-use serde::{Deserialize, Serialize};
 
 mod sweeps;
-pub mod verdict;
 
+pub use crate::claim::{verdict, Claim, INDEPENDENT, TUNED_HIT, TUNED_SMR_WA};
 pub use verdict::{Verdict, RULES_AT};
-
-/// One headline figure of a paper and ours, with the verdict of [`verdict`]'s rules.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Claim {
-    /// Where the paper says it.
-    pub source: String,
-    /// What is compared.
-    pub claim: String,
-    /// The paper's value.
-    pub paper: String,
-    /// What the paper's value covers ("mean of wdev, mds, ts, usr"); empty when the claim says.
-    #[serde(default)]
-    pub paper_covers: String,
-    /// Ours.
-    pub ours: String,
-    /// What ours covers ("synth:prn", "mean of synth:wdev 3.32, ..."); empty when the claim says.
-    #[serde(default)]
-    pub ours_covers: String,
-    /// The verdict ([`verdict`]'s rules), or "no verdict: why".
-    pub verdict: String,
-    /// Ours divided by the paper's (a range: by its nearest end) where the verdict compares two
-    /// numbers; `None` for a tally or no verdict.
-    #[serde(default)]
-    pub factor: Option<f64>,
-    /// Whether the claim is independent evidence ([`INDEPENDENT`]) or compares a metric the
-    /// synthetic traces were tuned on ([`TUNED_HIT`], [`TUNED_SMR_WA`]).
-    #[serde(default = "independent")]
-    pub basis: String,
-}
-
-/// [`Claim::basis`] of a claim nothing was tuned to.
-pub const INDEPENDENT: &str = "independent";
-/// [`Claim::basis`] of a claim on hit or miss ratios: the synthetic traces' skew was tuned so
-/// that LRU's hit ratio at 2% matches SAC Table 1 (docs/synthetic-traces.md).
-pub const TUNED_HIT: &str = "not independent: traces tuned on LRU hit ratios";
-/// [`Claim::basis`] of a claim involving SMR-only: the synthetic traces' phases were tuned to
-/// PORE §III-A's SMR-only write amplification (docs/synthetic-traces.md).
-pub const TUNED_SMR_WA: &str = "not independent: traces tuned on SMR-only WA";
-
-fn independent() -> String {
-    INDEPENDENT.into()
-}
 
 /// Verdict on a ratio ([`verdict::ratio`]).
 pub fn ratio_verdict(paper: f64, ours: f64) -> Verdict {
@@ -531,8 +488,8 @@ fn smart_group(name: &str) -> Option<(&'static str, u32)> {
     Some((vol, u))
 }
 
-fn stl(r: &RunReport, col: crate::experiments::Column) -> Option<f64> {
-    crate::report::stl_value(col, &r.total.counters.drive)
+fn stl(r: &RunReport, col: crate::column::Column) -> Option<f64> {
+    crate::column::stl_value(col, &r.total.counters.drive)
 }
 
 /// "n of m" with the verdict: agrees when all, partly when some, disagrees when none.
@@ -562,7 +519,7 @@ fn tally(source: &str, claim: &str, paper: &str, hits: &[(String, bool)]) -> Opt
 
 /// SMaRT §5.5: Table 2's counts and the trends the text states, checked on the grid's runs.
 fn smart_claims(out: &mut Vec<Claim>, name: &str, groups: &[(&str, Vec<&RunReport>)]) {
-    use crate::experiments::Column::*;
+    use crate::column::Column::*;
     let parsed: Vec<((&str, u32), &str, &Vec<&RunReport>)> =
         groups.iter().filter_map(|(g, runs)| Some((smart_group(g)?, *g, runs))).collect();
     let mean = |r: &RunReport| r.total.latency.mean_ms;
@@ -803,10 +760,10 @@ pub fn experiment_claims(r: &ExperimentReport) -> Vec<Claim> {
     let groups = by_trace(r.experiment.cells.iter().zip(&r.runs).map(|(c, run)| (c.trace.as_str(), run)));
     let write_only = r.experiment.cells.first().is_some_and(|c| c.config.mode == crate::Mode::WriteOnly);
     // A curve form is checked as the experiment whose sweep it draws.
-    let def = crate::experiments::definition(&r.experiment.name);
+    let def = crate::plan::definition(&r.experiment.name);
     let name = def.and_then(|d| d.curve_of).unwrap_or(&r.experiment.name);
     let mut claims = claims_of(name, write_only, &groups);
-    if let Some(crate::experiments::Setup::Paper(paper)) = def.map(|d| d.setup) {
+    if let Some(crate::plan::Setup::Paper(paper)) = def.map(|d| d.setup) {
         let cfg = r.experiment.cells.iter().find(|c| c.config.cache.is_some()).map(|c| &c.config);
         if let Some(why) = cfg.and_then(|cfg| setup_reason(paper, cfg)) {
             claims = claims.into_iter().map(|c| unjudged_setup(c, &why)).collect();
@@ -921,7 +878,7 @@ pub fn claims_table(claims: &[Claim]) -> String {
     if claims.is_empty() {
         return String::new();
     }
-    let mut t = crate::report::plain_table(&CLAIMS_HEADER, &claims_rows(claims));
+    let mut t = crate::format::plain_table(&CLAIMS_HEADER, &claims_rows(claims));
     if !t.ends_with('\n') {
         t.push('\n');
     }

@@ -1,43 +1,11 @@
 //! Human tables, CSV rows and JSON for run and comparison reports.
 
+pub use crate::column::{column_value, stl_value};
+pub use crate::format::human_bytes;
+use crate::format::{num, pct, secs, secs0, table};
 use crate::metrics::Metrics;
 use crate::run::{CompareReport, RunReport};
 use std::fmt::Write;
-
-/// A table as the reports print it: the first column left-aligned, the rest right-aligned.
-pub(crate) fn plain_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    table(header, rows)
-}
-
-/// Left-aligns the first column and right-aligns the rest (widths measured in bytes).
-fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    use shingled_core::table::{first_left_rest_right, render, Measure, Rule, Style};
-    let style = Style { measure: Measure::Bytes, trim_end: false, rule: Rule::PerColumn };
-    render(&first_left_rest_right(header.len()), header, rows, &style)
-}
-
-/// Bytes in decimal units with three significant decimals (`4.731 GB`, `16.384 KB`).
-pub fn human_bytes(b: u64) -> String {
-    let f = b as f64;
-    for (div, unit) in [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")] {
-        if f >= div {
-            return format!("{:.3} {unit}", f / div);
-        }
-    }
-    format!("{b} B")
-}
-
-fn pct(x: Option<f64>) -> String {
-    x.map(|v| format!("{:.2}%", v * 100.0)).unwrap_or_else(|| "-".into())
-}
-
-fn num(x: Option<f64>, digits: usize) -> String {
-    x.map(|v| format!("{v:.digits$}")).unwrap_or_else(|| "-".into())
-}
-
-fn secs(s: f64) -> String {
-    format!("{s:.3}")
-}
 
 /// Which optional lines a run's table shows (decided on the whole run, so both windows have the
 /// same lines).
@@ -47,11 +15,6 @@ struct Lines {
     smart: bool,
     /// Foreground causes that ran at once (see [`overlap_s`]).
     overlap: bool,
-}
-
-/// Seconds with three decimals, a rounding residue shown as 0.
-fn secs0(x: f64) -> String {
-    secs(if x.abs() < 0.0005 { 0.0 } else { x })
 }
 
 /// The metrics of one window as (name, value) lines.
@@ -743,114 +706,6 @@ fn csv_field(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
-    }
-}
-
-/// The value of `col` for run `r` as the tables print it, with `group` the runs of the same
-/// trace (for speed-ups).
-pub fn column_value(col: crate::experiments::Column, r: &RunReport, group: &[&RunReport]) -> String {
-    use crate::experiments::Column::*;
-    let m = &r.total;
-    let c = &m.counters;
-    let speedup = |label: &str| {
-        group
-            .iter()
-            .find(|g| g.label == label)
-            .filter(|_| m.total_time_s > 0.0)
-            .map(|g| format!("{:.2}x", g.total.total_time_s / m.total_time_s))
-            .unwrap_or_else(|| "-".into())
-    };
-    match col {
-        TotalTime => secs(m.total_time_s),
-        SsdTime => secs(m.ssd_read_time_s + m.ssd_write_time_s),
-        DriveReadTime => secs(m.drive_read_time_s),
-        DriveWriteTime => secs(m.drive_write_time_s),
-        VsSmrOnly => speedup("smr-only"),
-        VsCmrOnly => speedup("cmr-only"),
-        VsLru => speedup("lru"),
-        HitRatio => pct(m.hit_ratio),
-        MissRatio => pct(m.hit_ratio.map(|h| 1.0 - h)),
-        ReadHit => pct(m.read_hit_ratio),
-        WriteHit => pct(m.write_hit_ratio),
-        Wa => num(m.write_amplification, 2),
-        DevWa => num(m.device_write_amplification, 2),
-        Rmws => c.drive.rmws.to_string(),
-        CleanEvictions => c.clean_evictions.to_string(),
-        DirtyEvictions => c.dirty_evictions.to_string(),
-        RespMean => format!("{:.2}", m.latency.mean_ms),
-        RespP50 => format!("{:.2}", m.latency.p50_ms),
-        RespP90 => format!("{:.2}", m.latency.p90_ms),
-        RespP99 => format!("{:.2}", m.latency.p99_ms),
-        SpaceGainPct => {
-            use shingled_device::DriveConfig::*;
-            let (usable, raw) = match &r.config.drive {
-                Cmr(h) => (h.capacity.0, h.capacity.0),
-                DmSmr(d) => (d.capacity.0, d.mechanism.capacity.0),
-                Smart(t) => {
-                    let raw = t.mechanism.capacity.0;
-                    (t.shingled_size.map_or(raw.saturating_sub(t.raz.0), |b| b.0), raw)
-                }
-            };
-            format!("{:.1}", 100.0 * usable as f64 / raw.max(1) as f64)
-        }
-        GcOnDemandPerM | GcBackgroundPerM | AmplifiedWritePct | GcCostMedian | GcCostOnePct
-        | GcCostUnder10Pct | GcCostUnder100Pct | FragmentedReadPct | FragmentRatio | FragmentAtMost3Pct
-        | InPlacePct | MapMib => stl_value(col, &c.drive).map_or_else(|| "-".into(), |v| format!("{v:.1}")),
-    }
-}
-
-/// A translation-layer figure of SMaRT's evaluation from a drive's statistics (`None` where it
-/// does not apply: nothing counted, or no translation layer).
-pub fn stl_value(col: crate::experiments::Column, d: &shingled_device::DriveStats) -> Option<f64> {
-    use crate::experiments::Column::*;
-    let s = &d.stl;
-    if s.is_empty() {
-        return None;
-    }
-    let per = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64);
-    let share =
-        |h: &shingled_device::Hist, below: u64| per(h.count_below(below), h.count()).map(|x| 100.0 * x);
-    match col {
-        GcOnDemandPerM => per(s.gc_ondemand, d.write_ops).map(|x| x * 1e6),
-        GcBackgroundPerM => per(s.gc_background, d.write_ops).map(|x| x * 1e6),
-        AmplifiedWritePct => per(s.writes_triggering_gc, d.write_ops).map(|x| 100.0 * x),
-        GcCostMedian => {
-            let n = s.gc_cost.count();
-            let mut seen = 0;
-            s.gc_cost
-                .buckets()
-                .find(|b| {
-                    seen += b.2;
-                    2 * seen >= n
-                })
-                .map(|b| b.0 as f64)
-        }
-        GcCostOnePct => {
-            per(s.gc_cost.count_below(2) - s.gc_cost.count_below(1), s.gc_cost.count()).map(|x| 100.0 * x)
-        }
-        GcCostUnder10Pct => share(&s.gc_cost, 10),
-        GcCostUnder100Pct => share(&s.gc_cost, 100),
-        FragmentedReadPct => {
-            if s.read_pieces.is_empty() {
-                return None;
-            }
-            per(s.fragmented_reads, d.read_ops).map(|x| 100.0 * x)
-        }
-        FragmentRatio => {
-            let (mut n, mut sum) = (0u64, 0u64);
-            for (lo, _, c) in s.read_pieces.buckets().filter(|b| b.0 >= 2) {
-                n += c;
-                sum += lo * c;
-            }
-            per(sum, n)
-        }
-        FragmentAtMost3Pct => {
-            let frag = s.read_pieces.count() - s.read_pieces.count_below(2);
-            per(s.read_pieces.count_below(4) - s.read_pieces.count_below(2), frag).map(|x| 100.0 * x)
-        }
-        InPlacePct => per(s.in_place_updates, s.in_place_updates + s.out_of_place_updates).map(|x| 100.0 * x),
-        MapMib => (s.physical_tracks > 0).then(|| s.map_bytes as f64 / (1u64 << 20) as f64),
-        _ => None,
     }
 }
 

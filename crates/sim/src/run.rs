@@ -7,7 +7,7 @@ use crate::histogram::Histogram;
 use crate::metrics::{Counters, Metrics};
 use crate::SimError;
 use serde::{Deserialize, Serialize};
-use shingled_cache::{Cache, PolicyContext, PolicyError};
+use shingled_cache::{Cache, PolicyContext};
 use shingled_core::{BandConfig, ByteSize, SizeSpec, BLOCK_SIZE};
 use shingled_device::{BuildContext, DriveConfig};
 use shingled_trace::{TraceReader, TraceStats};
@@ -667,24 +667,10 @@ pub struct CompareReport {
     pub setup: String,
     /// The paper's headline figures beside ours, when the comparison ran in a paper's set-up.
     #[serde(default)]
-    pub paper: Vec<crate::paper::Claim>,
+    pub paper: Vec<crate::claim::Claim>,
 }
 
 impl CompareReport {
-    /// A comparison of `runs` on one trace, run from `base`: names its set-up and puts the
-    /// paper's figures beside ours where it ran in a paper's set-up.
-    pub fn new(trace: TraceStats, base: &SimConfig, runs: Vec<RunReport>) -> CompareReport {
-        let mut report = CompareReport {
-            trace,
-            trace_path: base.trace.path.clone(),
-            runs,
-            setup: crate::setup::describe(base),
-            paper: Vec::new(),
-        };
-        report.paper = crate::paper::compare_claims(&report);
-        report
-    }
-
     /// The run labelled `label`.
     pub fn run(&self, label: &str) -> Option<&RunReport> {
         self.runs.iter().find(|r| r.label == label)
@@ -696,62 +682,6 @@ impl CompareReport {
         let base = self.run(label)?.total.total_time_s;
         (of.total.total_time_s > 0.0).then(|| base / of.total.total_time_s)
     }
-}
-
-/// The configuration of scheme `name` derived from `base`: `smr-only` (no cache, base drive),
-/// `cmr-only` (no cache, the compare section's CMR drive) or a policy name (cached, base drive).
-pub fn scheme_config(base: &SimConfig, name: &str) -> Result<SimConfig, SimError> {
-    let mut cfg = base.clone();
-    cfg.label = Some(name.to_string());
-    match name {
-        "smr-only" => cfg.cache = None,
-        "cmr-only" => {
-            cfg.cache = None;
-            cfg.drive = base.compare.cmr_drive.clone();
-        }
-        policy => {
-            let p = policy.parse().map_err(|e: PolicyError| SimError::Config {
-                field: "compare.schemes",
-                reason: e.to_string(),
-            })?;
-            let mut cache = base.cache.clone().unwrap_or_default();
-            // A scheme named like the base policy keeps the base's policy settings.
-            if cache.policy.name() != policy {
-                cache.policy = p;
-            }
-            cfg.cache = Some(cache);
-        }
-    }
-    Ok(cfg)
-}
-
-/// Measures the trace once, then runs every scheme of `base.compare.schemes`, `jobs` at a time
-/// on separate threads. `progress` receives the total trace requests read over all schemes.
-pub fn compare(
-    base: &SimConfig,
-    jobs: usize,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<CompareReport, SimError> {
-    compare_with(base, jobs, &|p: Progress| progress(p.requests))
-}
-
-/// [`compare`] reporting a [`Progress`] (see [`run_all_with`]).
-pub fn compare_with(
-    base: &SimConfig,
-    jobs: usize,
-    progress: &(dyn Fn(Progress) + Sync),
-) -> Result<CompareReport, SimError> {
-    let schemes = &base.compare.schemes;
-    if let Some(s) = schemes.iter().enumerate().find_map(|(i, s)| schemes[..i].contains(s).then_some(s)) {
-        return Err(SimError::Config {
-            field: "compare.schemes",
-            reason: format!("{s:?} is named twice; give each scheme once"),
-        });
-    }
-    let configs: Vec<SimConfig> = schemes.iter().map(|s| scheme_config(base, s)).collect::<Result<_, _>>()?;
-    let (runs, mut stats) = run_all_with(&configs, jobs, progress)?;
-    let trace = stats.pop().unwrap_or_default();
-    Ok(CompareReport::new(trace, base, runs))
 }
 
 /// Where a batch of runs stands, for progress displays.
@@ -835,7 +765,7 @@ pub fn run_all_with(
         runs: configs.len(),
     };
     progress(snapshot(0, 0));
-    let results = crate::curve::parallel(configs.len(), jobs, |i| {
+    let results = crate::parallel::parallel(configs.len(), jobs, |i| {
         let mut last = 0u64;
         let r = run(&configs[i], &stats[which[i]], &mut |n| {
             let total = done.fetch_add(n - last, Ordering::Relaxed) + (n - last);

@@ -1,112 +1,16 @@
-//! Named set-ups: the drive, the CMR-only baseline and the way requests reach the drive, as each
-//! paper measured them. The papers' time figures are only comparable with ours when the set-up
-//! is the paper's, so every experiment runs in its paper's set-up unless told otherwise, and
-//! every report names the set-up it ran in ([`describe`]).
+//! Which named set-up a configuration runs in, and one line describing it (the set-ups
+//! themselves, each a paper's drive, CMR-only baseline and way requests reach the drive, are in
+//! `config`). The papers' time figures are only comparable with ours when the set-up is the
+//! paper's, so every experiment runs in its paper's set-up unless told otherwise, and every
+//! report names the set-up it ran in ([`describe`]).
 
-use crate::engine::IoUnit;
-use crate::{SimConfig, SimError};
+use crate::config::{SetUp, SETUPS};
+use crate::SimConfig;
 use shingled_device::DriveConfig;
-
-/// A named set-up.
-#[derive(Clone, Copy, Debug)]
-pub struct SetUp {
-    /// `--setup` name.
-    pub name: &'static str,
-    /// One line: what it models and where it comes from.
-    pub summary: &'static str,
-    /// Drive profile of the drive under the cache (and of SMR-only).
-    pub drive: &'static str,
-    /// Drive profile of the CMR-only baseline.
-    pub cmr_drive: &'static str,
-    /// How requests reach the drive.
-    pub io_unit: IoUnit,
-}
-
-/// Every set-up, the default first.
-pub const SETUPS: &[SetUp] = &[
-    SetUp {
-        name: "pore",
-        summary: "PORE §V-A/§V-C prototype: emulated DM-SMR (PB 1/256 in-place FIFO, uniform \
-                  17-36 MB bands) on a 7200 rpm CMR disk with its write cache on; CMR-only on the \
-                  same disk; 4 KiB pages issued one at a time",
-        drive: "pore-prototype",
-        cmr_drive: "pore-cmr",
-        io_unit: IoUnit::Block,
-    },
-    SetUp {
-        name: "sac",
-        summary: "SAC §6 testbed: SAC's emulator (append-only PB 1/256, 20.48 MB bands) timed as \
-                  the calibrated ST8000AS0002; CMR-only on SAC's 5 TB CMR disk; 4 KiB pages one at \
-                  a time",
-        drive: "sac-testbed",
-        cmr_drive: "sac-cmr",
-        io_unit: IoUnit::Block,
-    },
-    SetUp {
-        name: "generic",
-        summary: "a generic DM-SMR drive: PB 1/256 append-only log over uniform 17-36 MB bands on \
-                  the 5900 rpm ST5000AS0011 mechanics, no write cache; CMR-only on PORE's 7200 rpm \
-                  disk; multi-block requests merged",
-        drive: "generic-dm-smr",
-        cmr_drive: "pore-cmr",
-        io_unit: IoUnit::Request,
-    },
-];
-
-/// The set-up called `name`.
-pub fn setup(name: &str) -> Result<&'static SetUp, SimError> {
-    SETUPS.iter().find(|s| s.name == name).ok_or_else(|| SimError::Config {
-        field: "setup",
-        reason: format!(
-            "unknown set-up {name:?}; known: {}",
-            SETUPS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
-        ),
-    })
-}
-
-fn drive(name: &str) -> DriveConfig {
-    if name == "generic-dm-smr" {
-        return DriveConfig::DmSmr(Default::default());
-    }
-    shingled_device::profile(name).expect("set-ups name existing profiles")
-}
-
-impl SetUp {
-    /// The drive under the cache.
-    pub fn drive_config(&self) -> DriveConfig {
-        drive(self.drive)
-    }
-
-    /// The CMR-only baseline's drive.
-    pub fn cmr_config(&self) -> DriveConfig {
-        drive(self.cmr_drive)
-    }
-
-    /// Replaces `cfg`'s drive, CMR-only drive and I/O unit with this set-up's.
-    pub fn apply(&self, cfg: &mut SimConfig) {
-        cfg.drive = self.drive_config();
-        cfg.compare.cmr_drive = self.cmr_config();
-        cfg.io_unit = self.io_unit;
-    }
-
-    /// Whether `cfg` runs in exactly this set-up (drive, CMR-only drive and I/O unit); the
-    /// CMR-only run of a comparison, whose drive is the CMR drive, counts too.
-    pub fn matches(&self, cfg: &SimConfig) -> bool {
-        let cmr = self.cmr_config();
-        (cfg.drive == self.drive_config() || (cfg.cache.is_none() && cfg.drive == cmr))
-            && cfg.compare.cmr_drive == cmr
-            && cfg.io_unit == self.io_unit
-    }
-}
 
 /// The set-up `cfg` runs in, if it is a named one.
 pub fn setup_of(cfg: &SimConfig) -> Option<&'static SetUp> {
     SETUPS.iter().find(|s| s.matches(cfg))
-}
-
-/// The default configuration's drive, CMR-only drive and I/O unit: the first set-up's.
-pub(crate) fn default_setup() -> &'static SetUp {
-    &SETUPS[0]
 }
 
 /// A configuration named after the set-up it differs least from.
@@ -261,6 +165,8 @@ fn band_line(b: &shingled_core::BandConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::setup;
+    use crate::IoUnit;
 
     #[test]
     fn every_setup_applies_and_is_recognised() {

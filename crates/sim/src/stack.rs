@@ -15,7 +15,7 @@
 //! the cached copy, and in `write-cache` mode a read miss is not inserted: the cache of `C` blocks
 //! is then no longer the top `C` of one stack, so [`StackDistances::new`] refuses those modes.
 
-use crate::engine::Mode;
+use crate::controller::Mode;
 use crate::SimError;
 use rustc_hash::FxHashMap;
 use shingled_core::Op;

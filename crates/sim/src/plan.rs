@@ -1,0 +1,683 @@
+//! The papers' experiments as plans: each one's definition ([`REGISTRY`]) and the grid of
+//! simulations it runs ([`plan`]), with the rows and columns the paper prints. Running a plan,
+//! and putting the paper's figures beside ours, is `experiments`'.
+//!
+//! Each experiment runs on a list of traces (by default synthetic profiles of the MSR volumes
+//! the paper used) and prints, per trace, one row per scheme or parameter value with the
+//! paper's metrics. Configurations start from a base [`SimConfig`] (drive, SSD, sizes), so a
+//! user's configuration file and flags apply to every run.
+
+use crate::column::Column;
+use crate::config::scheme_config;
+use crate::run::RunReport;
+use crate::{Mode, SimConfig, SimError};
+use serde::{Deserialize, Serialize};
+use shingled_core::SizeSpec;
+use shingled_trace::TraceStats;
+
+/// One simulation of an experiment: the trace group it belongs to and its row label.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Cell {
+    /// The trace (group of rows).
+    pub trace: String,
+    /// Row label: scheme or parameter value.
+    pub label: String,
+    /// The configuration.
+    pub config: SimConfig,
+}
+
+/// A planned experiment.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Experiment {
+    /// Command name, e.g. `pore-overall`.
+    pub name: String,
+    /// What the paper shows.
+    pub title: String,
+    /// The runs.
+    pub cells: Vec<Cell>,
+    /// The columns printed.
+    pub columns: Vec<Column>,
+    /// The set-up the runs use ([`crate::setup::describe`]).
+    #[serde(default)]
+    pub setup: String,
+    /// A curve form ([`Definition::curve_of`]): how its cells are sampled (the grid's policies
+    /// and sizes are the cells'; only the sampling settings, validation, jobs and window of
+    /// these options apply). `None`: full simulations.
+    #[serde(default)]
+    pub curve: Option<crate::curve::CurveOptions>,
+}
+
+/// A finished experiment.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExperimentReport {
+    /// The plan.
+    pub experiment: Experiment,
+    /// One report per cell, in order.
+    pub runs: Vec<RunReport>,
+    /// Statistics of each distinct trace.
+    pub traces: Vec<TraceStats>,
+    /// The paper's headline numbers for this experiment beside ours.
+    #[serde(default)]
+    pub paper: Vec<crate::claim::Claim>,
+    /// A curve form's curves, one per trace (in the order of the cells' traces): the rate, the
+    /// sample, LRU's exact hit ratios, the validated points and their errors. The runs hold
+    /// each point's estimate.
+    #[serde(default)]
+    pub curves: Vec<crate::curve::CurveReport>,
+}
+
+/// What the user chose for an experiment.
+#[derive(Clone, Debug)]
+pub struct ExperimentOptions {
+    /// Base configuration (drive, SSD, warm-up, cache size, costs).
+    pub base: SimConfig,
+    /// Traces (paths or `synth:` specs); empty = the experiment's default profiles.
+    pub traces: Vec<String>,
+    /// Mode override; `None` = the experiment's (the paper's) mode.
+    pub mode: Option<Mode>,
+    /// Run in the paper's set-up (its drive, CMR-only drive and I/O unit: `pore` for PORE's
+    /// experiments, `sac` for SAC's), replacing the base's. `false` keeps the base's drive as
+    /// the user configured it.
+    pub paper_setup: bool,
+}
+
+/// One experiment as registered: everything the planner, the CLI and Python need to know about
+/// it. [`REGISTRY`] holds them all.
+#[derive(Clone, Copy, Debug)]
+pub struct Definition {
+    /// Command name, e.g. `pore-overall`.
+    pub name: &'static str,
+    /// What the paper shows: `<paper> <figure or table>: <what the runs are>`.
+    pub title: &'static str,
+    /// The set-up its runs use.
+    pub setup: Setup,
+    /// The cache mode of its runs unless the user gives one (`--mode`): the paper's.
+    pub mode: Mode,
+    /// The columns its table prints.
+    pub columns: &'static [Column],
+    /// What it sets in every run itself, beyond the trace and the policy (which every
+    /// experiment sets): a user's value for these would be ignored, so the CLI refuses it.
+    pub fixed: &'static [Fixed],
+    /// Adds the cells: traces × schemes × parameter values.
+    grid: fn(&mut Planner) -> Result<(), SimError>,
+    /// A curve form: the name of the full-run experiment whose sweep this one draws as curves
+    /// (its cells are computed by sampled mini-simulations, [`crate::curve::curve_configs`],
+    /// with LRU's exact hit ratio beside; the paper's figures are checked as for that
+    /// experiment). `None`: every cell is a full simulation.
+    pub curve_of: Option<&'static str>,
+}
+
+/// The set-up an experiment's runs are planned in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setup {
+    /// A paper's set-up ([`crate::setup`]: `pore` or `sac`), applied to the base
+    /// configuration unless the user chose the drive ([`ExperimentOptions::paper_setup`]).
+    Paper(&'static str),
+    /// SMaRT's evaluation grid (§5.1–5.4): each run's drive, replay, I/O unit and trace
+    /// rescaling are the grid's ([`SMART_SCHEMES`]), without an SSD cache.
+    SmartGrid,
+}
+
+/// A part of every run's configuration that an experiment sets itself (see
+/// [`Definition::fixed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixed {
+    /// The cache size: swept, or there is no cache.
+    CacheSize,
+    /// The cache mode.
+    Mode,
+    /// Closed or open loop.
+    Replay,
+    /// How requests reach the drive.
+    IoUnit,
+    /// The drive: set-up, profile or file, persistent buffer, bands, write cache, capacity.
+    Drive,
+    /// The trace's LBA scaling and folding.
+    TraceScaling,
+    /// No SSD cache: neither an SSD nor a cache warm-up.
+    NoCache,
+}
+
+impl Definition {
+    /// Whether the experiment sets `part` of every run itself.
+    pub fn fixes(&self, part: Fixed) -> bool {
+        self.fixed.contains(&part)
+    }
+}
+
+use Column::*;
+
+/// What SMaRT's grid sets in every run.
+const SMART_FIXED: &[Fixed] = &[
+    Fixed::CacheSize,
+    Fixed::Mode,
+    Fixed::Replay,
+    Fixed::IoUnit,
+    Fixed::Drive,
+    Fixed::TraceScaling,
+    Fixed::NoCache,
+];
+
+/// Every experiment, in the order `shingled experiment list` prints them. Adding one = one entry
+/// here (and, if the paper states figures its runs can check, their rules in [`crate::paper`]).
+pub const REGISTRY: &[Definition] = &[
+    Definition {
+        name: "pore-overall",
+        title: "PORE Figs. 11-13: SMR-only, CMR-only, LRU, LRU-band, PORE-BL (read-write; --mode \
+                write-only for Fig. 13)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::ReadWrite,
+        columns: &[
+            TotalTime,
+            DriveReadTime,
+            DriveWriteTime,
+            VsSmrOnly,
+            VsCmrOnly,
+            VsLru,
+            ReadHit,
+            WriteHit,
+            Wa,
+            DevWa,
+            Rmws,
+        ],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(PORE_TRACES) {
+                for s in ["smr-only", "cmr-only", "lru", "lru-band", "pore-bl"] {
+                    p.add(&t, s, s, |_| {})?;
+                }
+            }
+            Ok(())
+        },
+        curve_of: None,
+    },
+    Definition {
+        name: "pore-schemes",
+        title: "PORE Fig. 14: LRU vs PORE-CF, PORE-PF, PORE-BL (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, VsLru, HitRatio, Wa, DevWa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(PORE_TRACES) {
+                for s in ["lru", "pore-cf", "pore-pf", "pore-bl"] {
+                    p.add(&t, s, s, |_| {})?;
+                }
+            }
+            Ok(())
+        },
+        curve_of: None,
+    },
+    Definition {
+        name: "pore-zone-size",
+        title: "PORE Fig. 15a-c: zone size 2-50 MB for CF, PF, BL on wdev (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, HitRatio, Wa, DevWa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(&["synth:wdev"]) {
+                for scheme in ["cf", "pf", "bl"] {
+                    for mb in [2, 10, 20, 30, 50] {
+                        let spec = format!("pore:scheme={scheme},zone_size={mb}MiB");
+                        p.add(&t, &format!("{scheme} zone {mb} MiB"), &spec, |_| {})?;
+                    }
+                }
+            }
+            Ok(())
+        },
+        curve_of: None,
+    },
+    Definition {
+        name: "pore-period",
+        title: "PORE Fig. 15d-f: period 0.1x-10x the PB size for CF, PF, BL on wdev (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, HitRatio, Wa, DevWa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(&["synth:wdev"]) {
+                for scheme in ["cf", "pf", "bl"] {
+                    for (x, pct) in
+                        [("0.1", 10), ("0.5", 50), ("1", 100), ("2", 200), ("5", 500), ("10", 1000)]
+                    {
+                        let spec = format!("pore:scheme={scheme},period={pct}%");
+                        p.add(&t, &format!("{scheme} period {x}x PB"), &spec, |_| {})?;
+                    }
+                }
+            }
+            Ok(())
+        },
+        curve_of: None,
+    },
+    Definition {
+        name: "pore-ssd-size",
+        title: "PORE Fig. 16: SSD size 1-5% for LRU, LRU-band, PORE-BL (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, HitRatio, Wa, DevWa, Rmws],
+        fixed: &[Fixed::CacheSize],
+        grid: |p| pore_ssd_size(p, &PAPER_SIZES),
+        curve_of: None,
+    },
+    Definition {
+        name: "pore-ssd-size-curve",
+        title: "PORE Fig. 16's grid as curves (no paper values plotted: its text gives ratios at 1% and \
+                5% only): SSD size 0.5-5% for LRU, LRU-band, PORE-BL by sampled mini-simulations, LRU's \
+                exact hit ratio beside (write-only)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, HitRatio, Wa, DevWa, Rmws],
+        fixed: &[Fixed::CacheSize, Fixed::Replay],
+        grid: |p| pore_ssd_size(p, &CURVE_SIZES),
+        curve_of: Some("pore-ssd-size"),
+    },
+    Definition {
+        name: "sac-write-only",
+        title: "SAC Figs. 13-14: LRU, MOST, SAC over cache sizes (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, DevWa, Rmws],
+        fixed: &[Fixed::CacheSize],
+        grid: |p| sac_write_only(p, &PAPER_SIZES),
+        curve_of: None,
+    },
+    Definition {
+        name: "sac-write-only-curve",
+        title: "SAC Figs. 13-14's grid as curves (no paper values plotted: the paper gives none per \
+                size): LRU, MOST, SAC over cache sizes 0.5-5% by sampled mini-simulations, LRU's exact hit \
+                ratio beside (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, DriveWriteTime, MissRatio, Wa, DevWa, Rmws],
+        fixed: &[Fixed::CacheSize, Fixed::Replay],
+        grid: |p| sac_write_only(p, &CURVE_SIZES),
+        curve_of: Some("sac-write-only"),
+    },
+    Definition {
+        name: "sac-rw",
+        title: "SAC Table 5: LRU, MOST, MOST+CDC, SAC in read/write-mixed mode",
+        setup: Setup::Paper("sac"),
+        mode: Mode::ReadWrite,
+        columns: &[
+            HitRatio,
+            ReadHit,
+            WriteHit,
+            CleanEvictions,
+            DirtyEvictions,
+            TotalTime,
+            SsdTime,
+            DriveReadTime,
+            DriveWriteTime,
+        ],
+        fixed: &[Fixed::CacheSize],
+        grid: |p| {
+            for t in p.traces(SAC_TRACES) {
+                for (s, spec) in
+                    [("lru", "lru"), ("most", SAC_MOST), ("most-cdc", "most-cdc"), ("sac", "sac")]
+                {
+                    p.add(&t, s, spec, |c| cache_size(c, 0.05))?;
+                }
+            }
+            Ok(())
+        },
+        curve_of: None,
+    },
+    Definition {
+        name: "sac-tbs",
+        title: "SAC Fig. 15: target band selection PD, AD, ARS (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, MissRatio, Wa, DevWa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(SAC_TRACES) {
+                for (label, spec) in [("PD", "sac:tbs=pd"), ("AD", "sac:tbs=ad"), ("ARS", "sac:tbs=ars")] {
+                    p.add(&t, label, spec, |_| {})?;
+                }
+            }
+            Ok(())
+        },
+        curve_of: None,
+    },
+    Definition {
+        name: "sac-cycle",
+        title: "SAC Fig. 16: cycle length 0.5x-10x the PB size (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, MissRatio, Wa, DevWa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(SAC_TRACES) {
+                for x in ["0.5", "1", "2", "4", "6", "8", "10"] {
+                    p.add(&t, &format!("{x}x PB"), &format!("sac:cycle_length={x}x"), |_| {})?;
+                }
+            }
+            Ok(())
+        },
+        curve_of: None,
+    },
+    Definition {
+        name: "sac-band-size",
+        title: "SAC Fig. 17: assumed band size 2-600 MB (write-only)",
+        setup: Setup::Paper("sac"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, MissRatio, Wa, DevWa, Rmws],
+        fixed: &[],
+        grid: |p| {
+            for t in p.traces(SAC_TRACES) {
+                for mb in [2, 10, 20, 50, 100, 200, 600] {
+                    p.add(&t, &format!("{mb} MB"), &format!("sac:band_size={mb}MB"), |_| {})?;
+                }
+            }
+            Ok(())
+        },
+        curve_of: None,
+    },
+    Definition {
+        name: "smart-response",
+        title: "SMaRT Figs. 3-5: response time of HDD, SMaRT, Skylight at 30/60/90% utilisation (open \
+                loop; --cdf for the CDFs)",
+        setup: Setup::SmartGrid,
+        mode: Mode::ReadWrite,
+        columns: &[RespMean, RespP50, RespP90, RespP99],
+        fixed: SMART_FIXED,
+        grid: plan_smart,
+        curve_of: None,
+    },
+    Definition {
+        name: "smart-gc",
+        title: "SMaRT Table 2, Figs. 10-13: GC per 1M writes, amplified writes, GC overhead",
+        setup: Setup::SmartGrid,
+        mode: Mode::ReadWrite,
+        columns: &[
+            GcOnDemandPerM,
+            GcBackgroundPerM,
+            AmplifiedWritePct,
+            GcCostMedian,
+            GcCostOnePct,
+            GcCostUnder10Pct,
+            GcCostUnder100Pct,
+        ],
+        fixed: SMART_FIXED,
+        grid: plan_smart,
+        curve_of: None,
+    },
+    Definition {
+        name: "smart-fragmentation",
+        title: "SMaRT Figs. 6-9: fragmented reads and fragmentation ratio",
+        setup: Setup::SmartGrid,
+        mode: Mode::ReadWrite,
+        columns: &[FragmentedReadPct, FragmentRatio, FragmentAtMost3Pct],
+        fixed: SMART_FIXED,
+        grid: plan_smart,
+        curve_of: None,
+    },
+    Definition {
+        name: "smart-summary",
+        title: "SMaRT Table 3: response, metadata size, in-place updates",
+        setup: Setup::SmartGrid,
+        mode: Mode::ReadWrite,
+        columns: &[RespMean, RespP99, InPlacePct, MapMib, SpaceGainPct, GcOnDemandPerM, FragmentedReadPct],
+        fixed: SMART_FIXED,
+        grid: plan_smart,
+        curve_of: None,
+    },
+    Definition {
+        name: "cache-open-loop",
+        title: "PORE's and SAC's caches above the DM-SMR drive in open loop: response times with \
+                queueing and idle cleaning (no paper figure; read-write)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::ReadWrite,
+        columns: &[RespMean, RespP50, RespP90, RespP99, TotalTime, HitRatio, Wa, DevWa, Rmws],
+        fixed: &[Fixed::Replay],
+        grid: |p| {
+            for t in p.traces(PORE_TRACES) {
+                for s in ["smr-only", "cmr-only", "lru", "lru-band", "pore-bl", "sac"] {
+                    p.add(&t, s, s, |c| c.replay = crate::Replay::Open)?;
+                }
+            }
+            Ok(())
+        },
+        curve_of: None,
+    },
+];
+
+/// `(name, title)` of every experiment in [`REGISTRY`], in its order (Python's
+/// `shingled.experiments()`).
+pub static EXPERIMENTS: [(&str, &str); REGISTRY.len()] = names_and_titles();
+
+const fn names_and_titles() -> [(&'static str, &'static str); REGISTRY.len()] {
+    let mut out = [("", ""); REGISTRY.len()];
+    let mut i = 0;
+    while i < REGISTRY.len() {
+        out[i] = (REGISTRY[i].name, REGISTRY[i].title);
+        i += 1;
+    }
+    out
+}
+
+/// The experiment called `name`.
+pub fn definition(name: &str) -> Option<&'static Definition> {
+    REGISTRY.iter().find(|d| d.name == name)
+}
+
+/// SMaRT Table 1: the four MSR volumes it replays (synthetic stand-ins spread over the volume's
+/// MAX LBA), with the factor their LBAs are multiplied by.
+pub const SMART_TRACES: &[(&str, &str, u64)] = &[
+    ("mds_0", "synth:mds,span=max", 5),
+    ("proj_0", "synth:proj,span=max", 10),
+    ("stg_0", "synth:stg,span=max", 12),
+    ("rsrch_0", "synth:rsrch,span=max", 10),
+];
+
+/// SMaRT §5.4's utilisations.
+pub const SMART_UTILISATIONS: [f64; 3] = [0.3, 0.6, 0.9];
+
+/// SMaRT §5.1's three schemes on one 15k rpm mechanism: label and drive profile.
+pub const SMART_SCHEMES: [(&str, &str); 3] =
+    [("hdd", "cheetah-15k5"), ("smart", "smart-cheetah"), ("skylight", "skylight-cheetah")];
+
+/// Table 1's LBA factor of a trace, recognised by its volume name (`mds`, `proj`, `stg`,
+/// `rsrch`); 1 for any other trace.
+pub fn smart_lba_factor(trace: &str) -> u64 {
+    let name = trace.rsplit('/').next().unwrap_or(trace).to_ascii_lowercase();
+    let name = name.trim_start_matches("synth:");
+    SMART_TRACES
+        .iter()
+        .find(|(vol, _, _)| {
+            let short = vol.trim_end_matches("_0");
+            name.starts_with(vol) || name.starts_with(&format!("{short},")) || name == short
+        })
+        .map_or(1, |t| t.2)
+}
+
+/// SMaRT's evaluation grid (§5.2–5.4): every trace × utilisation × scheme, no SSD cache, open
+/// loop, a request's blocks as one command; LBAs multiplied by Table 1's factor and folded
+/// modulo the SMaRT drive's host capacity at that utilisation (U × its shingled space), the
+/// same range for all three schemes. SMaRT lays that range over its whole shingled space (U of
+/// every zone's tracks), so for the HDD and Skylight it is spread over the same 142 GB
+/// (`trace.spread`): the three see the same arm positions, not SMaRT the whole stroke and the
+/// others its outer U. Row groups are "trace U=x%".
+fn plan_smart(p: &mut Planner) -> Result<(), SimError> {
+    let default: Vec<&str> = SMART_TRACES.iter().map(|t| t.1).collect();
+    for t in &p.traces(&default) {
+        for u in SMART_UTILISATIONS {
+            let mut smart = shingled_device::profile("smart-cheetah").expect("a built-in profile");
+            smart.smart_mut().expect("a SMaRT drive").utilisation = u;
+            let fold = smart.capacity().ok_or_else(|| SimError::Config {
+                field: "drive",
+                reason: "the SMaRT profile's host capacity cannot be computed".into(),
+            })?;
+            let group = format!("{t} U={:.0}%", u * 100.0);
+            for (label, profile) in SMART_SCHEMES {
+                let mut cfg = p.opts.base.clone();
+                cfg.trace.path = t.clone();
+                cfg.trace.lba_scale = Some(smart_lba_factor(t));
+                cfg.trace.fold = Some(fold);
+                cfg.cache = None;
+                cfg.mode = Mode::ReadWrite;
+                cfg.replay = crate::Replay::Open;
+                cfg.io_unit = crate::IoUnit::Request;
+                cfg.drive = if label == "smart" {
+                    smart.clone()
+                } else {
+                    shingled_device::profile(profile).expect("a built-in profile")
+                };
+                if label != "smart" {
+                    cfg.trace.spread = smart.smart().and_then(|c| c.shingled_size);
+                }
+                cfg.label = Some(label.to_string());
+                p.cells.push(Cell { trace: group.clone(), label: label.to_string(), config: cfg });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The set-up line of SMaRT's grid: its three drives, and how the traces reach them.
+fn smart_setup(opts: &ExperimentOptions) -> String {
+    let line = |p: &str| crate::setup::drive_line(&shingled_device::profile(p).expect("a built-in profile"));
+    format!(
+        "set-up SMaRT §5.1-5.4: hdd {} | smart {} | skylight {} | LBAs x Table 1 factor, folded into the SMaRT drive's host capacity at U | open loop, time scale {}, a request's blocks as one command",
+        line("cheetah-15k5"),
+        {
+            // The utilisation is per row group, not the profile's.
+            let smart = shingled_device::profile("smart-cheetah").expect("a built-in profile");
+            let u = smart.smart().map_or(0.0, |c| c.utilisation);
+            line("smart-cheetah").replace(&format!("utilisation {:.0}%, ", u * 100.0), "")
+        },
+        line("skylight-cheetah"),
+        opts.base.time_scale
+    )
+}
+
+/// The four traces PORE §V-C runs its time experiments on.
+const PORE_TRACES: &[&str] = &["synth:wdev", "synth:mds", "synth:ts", "synth:usr"];
+/// Write-heavy volumes standing in for SAC's "long" mix (pass a `shingled trace mix` output with
+/// --trace to run on a long trace).
+const SAC_TRACES: &[&str] = &["synth:wdev", "synth:hm", "synth:rsrch", "synth:stg"];
+
+/// MOST as the SAC paper ran it: on SAC's assumed 20.48 MB bands (the artifact's `ZONESZ`),
+/// not on the drive's true bands.
+const SAC_MOST: &str = "most:band_size=20480000";
+
+/// The cache sizes (percent of the footprint) of PORE Fig. 16 and SAC Figs. 13-14.
+const PAPER_SIZES: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 5.0];
+/// The same range drawn as curves: twice as many points (a sampled point costs a fraction of a
+/// full run), the papers' five among them.
+const CURVE_SIZES: [f64; 10] = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0];
+
+/// PORE Fig. 16's grid at cache sizes `pcts`: scheme by scheme, size by size.
+fn pore_ssd_size(p: &mut Planner, pcts: &[f64]) -> Result<(), SimError> {
+    for t in p.traces(PORE_TRACES) {
+        for s in ["lru", "lru-band", "pore-bl"] {
+            for &pct in pcts {
+                let size = SizeSpec::Fraction(pct / 100.0);
+                p.add(&t, &format!("{s} {}", crate::curve::size_label(&size)), s, |c| {
+                    cache_size(c, pct / 100.0)
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// SAC Figs. 13-14's grid at cache sizes `pcts`: size by size, scheme by scheme.
+fn sac_write_only(p: &mut Planner, pcts: &[f64]) -> Result<(), SimError> {
+    for t in p.traces(SAC_TRACES) {
+        for &pct in pcts {
+            let size = SizeSpec::Fraction(pct / 100.0);
+            for (s, spec) in [("lru", "lru"), ("most", SAC_MOST), ("sac", "sac")] {
+                p.add(&t, &format!("{s} {}", crate::curve::size_label(&size)), spec, |c| {
+                    cache_size(c, pct / 100.0)
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sets a cell's cache size to `fraction` (of the trace's range), if it has a cache.
+fn cache_size(c: &mut SimConfig, fraction: f64) {
+    if let Some(cache) = &mut c.cache {
+        cache.size = SizeSpec::Fraction(fraction);
+    }
+}
+
+/// What an experiment's grid function fills in.
+struct Planner<'a> {
+    opts: &'a ExperimentOptions,
+    mode: Mode,
+    cells: Vec<Cell>,
+}
+
+impl Planner<'_> {
+    /// The user's traces, or the experiment's `default` ones.
+    fn traces(&self, default: &[&str]) -> Vec<String> {
+        if self.opts.traces.is_empty() {
+            default.iter().map(|s| s.to_string()).collect()
+        } else {
+            self.opts.traces.clone()
+        }
+    }
+
+    /// Adds a cell: trace `t`, label, scheme name (smr-only, cmr-only or a policy spec), and a
+    /// final adjustment.
+    fn add(
+        &mut self,
+        t: &str,
+        label: &str,
+        scheme: &str,
+        adjust: impl FnOnce(&mut SimConfig),
+    ) -> Result<(), SimError> {
+        let mut base = self.opts.base.clone();
+        base.trace.path = t.to_string();
+        base.mode = self.mode;
+        let mut cfg = scheme_config(&base, scheme)?;
+        cfg.label = Some(label.to_string());
+        adjust(&mut cfg);
+        self.cells.push(Cell { trace: t.to_string(), label: label.to_string(), config: cfg });
+        Ok(())
+    }
+}
+
+/// Plans experiment `name` (one of [`REGISTRY`]).
+pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError> {
+    let def = definition(name).ok_or_else(|| SimError::Config {
+        field: "experiment",
+        reason: format!(
+            "unknown experiment {name:?}; known: {}",
+            REGISTRY.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+        ),
+    })?;
+    let mut based = opts.clone();
+    if let (true, Setup::Paper(setup)) = (opts.paper_setup, def.setup) {
+        crate::config::setup(setup)?.apply(&mut based.base);
+    }
+    let opts = &based;
+    let mut p = Planner { opts, mode: opts.mode.unwrap_or(def.mode), cells: Vec::new() };
+    (def.grid)(&mut p)?;
+    let (title, setup) = match def.setup {
+        Setup::SmartGrid => (format!("{} [open loop, no SSD cache]", def.title), smart_setup(opts)),
+        Setup::Paper(_) => {
+            (format!("{} [mode {}]", def.title, p.mode.name()), crate::setup::describe(&opts.base))
+        }
+    };
+    let curve =
+        def.curve_of.map(|_| crate::curve::CurveOptions { policies: Vec::new(), ..Default::default() });
+    if curve.is_some() {
+        // Curves sample closed-loop replays only (open-loop queueing depends on the load).
+        for c in &mut p.cells {
+            c.config.replay = crate::Replay::Closed;
+        }
+    }
+    Ok(Experiment {
+        name: name.to_string(),
+        title,
+        cells: p.cells,
+        columns: def.columns.to_vec(),
+        setup,
+        curve,
+    })
+}
