@@ -59,9 +59,6 @@ pub use options::*;
 pub use points::*;
 use sampling::*;
 
-/// Policy-configuration fields that are lengths in blocks when given as a number (PORE's
-/// `period`, SAC's and MOST+CDC's `cycle_length`: scaled like the PB; CDC's `clean_scan` and
-
 /// One cell of the grid before it runs.
 struct Cell {
     policy: String,

@@ -2,6 +2,8 @@
 
 use super::*;
 
+/// Policy-configuration fields that are lengths in blocks when given as a number (PORE's
+/// `period`, SAC's and MOST+CDC's `cycle_length`: scaled like the PB; CDC's `clean_scan` and
 /// `clean_phase`: like the cache). Eviction batches are not lengths of a period and keep their
 /// size.
 pub(super) const SCALED_FIELDS: [&str; 4] = ["period", "cycle_length", "clean_scan", "clean_phase"];
