@@ -116,13 +116,6 @@ impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
         v
     }
 
-    /// What the cache device's committed metadata says ([`crate::inspect`]), read through this
-    /// handle: the look `shingled cache stats` gives, for a cache that is open here (and so
-    /// locked against a second handle).
-    pub fn inspect(&mut self) -> Result<crate::Inspection> {
-        crate::inspect(&mut self.core.cache)
-    }
-
     /// Heap bytes of the serving index: the policy's block table and structures
     /// ([`Cache::heap_bytes`]) and the data path's slot bookkeeping.
     pub fn heap_bytes(&self) -> usize {

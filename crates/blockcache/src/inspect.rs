@@ -1,6 +1,7 @@
 //! A read-only look at a cache device's metadata: what `shingled cache check` and `stats` print.
 
 use crate::device::open::scan;
+use crate::device::CachedDevice;
 use crate::layout::State;
 use crate::CacheSetup;
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,15 @@ pub struct Inspection {
     pub stale_records: u64,
     /// The highest epoch recorded.
     pub newest_epoch: u64,
+}
+
+impl<C: BlockDevice, B: BlockDevice> CachedDevice<C, B> {
+    /// What the cache device's committed metadata says ([`crate::inspect`]), read through this
+    /// handle: the look `shingled cache stats` gives, for a cache that is open here (and so
+    /// locked against a second handle).
+    pub fn inspect(&mut self) -> Result<Inspection> {
+        inspect(self.devices_mut().0)
+    }
 }
 
 /// Reads the superblock and every record of `dev`, checking their magic, CRCs, ranges, that no
