@@ -459,42 +459,6 @@ pub fn convert_with_stats(
     Ok((summary, stats))
 }
 
-/// [`convert`] of the trace at `input`, refusing an `out` that is the input itself (the same
-/// path, a hard link or a symbolic link to it), which would destroy the trace.
-pub fn convert_file(
-    input: &str,
-    opts: &crate::OpenOptions,
-    out: &Path,
-) -> Result<ConvertSummary, TraceError> {
-    convert_file_until(input, opts, out, &std::sync::atomic::AtomicBool::new(false))
-}
-
-/// [`convert_file`] that stops with [`TraceError::Interrupted`] (leaving `out` as it was) once
-/// `stop` is set.
-pub fn convert_file_until(
-    input: &str,
-    opts: &crate::OpenOptions,
-    out: &Path,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<ConvertSummary, TraceError> {
-    refuse_same_file(&[input], out)?;
-    let mut reader = crate::open(input, opts)?;
-    convert(&mut crate::Interruptible::new(&mut *reader, stop), out)
-}
-
-/// [`convert_file`] with [`convert_with_stats`]: the statistics over `bands` measured in the
-/// same pass.
-pub fn convert_file_with_stats(
-    input: &str,
-    opts: &crate::OpenOptions,
-    out: &Path,
-    bands: &shingled_core::BandConfig,
-) -> Result<(ConvertSummary, crate::TraceStats), TraceError> {
-    refuse_same_file(&[input], out)?;
-    let mut reader = crate::open(input, opts)?;
-    convert_with_stats(&mut *reader, out, bands)
-}
-
 /// An error if `out` is one of the `inputs` (by device and inode, so hard and symbolic links
 /// count). Synthetic specs and paths that do not exist yet cannot be.
 pub fn refuse_same_file(inputs: &[&str], out: &Path) -> Result<(), TraceError> {

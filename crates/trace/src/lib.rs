@@ -27,14 +27,14 @@ pub mod mix;
 pub mod stats;
 pub mod synth;
 
-pub use binary::{
-    convert, convert_file, convert_file_until, convert_file_with_stats, convert_with_stats, refuse_same_file,
-    BinaryReader, BinaryWriter, ConvertSummary,
-};
+pub use binary::{convert, convert_with_stats, refuse_same_file, BinaryReader, BinaryWriter, ConvertSummary};
 pub use direct::{trace_stats_file, trace_stats_file_threads};
 pub use error::TraceError;
 pub use formats::{Format, UnknownFormat};
 pub use mix::{mix, MixStream, MixSummary};
-pub use open::{detect_format, open, open_stream, OpenOptions, VolumeFilter};
+pub use open::{
+    convert_file, convert_file_until, convert_file_with_stats, detect_format, open, open_stream, OpenOptions,
+    VolumeFilter,
+};
 pub use request::{Interruptible, Request, Rescaled, TraceReader};
 pub use stats::{footprint, trace_stats, BlockSet, Footprint, TraceStats};

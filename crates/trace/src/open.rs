@@ -1,7 +1,7 @@
 //! Opening a trace by name: `synth:` specs, gzip, format detection, and the reader for each
 //! [`Format`].
 
-use crate::binary::{BinaryReader, MAGIC};
+use crate::binary::{convert, convert_with_stats, refuse_same_file, BinaryReader, ConvertSummary, MAGIC};
 use crate::formats::alibaba::Alibaba;
 use crate::formats::blkparse::Blkparse;
 use crate::formats::disksim::{Disksim, Mqsim};
@@ -280,4 +280,36 @@ impl<R: TraceReader> TraceReader for VolumeFilter<R> {
     fn format_name(&self) -> &'static str {
         self.inner.format_name()
     }
+}
+
+/// [`convert`] of the trace at `input`, refusing an `out` that is the input itself (the same
+/// path, a hard link or a symbolic link to it), which would destroy the trace.
+pub fn convert_file(input: &str, opts: &OpenOptions, out: &Path) -> Result<ConvertSummary, TraceError> {
+    convert_file_until(input, opts, out, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// [`convert_file`] that stops with [`TraceError::Interrupted`] (leaving `out` as it was) once
+/// `stop` is set.
+pub fn convert_file_until(
+    input: &str,
+    opts: &OpenOptions,
+    out: &Path,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<ConvertSummary, TraceError> {
+    refuse_same_file(&[input], out)?;
+    let mut reader = open(input, opts)?;
+    convert(&mut crate::Interruptible::new(&mut *reader, stop), out)
+}
+
+/// [`convert_file`] with [`convert_with_stats`]: the statistics over `bands` measured in the
+/// same pass.
+pub fn convert_file_with_stats(
+    input: &str,
+    opts: &OpenOptions,
+    out: &Path,
+    bands: &shingled_core::BandConfig,
+) -> Result<(ConvertSummary, crate::TraceStats), TraceError> {
+    refuse_same_file(&[input], out)?;
+    let mut reader = open(input, opts)?;
+    convert_with_stats(&mut *reader, out, bands)
 }
