@@ -37,8 +37,7 @@
 //! of the workload the result is for. A drive that starts cleaning before its PB is full (a
 //! high watermark) reports what it takes before cleaning.
 
-use crate::bands::{scan, streaming_baseline, FAST, STREAMED};
-use crate::detect::{find_knee, rolling_median, Cliff, CliffParams};
+use crate::detect::{find_knee, quantile, rolling_median, Cliff, CliffParams};
 use crate::error::{invalid, ProbeError, Result};
 use crate::perm::Permutation;
 use crate::target::ProbeTarget;
@@ -384,4 +383,49 @@ pub fn detect_pb(
         step1_s: (t1 - t0).as_secs_f64(),
         step2_s: (t2 - t1).as_secs_f64(),
     })
+}
+
+/// Latency of a 4 KiB read that streams after the previous one: the 10th percentile of 63 such
+/// reads from `at`. Read before step 2 writes `R`, where few blocks are in the PB.
+pub(crate) fn streaming_baseline(tgt: &mut dyn ProbeTarget, at: u64, end: u64) -> Result<f64> {
+    let to = (at + 64 * 4096).min(end);
+    let lat = scan(tgt, at, to)?;
+    Ok(quantile(&lat[1.min(lat.len() - 1)..], 0.1))
+}
+
+/// A read streamed (no seek, no rotational wait) if it took less than this many times the
+/// streaming baseline. Streaming reads scatter by the timing noise (±30% in the tests: at most
+/// 1.9× the fastest); a seek adds at least a track-to-track seek or a rotational wait.
+///
+/// Two effects keep a single slow or fast read from deciding anything:
+///
+/// - a read that crosses a track boundary exceeds the threshold (a head or cylinder switch,
+///   about a millisecond) although it streamed: an isolated slow read;
+/// - two PB blocks written close together in time lie on the same cylinder, so reading one right
+///   after the other may cost only a short rotational wait: a PB block that reads fast.
+///
+/// So a PB block on the platters shows as slow reads close together: the seek to the PB, then,
+/// at most one read later, the seek back to the band.
+pub(crate) const STREAMED: f64 = 2.5;
+
+/// A read took less than this many times the streaming baseline: it did not come off the
+/// platters. A PB in flash (PORE Eq. 1's first case) serves its blocks in about a tenth of a
+/// millisecond, while the head waits; no streaming read is that fast (±30% noise: at least 0.7×
+/// the mean, 0.9× the baseline).
+pub(crate) const FAST: f64 = 0.6;
+
+/// 4 KiB reads over `[from, to)`; returns the latencies in ms.
+pub(crate) fn scan(tgt: &mut dyn ProbeTarget, from: u64, to: u64) -> Result<Vec<f64>> {
+    let mut v = Vec::with_capacity(((to - from) / 4096) as usize);
+    let mut at = from;
+    while at < to {
+        v.push(ms(tgt.read(at, 4096)?));
+        at += 4096;
+    }
+    Ok(v)
+}
+
+/// A duration in milliseconds.
+pub(crate) fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
