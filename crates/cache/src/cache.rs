@@ -5,12 +5,6 @@ use crate::{BlockMeta, BlockTable, Policy, Slot, NIL};
 use shingled_core::BlockNo;
 use std::ops::Range;
 
-/// Caches from this many slots (64 MiB) up look ahead at their next victims
-/// ([`Policy::peek_victims`]): their block table outgrows the CPU's second-level cache, so a
-/// victim's meta and index entry are misses worth starting early (measured: −10% CPU for LRU at
-/// 44,872 slots; docs/benchmarks.md). Smaller tables stay in the CPU's caches.
-pub const LOOK_AHEAD_MIN_SLOTS: u32 = 1 << 14;
-
 /// In a batch of victims, how many removals ahead a victim's meta is prefetched …
 const BATCH_META_AHEAD: usize = 16;
 /// … and its index line.
@@ -98,7 +92,7 @@ impl Cache {
     }
 
     /// Turns looking ahead at the next victims on or off (by default on from
-    /// [`LOOK_AHEAD_MIN_SLOTS`] slots): it only prefetches, so either way every outcome is the
+    /// [`crate::LOOK_AHEAD_MIN_SLOTS`] slots): it only prefetches, so either way every outcome is the
     /// same; for tests that check so, and for benchmarks.
     pub fn set_look_ahead(&mut self, on: bool) {
         self.table.set_look_ahead(on);
@@ -181,7 +175,7 @@ impl Cache {
     }
 
     /// The state of the block the policy named, at the latest eviction, as its next victim
-    /// (caches of at least [`LOOK_AHEAD_MIN_SLOTS`] slots; `None` below, before the first
+    /// (caches of at least [`crate::LOOK_AHEAD_MIN_SLOTS`] slots; `None` below, before the first
     /// eviction, or when the slot is free). A hint for look-ahead: a hit since may have moved
     /// it away from the victims' end.
     #[inline]

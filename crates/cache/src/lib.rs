@@ -26,7 +26,6 @@ mod cache;
 mod ghosts;
 mod index;
 mod list;
-mod pb_length;
 pub mod policy;
 mod registry;
 mod table;
@@ -34,10 +33,10 @@ mod table;
 /// A dense cache slot number in `0..capacity`.
 pub type Slot = u32;
 
-pub use cache::{Cache, LOOK_AHEAD_MIN_SLOTS};
+pub use cache::Cache;
 pub use index::BlockIndex;
 pub use list::{Links, List, NIL};
-pub use pb_length::{PbLength, PbLengthError};
-pub use policy::interface::{IntoAny, Policy, PolicyContext, PolicyError, SmrCosts};
-pub use registry::{PolicyBuilder, PolicyConfig, ALIASES};
-pub use table::{BlockMeta, BlockTable};
+pub use policy::interface::{IntoAny, Policy, PolicyBuilder, PolicyContext, PolicyError, SmrCosts};
+pub use policy::pb_length::{PbLength, PbLengthError};
+pub use registry::{PolicyConfig, ALIASES};
+pub use table::{BlockMeta, BlockTable, LOOK_AHEAD_MIN_SLOTS};

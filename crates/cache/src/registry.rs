@@ -7,20 +7,8 @@
 use crate::policy::lru::LruConfig;
 use crate::policy::lru_band::LruBandConfig;
 use crate::policy::most::MostConfig;
-use crate::{Policy, PolicyContext, PolicyError};
+use crate::{Policy, PolicyBuilder, PolicyContext, PolicyError};
 use serde::{Deserialize, Serialize};
-
-/// Builds a policy from its configuration.
-pub trait PolicyBuilder {
-    /// Validates the configuration against the context and builds the policy.
-    fn build(&self, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError>;
-
-    /// Whether the policy reads [`PolicyContext::costs`] (then the simulator fits them on the
-    /// drive model before building it).
-    fn needs_costs(&self) -> bool {
-        false
-    }
-}
 
 macro_rules! policies {
     ($( $(#[doc = $doc:literal])* $variant:ident($cfg:ty) = $name:literal ),* $(,)?) => {

@@ -171,3 +171,15 @@ impl<T: std::any::Any> IntoAny for T {
         self
     }
 }
+
+/// Builds a policy from its configuration.
+pub trait PolicyBuilder {
+    /// Validates the configuration against the context and builds the policy.
+    fn build(&self, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError>;
+
+    /// Whether the policy reads [`PolicyContext::costs`] (then the simulator fits them on the
+    /// drive model before building it).
+    fn needs_costs(&self) -> bool {
+        false
+    }
+}

@@ -8,6 +8,7 @@ pub mod lru;
 pub mod lru_band;
 pub mod most;
 pub mod most_cdc;
+pub(crate) mod pb_length;
 pub mod pore;
 pub mod s3fifo;
 pub mod sac;
