@@ -19,11 +19,13 @@
 //! [`crate::profiles`]).
 
 use crate::dm_smr::DmSmrConfig;
-use crate::error::{DeviceError, Result};
+use crate::error::Result;
 use crate::hdd::{Hdd, HddConfig};
-use crate::profiles::{profile, profile_names};
 use crate::smart::SmartConfig;
 use crate::Drive;
+// Defined at the crate root, beside `Drive`, so that the models can take it without
+// depending on this registry; still reachable here.
+pub use crate::BuildContext;
 use serde::{Deserialize, Serialize};
 use shingled_core::{BandConfig, ByteSize, SizeSpec};
 
@@ -44,25 +46,6 @@ pub enum DriveConfig {
 impl Default for DriveConfig {
     fn default() -> Self {
         DriveConfig::DmSmr(DmSmrConfig::default())
-    }
-}
-
-/// What the trace tells the drive builder. Sizes relative to the trace (a PB of "1/256") are
-/// resolved against these.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BuildContext {
-    /// Written LBA range: total size of the bands that receive writes (PORE Table I). The DM-SMR
-    /// PB size is resolved against it. 0 = unknown (a relative PB size then fails to build).
-    pub written_range: ByteSize,
-    /// Accessed LBA range: the written range plus the range of reads (PORE Table I). No drive
-    /// model reads it today; it is here so cache sizes and future models share one context.
-    pub accessed_range: ByteSize,
-}
-
-impl BuildContext {
-    /// A context for a run without a trace (probes, micro-benchmarks): both ranges = `capacity`.
-    pub fn whole_drive(capacity: ByteSize) -> BuildContext {
-        BuildContext { written_range: capacity, accessed_range: capacity }
     }
 }
 
@@ -216,21 +199,13 @@ impl DriveConfig {
             DriveConfig::Cmr(_) | DriveConfig::Smart(_) => None,
         }
     }
-
-    /// [`profile`], with an error listing the known names.
-    pub fn from_profile(name: &str) -> Result<DriveConfig> {
-        profile(name).ok_or_else(|| DeviceError::UnknownProfile {
-            name: name.to_string(),
-            known: profile_names().join(", "),
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::dm_smr::{PbFlavour, PbFree};
-    use crate::profiles::cheetah_15k5_zones;
+    use crate::profiles::{cheetah_15k5_zones, profile, profile_names};
     use crate::ssd::SsdConfig;
 
     #[test]

@@ -38,7 +38,7 @@ pub mod profiles;
 pub mod smart;
 pub mod ssd;
 
-pub use config::{BuildContext, DriveConfig};
+pub use config::DriveConfig;
 pub use dm_smr::{DmSmr, DmSmrConfig, FlashPbConfig, PbFlavour, PbFree, PbMedium};
 pub use error::{DeviceError, Result};
 pub use hdd::{AccessTiming, Hdd, HddConfig, Mechanism, WriteCacheConfig};
@@ -47,7 +47,26 @@ pub use smart::{GcMove, IdleAfter, RecordingZone, Smart, SmartConfig, TrackOp};
 pub use ssd::{Ssd, SsdConfig};
 
 use serde::{Deserialize, Serialize};
-use shingled_core::{BandMap, BlockNo, Nanos};
+use shingled_core::{BandMap, BlockNo, ByteSize, Nanos};
+
+/// What the trace tells the drive builder. Sizes relative to the trace (a PB of "1/256") are
+/// resolved against these.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildContext {
+    /// Written LBA range: total size of the bands that receive writes (PORE Table I). The DM-SMR
+    /// PB size is resolved against it. 0 = unknown (a relative PB size then fails to build).
+    pub written_range: ByteSize,
+    /// Accessed LBA range: the written range plus the range of reads (PORE Table I). No drive
+    /// model reads it today; it is here so cache sizes and future models share one context.
+    pub accessed_range: ByteSize,
+}
+
+impl BuildContext {
+    /// A context for a run without a trace (probes, micro-benchmarks): both ranges = `capacity`.
+    pub fn whole_drive(capacity: ByteSize) -> BuildContext {
+        BuildContext { written_range: capacity, accessed_range: capacity }
+    }
+}
 
 /// A block device model.
 pub trait Drive: Send {

@@ -14,6 +14,7 @@
 //! with the derived figures the tests check.
 
 use crate::dm_smr::{DmSmrConfig, PbFlavour, PbFree};
+use crate::error::{DeviceError, Result};
 use crate::hdd::{HddConfig, WriteCacheConfig};
 use crate::smart::{RecordingZone, SmartConfig};
 use crate::ssd::SsdConfig;
@@ -29,6 +30,17 @@ pub struct Profile<C: 'static> {
     pub about: &'static str,
     /// Builds the configuration.
     pub config: fn() -> C,
+}
+
+// Here, above the registry, so that `config` need not know the profiles.
+impl DriveConfig {
+    /// [`profile`], with an error listing the known names.
+    pub fn from_profile(name: &str) -> Result<DriveConfig> {
+        profile(name).ok_or_else(|| DeviceError::UnknownProfile {
+            name: name.to_string(),
+            known: profile_names().join(", "),
+        })
+    }
 }
 
 /// Every drive profile, in the order the listings print them.
@@ -317,10 +329,8 @@ pub const ST8000AS0002_PB_ENTRIES: u64 = 184_320;
 /// successor ([`ST8000AS0002_PB_ENTRIES`]).
 pub const ST5000AS0011_PB_ENTRIES: u64 = 125_000;
 
-/// Merge cost of one PB block in an RMW, ms: SAC §4.4's fitted `R(x) = 0.728x + 436` ms counts
-/// 0.728 ms per block for the whole write-back, of which one PB append is 1/3156 s = 0.317 ms
-/// (SAC Table 3); the rest, 0.41 ms, is the merge.
-pub const MERGE_MS_PER_BLOCK: f64 = 0.41;
+// Defined beside the model whose default it is (the models sit below this table).
+pub use crate::dm_smr::MERGE_MS_PER_BLOCK;
 
 /// Batch-cleaning low watermark of the ST8000AS0002 (`pb_clean_low_watermark`): once the PB is
 /// full, the drive cleans until 98.5% of it is left, i.e. 2,765 of its 184,320 entries are
@@ -336,9 +346,8 @@ pub const ST8000AS0002_CLEAN_LOW_WATERMARK: f64 = 0.985;
 /// Skylight drive "with a 1242ms triggering idle window").
 pub const SKYLIGHT_IDLE_WINDOW_MS: f64 = 1242.0;
 
-/// Idle time after which SMaRT starts background GC, ms (SMaRT §5.5.4: "SMaRT also uses a
-/// 1242ms idle time window as the first background GC triggering condition").
-pub const SMART_IDLE_WINDOW_MS: f64 = 1242.0;
+// Defined beside the model whose default it is.
+pub use crate::smart::SMART_IDLE_WINDOW_MS;
 
 /// Persistent-buffer occupancy at which SMaRT's Skylight drive starts on-demand cleaning
 /// (SMaRT §5.1: "An on-demand GC is triggered when the persistent cache space is 80% full").

@@ -252,6 +252,10 @@ pub struct SmartConfig {
     pub idle_after: IdleAfter,
 }
 
+/// Idle time after which SMaRT starts background GC, ms (SMaRT §5.5.4: "SMaRT also uses a
+/// 1242ms idle time window as the first background GC triggering condition").
+pub const SMART_IDLE_WINDOW_MS: f64 = 1242.0;
+
 impl Default for SmartConfig {
     fn default() -> Self {
         SmartConfig {
@@ -267,7 +271,7 @@ impl Default for SmartConfig {
             guard_utilisation: 0.5,
             hot_window_ms: 60_000.0,
             idle_gc: true,
-            idle_window_ms: crate::profiles::SMART_IDLE_WINDOW_MS,
+            idle_window_ms: SMART_IDLE_WINDOW_MS,
             idle_after: IdleAfter::Write,
         }
     }
