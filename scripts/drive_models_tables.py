@@ -70,7 +70,7 @@ def run_all(bin_path, jobs):
         def one(i_k):
             i, (bench, args) = i_k
             out = os.path.join(d, f"{i}.json")
-            subprocess.run([bin_path, "--progress", "none", "drive", "bench", bench, *args, "--json", out],
+            subprocess.run([bin_path, "--progress", "none", "drive", "bench", bench, *args, "--output", "json", "-o", out],
                            check=True, stdout=subprocess.DEVNULL)
             with open(out) as f:
                 return (bench, args), json.load(f)

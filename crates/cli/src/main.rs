@@ -46,7 +46,11 @@ fn main() {
     let cli =
         Cli::from_arg_matches(&negative_numbers(Cli::command()).get_matches()).unwrap_or_else(|e| e.exit());
     progress::set_mode(cli.progress);
-    if let Err(e) = run(cli).and_then(|()| out::finish()) {
+    let r = run(cli);
+    // What a command printed for `-o FILE` is written even when it then fails (as stdout would
+    // have shown it: `store fsck`'s report before its error).
+    let written = out::finish();
+    if let Err(e) = r.and(written) {
         eprintln!("error: {}", chain(&e));
         std::process::exit(1);
     }

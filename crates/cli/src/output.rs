@@ -7,12 +7,23 @@
 //!   `outer.inner`.
 //! * `-o/--out FILE` writes the report to FILE instead of standard output (standard output then
 //!   gets nothing); a FILE ending in `.json` or `.csv` picks that format when `--output` is not
-//!   given.
+//!   given. Where `-o` is already another flag (`zone report -o SECTOR`, `--offset` as in
+//!   `blkzone`), the file is `--out FILE` only ([`LongOutputArgs`]).
 //! * `--png FILE` draws the command's chart at exactly FILE. A command that draws several
 //!   charts writes each beside FILE, named FILE's stem + `-<name>.png` (`--png ev.png` gives
 //!   `ev-pb-iops.png`, `ev-bands-reads-4.png`; see [`chart_path`]).
 //! * Every file written besides the report (charts, `--cdf`, a command's other data files) is
 //!   named on standard error.
+//!
+//! The commands that follow it: `sim`, `compare`, `experiment`, `curve`, `trace stats`, `drive
+//! bench`, `probe`, `cache stats|check|lost|replay`, `stl check|stats`, `store
+//! info|ls|fsck|bench`, `zone create|report|open|close|finish|reset`
+//! (`crates/cli/tests/output_convention.rs` checks each). Not reports, so outside it: listings
+//! (`policies`, `drives`, `trace formats|profiles`, `… list`), `config` (TOML), and commands that
+//! write data (`trace convert|mix -o FILE`, `store get -o FILE`) or a document directory
+//! (`report --out DIR`). Former spellings kept hidden: `trace stats --json` and `zone … --json`
+//! (`--output json`), `drive bench --json FILE`/`--csv FILE` (extra files), `probe --png-dir
+//! DIR` (`--png DIR/probe.png`), `store … -O` (`--output`), `trace convert|mix --output FILE`.
 //!
 //! [`OutputArgs`] is the pair of flags, flattened into each command that prints a report;
 //! [`OutputArgs::emit`] writes a report in the chosen format; a command whose report is printed
@@ -29,7 +40,7 @@ pub enum Output {
     /// Aligned text for people.
     #[default]
     Table,
-    /// JSON (everything, including the configuration).
+    /// JSON: everything the report holds (a run's configuration too).
     Json,
     /// CSV: a header line, then one row per record.
     Csv,
