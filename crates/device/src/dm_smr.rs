@@ -120,6 +120,7 @@
 //! [`Drive::check_range`] / [`Drive::capacity_blocks`] before replay, so this never happens in a
 //! valid run.
 
+use crate::envelope;
 use crate::error::{invalid, DeviceError, Result};
 use crate::hdd::{HddConfig, Mechanism};
 use crate::{BuildContext, Drive, DriveStats};
@@ -1359,14 +1360,6 @@ impl DmSmr {
         self.stats.pb_writes += 1;
     }
 
-    /// Splits a request into its in-range block count, counting the rest.
-    #[inline]
-    fn in_range(&mut self, block: BlockNo, nblocks: u32) -> u64 {
-        let n_in = self.capacity_blocks.saturating_sub(block).min(nblocks as u64);
-        self.stats.out_of_range_blocks += nblocks as u64 - n_in;
-        n_in
-    }
-
     /// Starts serving a request issued at `now`: the first access to the mechanism and to the
     /// flash PB will count the wait for work already under way there (an idle-time cleaning, a
     /// destage). A request served by the write cache alone waits for neither.
@@ -1402,10 +1395,12 @@ impl DmSmr {
         self.waiting = 0;
     }
 
-    /// Service time of a request with nothing in range: the command is still parsed.
-    fn reject(&mut self, now: Nanos) -> Nanos {
-        let ns = self.mech.command_overhead().0.max(1) as f64;
-        self.mech.occupy(now, ns)
+    /// Starts serving a request issued at `now` with blocks in range.
+    #[inline]
+    fn start(&mut self, now: Nanos) {
+        self.note_wait(now);
+        self.now = now;
+        self.req_done = now.0;
     }
 }
 
@@ -1421,15 +1416,11 @@ impl Drive for DmSmr {
     }
 
     fn read(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {
-        self.stats.read_ops += 1;
-        self.stats.blocks_read += nblocks as u64;
-        let n = self.in_range(block, nblocks);
+        let n = envelope::admit_read(&mut self.stats, self.capacity_blocks, block, nblocks);
         let t = if n == 0 {
-            self.reject(now)
+            envelope::reject(&mut self.mech, now)
         } else {
-            self.note_wait(now);
-            self.now = now;
-            self.req_done = now.0;
+            self.start(now);
             let runs_before = self.read_runs;
             for b in block..block + n {
                 // Most reads miss the PB: look the block up before computing its band.
@@ -1447,27 +1438,19 @@ impl Drive for DmSmr {
             }
             self.flush_run();
             self.served();
-            let pieces = self.read_runs - runs_before;
-            self.stats.stl.read_pieces.record(pieces);
-            if pieces > 1 {
-                self.stats.stl.fragmented_reads += 1;
-            }
-            Nanos((self.req_done - now.0).max(1))
+            envelope::read_pieces(&mut self.stats, self.read_runs - runs_before);
+            envelope::service_time(now, self.req_done)
         };
         self.stats.read_time += t;
         t
     }
 
     fn write(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {
-        self.stats.write_ops += 1;
-        self.stats.blocks_written += nblocks as u64;
-        let n = self.in_range(block, nblocks);
+        let n = envelope::admit_write(&mut self.stats, self.capacity_blocks, block, nblocks);
         let t = if n == 0 {
-            self.reject(now)
+            envelope::reject(&mut self.mech, now)
         } else {
-            self.note_wait(now);
-            self.now = now;
-            self.req_done = now.0;
+            self.start(now);
             if let Some(ext) = self.extents.as_mut() {
                 ext.open = false;
             }
@@ -1493,7 +1476,7 @@ impl Drive for DmSmr {
             if self.stats.stl.gc_ondemand > gcs_before {
                 self.stats.stl.writes_triggering_gc += 1;
             }
-            Nanos((self.req_done - now.0).max(1))
+            envelope::service_time(now, self.req_done)
         };
         self.stats.write_time += t;
         t

@@ -31,6 +31,7 @@
 
 pub mod config;
 pub mod dm_smr;
+mod envelope;
 pub mod error;
 pub mod hdd;
 pub mod measure;

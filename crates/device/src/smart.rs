@@ -163,6 +163,7 @@
 //! paper's Figure 1); [`Smart::gc_step`] runs one GC move; [`Smart::check`] recounts everything
 //! kept incrementally. Statistics are in [`DriveStats::stl`](crate::StlStats).
 
+use crate::envelope;
 use crate::error::{invalid, Result};
 use crate::hdd::{HddConfig, Mechanism};
 use crate::{Drive, DriveStats};
@@ -1697,21 +1698,15 @@ impl Smart {
         self.last_write[ltn as usize] = now;
     }
 
-    /// Counts blocks beyond the capacity; returns the in-range count.
-    fn in_range(&mut self, block: BlockNo, nblocks: u32) -> u64 {
-        let n_in = self.capacity_blocks.saturating_sub(block).min(nblocks as u64);
-        self.stats.out_of_range_blocks += nblocks as u64 - n_in;
-        n_in
-    }
-
     fn note_wait(&mut self, now: Nanos) {
         self.stats.time.host_wait += Nanos(self.mech.busy_until().0.saturating_sub(now.0));
     }
 
-    /// Service time of a request with nothing to transfer: the command is still parsed.
-    fn reject(&mut self, now: Nanos) -> Nanos {
-        let ns = self.mech.command_overhead().0.max(1) as f64;
-        self.mech.occupy(now, ns)
+    /// Starts serving a request issued at `now` with blocks in range.
+    fn start(&mut self, now: Nanos) {
+        self.note_wait(now);
+        self.now = now;
+        self.req_done = now.0;
     }
 
     /// The track segment of `[b, end)` that starts at `b`: `(zone, ltn, offset, blocks)`; `k`
@@ -1732,15 +1727,11 @@ impl Smart {
 
 impl Drive for Smart {
     fn read(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {
-        self.stats.read_ops += 1;
-        self.stats.blocks_read += nblocks as u64;
-        let n = self.in_range(block, nblocks);
+        let n = envelope::admit_read(&mut self.stats, self.capacity_blocks, block, nblocks);
         let t = if n == 0 {
-            self.reject(now)
+            envelope::reject(&mut self.mech, now)
         } else {
-            self.note_wait(now);
-            self.now = now;
-            self.req_done = now.0;
+            self.start(now);
             let runs_before = self.read_runs;
             let (mut b, end, mut k) = (block, block + n, self.index_of(block));
             while b < end {
@@ -1757,14 +1748,11 @@ impl Drive for Smart {
             }
             self.flush();
             let pieces = self.read_runs - runs_before;
-            self.stats.stl.read_pieces.record(pieces);
-            if pieces > 1 {
-                self.stats.stl.fragmented_reads += 1;
-            }
+            envelope::read_pieces(&mut self.stats, pieces);
             if pieces == 0 {
-                self.reject(now)
+                envelope::reject(&mut self.mech, now)
             } else {
-                Nanos((self.req_done - now.0).max(1))
+                envelope::service_time(now, self.req_done)
             }
         };
         self.stats.read_time += t;
@@ -1772,15 +1760,11 @@ impl Drive for Smart {
     }
 
     fn write(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {
-        self.stats.write_ops += 1;
-        self.stats.blocks_written += nblocks as u64;
-        let n = self.in_range(block, nblocks);
+        let n = envelope::admit_write(&mut self.stats, self.capacity_blocks, block, nblocks);
         let t = if n == 0 {
-            self.reject(now)
+            envelope::reject(&mut self.mech, now)
         } else {
-            self.note_wait(now);
-            self.now = now;
-            self.req_done = now.0;
+            self.start(now);
             // §4.3: the fragmentation ratio of every zone the write touches is checked first.
             let (k0, k1) = (self.index_of(block), self.index_of(block + n - 1));
             for k in k0..=k1 {
@@ -1800,7 +1784,7 @@ impl Drive for Smart {
                 self.stats.stl.writes_triggering_gc += 1;
             }
             self.last_write_done = self.req_done;
-            Nanos((self.req_done - now.0).max(1))
+            envelope::service_time(now, self.req_done)
         };
         self.stats.write_time += t;
         t
