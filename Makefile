@@ -48,6 +48,8 @@ fmt:
 	$(CARGO) fmt --all -- --check
 
 lint:
+	python3 scripts/check_layering.py --self-test
+	python3 scripts/check_layering.py
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
 	$(CARGO) clippy -p shingled-zoned --features blkdev --all-targets -q -- -D warnings
 	@# `shingled stl serve --ublk` (feature ublk: libublk, whose bindgen needs libclang-dev).
