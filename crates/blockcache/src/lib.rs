@@ -1,4 +1,4 @@
-//! The SSD cache as a real block device (issue 17): a write-back block cache over two
+//! The SSD cache as a real block device: a write-back block cache over two
 //! [`BlockDevice`]s — a *cache device* holding 4 KiB slots and their records, and a *backing
 //! device* (a DM-SMR drive in real use, a translation layer, a file, or [`MemBlock`] in tests).
 //!

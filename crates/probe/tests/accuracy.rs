@@ -341,7 +341,7 @@ fn band_profile_recovers_lba_dependent_bands() {
 }
 
 /// A drive model for the three hard cases below: a profile on 50 GB with a 300 MB PB.
-fn issue_drive(profile: &str, entries: Option<u64>, bands: BandConfig) -> shingled_probe::ModelTarget {
+fn hard_case_drive(profile: &str, entries: Option<u64>, bands: BandConfig) -> shingled_probe::ModelTarget {
     use shingled_core::{ByteSize, SizeSpec};
     use shingled_device::{BuildContext, DriveConfig};
     use shingled_probe::{ModelTarget, NoiseConfig, Noisy};
@@ -374,11 +374,11 @@ fn batch_cleaning_pb_is_the_first_stall() {
     };
     let pb = 300_000_000 / 4096 * 4096;
     for upper in [900 << 20, 3000 << 20] {
-        let r = pb_at(&mut issue_drive("st8000as0002", None, bands()), upper);
+        let r = pb_at(&mut hard_case_drive("st8000as0002", None, bands()), upper);
         let err = rel(r.pb_bytes as f64, pb as f64);
         println!("no entry limit, C = {upper}: {} ({:+.2}%), {:?}", r.pb_bytes, err * 100.0, r.cliff);
         assert!(r.emptied && (-0.01..=0.0).contains(&err), "{err}");
-        let r = pb_at(&mut issue_drive("st8000as0002", Some(1843), bands()), upper);
+        let r = pb_at(&mut hard_case_drive("st8000as0002", Some(1843), bands()), upper);
         assert_eq!(r.pb_bytes, 1843 * 4096, "entry limit, C = {upper}");
     }
 }
@@ -391,7 +391,7 @@ fn in_place_pb_that_cannot_be_emptied() {
     let pb = 300_000_000 / 4096 * 4096;
     for upper in [900 << 20, 1500 << 20] {
         let mut t =
-            issue_drive("pore-emulator", None, BandConfig::Fixed { size: shingled_core::ByteSize::mib(18) });
+            hard_case_drive("pore-emulator", None, BandConfig::Fixed { size: shingled_core::ByteSize::mib(18) });
         let r = pb_at(&mut t, upper);
         assert!(!r.emptied, "no idle cleaning");
         assert_eq!(r.pb_bytes, pb, "C = {upper}");
@@ -406,7 +406,7 @@ fn in_place_pb_that_cannot_be_emptied() {
 fn uniform_bands_are_fitted_as_uniform() {
     use shingled_core::ByteSize;
     let bands = BandConfig::UniformRandom { min: ByteSize(180_000), max: ByteSize(360_000), seed: 15 };
-    let mut target = issue_drive("st8000as0002", Some(1843), bands);
+    let mut target = hard_case_drive("st8000as0002", Some(1843), bands);
     let cap = target.capacity();
     let probe = BandProbeConfig {
         pb_bytes: 1843 * 4096,
