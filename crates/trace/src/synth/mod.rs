@@ -67,12 +67,23 @@
 //!
 //! `docs/synthetic-traces.md` documents every parameter, its source or rationale, and measured
 //! figures.
+//!
+//! # Constructed generators
+//!
+//! [`GENERATORS`] are workload families rather than volumes, with their own keys: `bursts`
+//! ([`BurstTrace`]: cold write bursts plus a scattered single-block trickle, the workload
+//! on which PORE beats LRU-band) varies the trickle share, the rewrite rate of burst regions,
+//! burst and request sizes and the range one at a time. [`open_spec`] opens both kinds;
+//! [`SynthSpec`] and [`SynthTrace`] are the MSR profiles only, [`BurstSpec`] and [`BurstTrace`]
+//! the `bursts` generator.
 
+mod bursts;
 mod gen;
 mod profiles;
 #[cfg(test)]
 mod tests;
 
+pub use bursts::{BurstSpec, BurstTrace, BURSTS, BURST_KEYS};
 pub use gen::SynthTrace;
 pub use profiles::FigureSource;
 
@@ -137,6 +148,30 @@ pub fn profiles() -> Vec<ProfileInfo> {
         .collect()
 }
 
+/// A constructed generator as the CLI may list it: not a volume, a workload family whose
+/// parameters are varied one at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GeneratorInfo {
+    /// Name used in specifications, e.g. `bursts`.
+    pub name: &'static str,
+    /// What the generated traces model, in one line.
+    pub description: &'static str,
+    /// Keys its specification accepts.
+    pub keys: &'static [&'static str],
+}
+
+/// The constructed generators (`docs/synthetic-traces.md`, "Constructed workloads").
+pub const GENERATORS: &[GeneratorInfo] = &[GeneratorInfo {
+    name: BURSTS,
+    description: "cold write bursts (dense runs into fresh regions) plus a scattered single-block trickle",
+    keys: BURST_KEYS,
+}];
+
+/// The constructed generators; [`profiles`] lists the MSR volumes.
+pub fn generators() -> &'static [GeneratorInfo] {
+    GENERATORS
+}
+
 /// A parsed specification.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SynthSpec {
@@ -187,8 +222,74 @@ fn synth_err(spec: &str, reason: impl Into<String>) -> TraceError {
     TraceError::Synth { spec: spec.to_string(), reason: reason.into() }
 }
 
+/// The MSR profiles, then the constructed generators, for error messages.
 fn profile_names() -> String {
-    PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+    let profiles = PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ");
+    let generators = GENERATORS.iter().map(|g| g.name).collect::<Vec<_>>().join(", ");
+    format!("{profiles}; generators: {generators}")
+}
+
+/// Whether `name` (case-insensitive) names one of [`GENERATORS`] rather than an MSR profile.
+fn is_generator(name: &str) -> bool {
+    GENERATORS.iter().any(|g| g.name.eq_ignore_ascii_case(name))
+}
+
+/// The error for a value that does not fit its key: `key="value": expected WHAT`.
+fn bad_value(spec: &str, key: &str, value: &str, what: &str) -> TraceError {
+    synth_err(spec, format!("{key}={value:?}: expected {what}"))
+}
+
+/// Walks the `key=value` parts after the name: keys are matched case-insensitively against
+/// `keys` and handed to `f` in their canonical spelling, each at most once. Errors (a part
+/// that is not `key=value`, an unknown or repeated key, or `f`'s) come in the order of the
+/// parts.
+fn for_each_pair<'a>(
+    spec: &str,
+    parts: impl Iterator<Item = &'a str>,
+    keys: &[&'static str],
+    mut f: impl FnMut(&'static str, &'a str) -> Result<(), TraceError>,
+) -> Result<(), TraceError> {
+    let mut seen: Vec<&str> = Vec::new();
+    for part in parts {
+        if part.is_empty() {
+            continue;
+        }
+        let Some((key, value)) = part.split_once('=') else {
+            return Err(synth_err(
+                spec,
+                format!("{part:?} is not key=value; valid keys: {}", keys.join(", ")),
+            ));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let key_lc = key.to_ascii_lowercase();
+        let Some(&canon) = keys.iter().find(|k| **k == key_lc) else {
+            return Err(synth_err(spec, format!("unknown key {key:?}; valid keys: {}", keys.join(", "))));
+        };
+        if seen.contains(&canon) {
+            return Err(synth_err(spec, format!("key {canon:?} given twice")));
+        }
+        seen.push(canon);
+        f(canon, value)?;
+    }
+    Ok(())
+}
+
+/// `scale`: a number in (0, [`MAX_SCALE`]].
+fn parse_scale(spec: &str, value: &str) -> Result<f64, TraceError> {
+    let bad = |what: &str| bad_value(spec, "scale", value, what);
+    let s: f64 = value.parse().map_err(|_| bad("a number > 0, e.g. 0.1"))?;
+    if !(s.is_finite() && s > 0.0 && s <= MAX_SCALE) {
+        return Err(bad(&format!("a number > 0 and <= {MAX_SCALE}, e.g. 0.1")));
+    }
+    Ok(s)
+}
+
+/// `pages`: a whole number, `_` separators allowed.
+fn parse_pages(spec: &str, value: &str) -> Result<u64, TraceError> {
+    value
+        .replace('_', "")
+        .parse()
+        .map_err(|_| bad_value(spec, "pages", value, "a whole number of 4 KiB page requests"))
 }
 
 impl SynthSpec {
@@ -200,47 +301,26 @@ impl SynthSpec {
         if name.is_empty() {
             return Err(synth_err(spec, format!("no profile name; valid profiles: {}", profile_names())));
         }
+        if is_generator(name) {
+            return Err(synth_err(
+                spec,
+                format!(
+                    "{name:?} is a constructed generator, not an MSR profile: open it with `open_spec` \
+                     (or `BurstSpec`/`BurstTrace`); its keys are {}",
+                    BURST_KEYS.join(", ")
+                ),
+            ));
+        }
         let profile = profiles::find(name).ok_or_else(|| {
             synth_err(spec, format!("unknown profile {name:?}; valid profiles: {}", profile_names()))
         })?;
         let mut out =
             SynthSpec { profile: profile.name, scale: 1.0, pages: None, seed: 0, volume: 0, span: None };
-        let mut seen: Vec<&str> = Vec::new();
-        for part in parts {
-            if part.is_empty() {
-                continue;
-            }
-            let Some((key, value)) = part.split_once('=') else {
-                return Err(synth_err(
-                    spec,
-                    format!("{part:?} is not key=value; valid keys: {}", SPEC_KEYS.join(", ")),
-                ));
-            };
-            let (key, value) = (key.trim(), value.trim());
-            let key_lc = key.to_ascii_lowercase();
-            let Some(&canon) = SPEC_KEYS.iter().find(|k| **k == key_lc) else {
-                return Err(synth_err(
-                    spec,
-                    format!("unknown key {key:?}; valid keys: {}", SPEC_KEYS.join(", ")),
-                ));
-            };
-            if seen.contains(&canon) {
-                return Err(synth_err(spec, format!("key {canon:?} given twice")));
-            }
-            seen.push(canon);
-            let bad = |what: &str| synth_err(spec, format!("{canon}={value:?}: expected {what}"));
+        for_each_pair(spec, parts, SPEC_KEYS, |canon, value| {
+            let bad = |what: &str| bad_value(spec, canon, value, what);
             match canon {
-                "scale" => {
-                    let s: f64 = value.parse().map_err(|_| bad("a number > 0, e.g. 0.1"))?;
-                    if !(s.is_finite() && s > 0.0 && s <= MAX_SCALE) {
-                        return Err(bad(&format!("a number > 0 and <= {MAX_SCALE}, e.g. 0.1")));
-                    }
-                    out.scale = s;
-                }
-                "pages" => {
-                    let v = value.replace('_', "");
-                    out.pages = Some(v.parse().map_err(|_| bad("a whole number of 4 KiB page requests"))?);
-                }
+                "scale" => out.scale = parse_scale(spec, value)?,
+                "pages" => out.pages = Some(parse_pages(spec, value)?),
                 "seed" => out.seed = value.parse().map_err(|_| bad("an unsigned 64-bit integer"))?,
                 "volume" => out.volume = value.parse().map_err(|_| bad("an unsigned 32-bit integer"))?,
                 "span" if value.eq_ignore_ascii_case("max") => {
@@ -258,7 +338,8 @@ impl SynthSpec {
                 }
                 _ => unreachable!("every key in SPEC_KEYS is handled"),
             }
-        }
+            Ok(())
+        })?;
         let t = out.targets();
         if t.span_bytes < t.accessed_range_bytes {
             return Err(synth_err(
@@ -326,7 +407,12 @@ impl SynthTrace {
     }
 }
 
-/// Opens a synthetic trace from the text after `synth:` (for example `wdev,scale=0.1,seed=7`).
+/// Opens a synthetic trace from the text after `synth:`: an MSR profile (for example
+/// `wdev,scale=0.1,seed=7`) or a constructed generator (`bursts,trickle=0.2`).
 pub fn open_spec(spec: &str) -> Result<Box<dyn TraceReader>, TraceError> {
+    let name = spec.split(',').next().unwrap_or("").trim();
+    if name.eq_ignore_ascii_case(BURSTS) {
+        return Ok(Box::new(BurstTrace::from_spec(spec)?));
+    }
     Ok(Box::new(SynthTrace::from_spec(spec)?))
 }

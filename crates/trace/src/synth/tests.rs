@@ -323,3 +323,244 @@ fn span_spreads_cells_and_keeps_everything_else() {
     assert!(msg("mds,span=1MB").contains("below the trace's accessed range"));
     assert!(msg("mds,span=lots").contains("a size such as 40GB"));
 }
+
+// ---- `bursts`: cold write bursts plus a scattered trickle ----
+
+fn bursts(spec: &str) -> (BurstTrace, Vec<Request>) {
+    let mut t = BurstTrace::from_spec(spec).unwrap();
+    let mut v = Vec::new();
+    while let Some(r) = t.next_req() {
+        v.push(r);
+    }
+    (t, v)
+}
+
+/// Region (of `burst` blocks) of every request that is a whole region, in order: with
+/// `request` = `burst`, the bursts.
+fn whole_regions(reqs: &[Request], burst: u64) -> Vec<u64> {
+    let bytes = burst * 4096;
+    reqs.iter().filter(|r| r.op == Op::Write && r.len as u64 == bytes).map(|r| r.offset / bytes).collect()
+}
+
+#[test]
+fn bursts_defaults_units_and_dispatch() {
+    let s = BurstSpec::parse("bursts").unwrap();
+    assert_eq!(s, BurstSpec::default());
+    assert_eq!((s.range_blocks(), s.regions(), s.total_pages()), (2_097_152, 1024, 2_097_152));
+    assert_eq!(
+        (s.burst_blocks, s.request_blocks, s.trickle, s.rewrite, s.hot, s.reads, s.gap_ms, s.idle_ms),
+        (2048, 1, 0.1, 0.0, 8, 0.0, 1.0, 0.0)
+    );
+    // Sizes or block counts; `scale` shrinks the range and the page count, not the burst.
+    let s = BurstSpec::parse(" BURSTS , Scale=0.5, burst=4MiB, request=32KiB, range=1GiB").unwrap();
+    assert_eq!(
+        (s.range_blocks(), s.burst_blocks, s.request_blocks, s.regions(), s.total_pages()),
+        (131_072, 1024, 8, 128, 1_048_576)
+    );
+    let s = BurstSpec::parse("bursts,burst=1_024,pages=1_000,seed=9,volume=4").unwrap();
+    assert_eq!((s.burst_blocks, s.total_pages(), s.seed, s.volume), (1024, 1000, 9, 4));
+    // `synth:` hands the name to the right generator.
+    let mut r = open_spec("bursts,pages=10,volume=2").unwrap();
+    assert_eq!(r.format_name(), "synth");
+    let mut n = 0;
+    while let Some(q) = r.next_request().unwrap() {
+        assert_eq!((q.volume, q.len), (2, 4096));
+        n += 1;
+    }
+    assert_eq!(n, 10);
+    assert_eq!(generators().iter().map(|g| g.name).collect::<Vec<_>>(), ["bursts"]);
+    assert_eq!(generators()[0].keys, BURST_KEYS);
+}
+
+#[test]
+fn bursts_without_trickle_write_whole_fresh_regions_front_to_back() {
+    // 1 MiB = 256 blocks = 16 regions of 16 blocks; 4 requests of 4 blocks per burst; 64 pages
+    // are 4 bursts of 4 distinct regions.
+    let (t, reqs) = bursts("bursts,range=1MiB,burst=16,request=4,trickle=0,pages=64,gap=0");
+    assert_eq!(reqs.len(), 16);
+    let mut regions = Vec::new();
+    for burst in reqs.chunks(4) {
+        let start = burst[0].offset;
+        assert_eq!(start % (16 * 4096), 0, "a burst starts at a region boundary: {burst:?}");
+        for (i, r) in burst.iter().enumerate() {
+            assert_eq!((r.op, r.offset, r.len), (Op::Write, start + i as u64 * 16_384, 16_384));
+        }
+        regions.push(start / (16 * 4096));
+    }
+    assert_eq!(regions.iter().collect::<HashSet<_>>().len(), 4, "{regions:?}");
+    assert_eq!((t.bursts(), t.rewrites(), t.trickle_writes(), t.requests()), (4, 0, 0, 16));
+    assert!(reqs.iter().all(|r| r.time_ns == 0), "gap=0 and idle=0: no time passes");
+    // Cold: a region comes back only one pass later, after every other region.
+    let (_, reqs) = bursts("bursts,range=1MiB,burst=16,request=16,trickle=0,pages=512");
+    let seq = whole_regions(&reqs, 16);
+    assert_eq!(seq.len(), 32);
+    for pass in seq.chunks(16) {
+        let mut p = pass.to_vec();
+        p.sort_unstable();
+        assert_eq!(p, (0..16).collect::<Vec<u64>>());
+    }
+    assert_ne!(seq[..16], seq[16..], "each pass has its own order");
+}
+
+#[test]
+fn bursts_trickle_share_is_exact_by_construction() {
+    // One-block requests: every fourth write is a trickle write; the other three continue the
+    // dense run, 64 contiguous blocks per region.
+    let (t, reqs) = bursts("bursts,range=16MiB,burst=64,trickle=0.25,pages=4000,seed=3");
+    assert_eq!((reqs.len(), t.trickle_writes()), (4000, 1000));
+    let dense: Vec<&Request> = reqs.iter().enumerate().filter(|(i, _)| i % 4 != 3).map(|(_, r)| r).collect();
+    assert_eq!(dense.len(), 3000);
+    for run in dense.chunks(64) {
+        assert_eq!(run[0].offset % (64 * 4096), 0);
+        for (i, r) in run.iter().enumerate() {
+            assert_eq!((r.offset, r.len), (run[0].offset + i as u64 * 4096, 4096), "{run:?}");
+        }
+    }
+    // The trickle writes scatter over the whole range: 1000 blocks touch most of its 64 regions.
+    let trickle_regions: HashSet<u64> =
+        reqs.iter().skip(3).step_by(4).map(|r| r.offset / (64 * 4096)).collect();
+    assert!(trickle_regions.len() > 56, "{}", trickle_regions.len());
+    // Larger requests: the share is of written blocks, within one request of exact.
+    for (trickle, request) in [(0.1, 8), (0.25, 8), (0.4, 32), (0.0, 8), (1.0, 8)] {
+        let (t, reqs) =
+            bursts(&format!("bursts,range=64MiB,trickle={trickle},request={request},pages=100000"));
+        let got = t.trickle_writes() as f64;
+        assert!((got - trickle * 100_000.0).abs() <= trickle * request as f64 + 1.0, "{trickle}: {got}");
+        let singles = reqs[..reqs.len() - 1].iter().filter(|r| r.len == 4096).count() as f64;
+        assert!((singles - got).abs() <= 1.0, "{trickle}: {singles} one-block requests vs {got}");
+        assert_eq!(reqs.iter().map(pages).sum::<u64>(), 100_000);
+    }
+}
+
+#[test]
+fn bursts_rewrite_goes_back_to_the_hot_regions() {
+    // 64 MiB of 16-block regions: 1024 regions, more than the fresh bursts below, so a region
+    // seen twice is a rewrite.
+    let base = "bursts,range=64MiB,burst=16,request=16,trickle=0";
+    let (t, reqs) = bursts(&format!("{base},rewrite=1,hot=4,pages=1600"));
+    let seq = whole_regions(&reqs, 16);
+    assert_eq!(seq.len(), 100);
+    assert_eq!(seq[..4].iter().collect::<HashSet<_>>().len(), 4);
+    assert!(seq[4..].iter().all(|r| seq[..4].contains(r)), "{seq:?}");
+    assert_eq!(t.rewrites(), 96);
+    // rewrite=0.5: half the bursts after the first `hot` go back to one of the last 8 fresh
+    // regions; the fresh ones follow the same order as with rewrite=0.
+    let (t, reqs) = bursts(&format!("{base},rewrite=0.5,hot=8,pages=32000"));
+    let seq = whole_regions(&reqs, 16);
+    let mut ring: VecDeque<u64> = VecDeque::new();
+    let (mut fresh, mut rewrites) = (Vec::new(), 0);
+    for &r in &seq {
+        if fresh.contains(&r) {
+            assert!(ring.contains(&r), "{r} rewritten but not among the last 8 fresh regions {ring:?}");
+            rewrites += 1;
+        } else {
+            fresh.push(r);
+            ring.push_back(r);
+            if ring.len() > 8 {
+                ring.pop_front();
+            }
+        }
+    }
+    assert_eq!(rewrites, t.rewrites());
+    let share = rewrites as f64 / (seq.len() - 8) as f64;
+    assert!((0.45..0.55).contains(&share), "rewrite share {share}");
+    let (_, cold) = bursts(&format!("{base},pages={}", 16 * fresh.len()));
+    assert_eq!(whole_regions(&cold, 16), fresh);
+}
+
+#[test]
+fn bursts_same_seed_same_trace_and_one_stream_per_aspect() {
+    let spec = "bursts,range=64MiB,burst=64,request=8,pages=20000,reads=0.1";
+    let (_, a) = bursts(&format!("{spec},seed=7"));
+    let (_, b) = bursts(&format!("{spec},seed=7"));
+    let (_, c) = bursts(&format!("{spec},seed=8"));
+    assert_eq!(a, b);
+    assert_ne!(a[..1000], c[..1000]);
+    // The trickle share changes the trickle, not the order of the bursts.
+    let regions = |trickle: f64| {
+        let (_, r) = bursts(&format!("bursts,range=64MiB,burst=16,request=16,pages=8000,trickle={trickle}"));
+        whole_regions(&r, 16)
+    };
+    let (none, some) = (regions(0.0), regions(0.3));
+    assert!(some.len() < none.len());
+    assert_eq!(none[..some.len()], some[..]);
+}
+
+#[test]
+fn bursts_reads_bounds_and_time() {
+    let (t, reqs) = bursts("bursts,range=64MiB,burst=256,request=8,reads=0.25,pages=40000,gap=0.5,idle=100");
+    let read: u64 = reqs.iter().filter(|r| r.op == Op::Read).map(pages).sum();
+    assert!(read.abs_diff(10_000) <= 8, "{read} read pages");
+    let mut last = 0;
+    for r in &reqs {
+        assert!(r.offset + r.len as u64 <= 64 << 20 && r.offset % 4096 == 0 && r.len > 0, "{r:?}");
+        assert!(r.time_ns >= last, "time goes back at {r:?}");
+        last = r.time_ns;
+    }
+    // Gaps: 0.5 ms on average, plus 100 ms after the last request of a burst.
+    let (mut after, mut other) = (Vec::new(), Vec::new());
+    for w in reqs.windows(2) {
+        let gap = (w[1].time_ns - w[0].time_ns) as f64 / 1e6;
+        let ends_burst =
+            w[0].op == Op::Write && w[0].len == 32_768 && (w[0].offset + 32_768) % (256 * 4096) == 0;
+        if ends_burst {
+            after.push(gap)
+        } else {
+            other.push(gap)
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    assert!(after.len() as u64 + 1 >= t.bursts() && after.len() > 50, "{} of {}", after.len(), t.bursts());
+    assert!((mean(&other) - 0.5).abs() < 0.05, "{}", mean(&other));
+    assert!((60.0..140.0).contains(&mean(&after)), "{}", mean(&after));
+}
+
+#[test]
+fn bursts_spec_errors_name_key_and_value() {
+    let msg = |spec: &str| match open_spec(spec) {
+        Err(e @ TraceError::Synth { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains(&format!("{spec:?}")), "error must name the spec: {text}");
+            text
+        }
+        Err(e) => panic!("{spec}: expected a Synth error, got {e:?}"),
+        Ok(_) => panic!("{spec}: accepted"),
+    };
+    for (spec, needle) in [
+        ("bursts,trickle=1.5", r#"trickle="1.5": expected a share from 0 to 1"#),
+        ("bursts,rewrite=-0.1", r#"rewrite="-0.1": expected a share"#),
+        ("bursts,reads=most", r#"reads="most": expected a share"#),
+        ("bursts,hot=0", r#"hot="0": expected a whole number from 1 to 65536"#),
+        ("bursts,burst=0", r#"burst="0": expected a whole number of 4 KiB blocks"#),
+        ("bursts,burst=5000B", r#"burst="5000B": expected a multiple of 4 KiB"#),
+        ("bursts,request=100000", r#"request="100000": expected at most 65536 blocks"#),
+        ("bursts,range=lots", r#"range="lots": expected a size"#),
+        ("bursts,range=1KiB", r#"range="1KiB": expected a size of at least one 4 KiB block"#),
+        ("bursts,gap=-1", r#"gap="-1": expected milliseconds"#),
+        ("bursts,idle=inf", r#"idle="inf": expected milliseconds"#),
+        ("bursts,scale=0", r#"scale="0": expected a number > 0"#),
+        ("bursts,pages=1.5", r#"pages="1.5": expected a whole number"#),
+        ("bursts,request=4096", "request=4096 blocks is larger than burst=2048 blocks"),
+        (
+            "bursts,range=4MiB",
+            "range=4194304 bytes (times scale=1: 1024 blocks) is smaller than one burst=2048",
+        ),
+        ("bursts,range=64MiB,hot=9", "hot=9 is more than the range holds: 8 regions of burst=2048 blocks"),
+        ("bursts,range=128TiB,burst=1", "regions of burst=1 blocks; at most 16777216"),
+        ("bursts,span=1GB", "unknown key \"span\"; valid keys: scale, pages, seed, volume, range, burst"),
+        ("bursts,trickle=0.1,trickle=0.2", "key \"trickle\" given twice"),
+        ("bursts,trickle", "is not key=value"),
+        ("wdev,trickle=0.1", "unknown key \"trickle\"; valid keys: scale, pages, seed, volume, span"),
+        (
+            "wdevv",
+            "valid profiles: src, prn, ts, wdev, mds, stg, hm, web, usr, rsrch, proj; generators: bursts",
+        ),
+    ] {
+        let m = msg(spec);
+        assert!(m.contains(needle), "{spec}: {m}");
+    }
+    // The MSR parser points a `bursts` spec at the right entry point.
+    let m = SynthSpec::parse("bursts").unwrap_err().to_string();
+    assert!(m.contains("constructed generator") && m.contains("open_spec"), "{m}");
+    assert!(BurstSpec::parse("wdev").is_err());
+}
