@@ -183,6 +183,9 @@ impl BurstSpec {
 
     /// The checks that involve two keys.
     fn check(&self, spec: &str) -> Result<(), TraceError> {
+        if self.burst_blocks == 0 || self.request_blocks == 0 || self.hot == 0 {
+            return Err(synth_err(spec, "burst, request and hot must be at least 1"));
+        }
         let (burst, blocks) = (self.burst_blocks, self.range_blocks());
         if self.request_blocks > burst {
             return Err(synth_err(
@@ -320,8 +323,12 @@ pub struct BurstTrace {
 
 impl BurstTrace {
     /// Builds the trace of a parsed specification (allocates the region order, 4 bytes per
-    /// region).
+    /// region). Panics if a specification built by hand breaks a bound [`BurstSpec::parse`]
+    /// checks across keys (`request` ≤ `burst` ≤ range, region count, `hot`).
     pub fn new(spec: &BurstSpec) -> BurstTrace {
+        if let Err(e) = spec.check(BURSTS) {
+            panic!("{e}");
+        }
         let regions = spec.regions();
         let rng = |salt: u64| Pcg64Mcg::seed_from_u64(spec.seed ^ salt);
         BurstTrace {

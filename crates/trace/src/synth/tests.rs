@@ -564,3 +564,10 @@ fn bursts_spec_errors_name_key_and_value() {
     assert!(m.contains("constructed generator") && m.contains("open_spec"), "{m}");
     assert!(BurstSpec::parse("wdev").is_err());
 }
+
+#[test]
+#[should_panic(expected = "request=64 blocks is larger than burst=16 blocks")]
+fn bursts_spec_built_by_hand_is_checked() {
+    let spec = BurstSpec { burst_blocks: 16, request_blocks: 64, ..BurstSpec::default() };
+    BurstTrace::new(&spec);
+}
