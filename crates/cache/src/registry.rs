@@ -65,7 +65,7 @@ policies! {
     Arc(crate::policy::arc::ArcConfig) = "arc",
     /// S3-FIFO: small, main and ghost FIFO queues (Yang et al., SOSP'23).
     S3Fifo(crate::policy::s3fifo::S3FifoConfig) = "s3-fifo",
-    /// PORE: Partially Open Region for Eviction (LRU base; CF, PF or BL open-zone selection).
+    /// PORE: Partially Open Region for Eviction (LRU base; CF, PF or BL; zones=bands: our extension).
     Pore(crate::policy::pore::PoreConfig) = "pore",
     /// SAC: cycle-driven write-back to ARS-chosen target bands, CDC clean/dirty balance (ASPLOS'20).
     Sac(crate::policy::sac::SacConfig) = "sac",

@@ -1,5 +1,6 @@
 //! PORE: hand-checked traces for CF, PF and BL, the early division, the period-count and
-//! popularity options, configuration parsing, and properties checked against a slow reference.
+//! popularity options, band zones (`zones = bands`, our extension), configuration parsing, and
+//! properties checked against a slow reference.
 //!
 //! The hand-checked traces use zones of 4 blocks (zone z = blocks 4z..4z+3), a cache of 4 or 6
 //! blocks and a period of a few blocks. "LRU" lists the cached blocks from the LRU end to the
@@ -7,11 +8,13 @@
 //! victim; "progress" is the newly dirty blocks counted in the current period.
 
 use proptest::prelude::*;
-use shingled_cache::policy::pore::{Pore, PoreConfig, PoreCount, PorePeriod, PorePopularity, PoreScheme};
-use shingled_cache::{
-    BlockMeta, BlockTable, Cache, Policy, PolicyBuilder, PolicyConfig, PolicyContext, Slot,
+use shingled_cache::policy::pore::{
+    Pore, PoreConfig, PoreCount, PorePeriod, PorePopularity, PoreScheme, PoreZones,
 };
-use shingled_core::{BlockNo, ByteSize};
+use shingled_cache::{
+    BlockMeta, BlockTable, Cache, Policy, PolicyBuilder, PolicyConfig, PolicyContext, PolicyError, Slot,
+};
+use shingled_core::{BandConfig, BandMap, BlockNo, ByteSize};
 use std::sync::{Arc, Mutex};
 
 fn ctx(capacity: u32) -> PolicyContext {
@@ -137,7 +140,13 @@ struct Probed {
 
 impl Probed {
     fn new(cfg: &PoreConfig, capacity: u32) -> Self {
-        let pore = Arc::new(Mutex::new(cfg.build_pore(&ctx(capacity)).unwrap()));
+        Probed::in_ctx(cfg, &ctx(capacity))
+    }
+
+    /// Under `ctx` (e.g. one with a band map).
+    fn in_ctx(cfg: &PoreConfig, ctx: &PolicyContext) -> Self {
+        let capacity = ctx.capacity_blocks;
+        let pore = Arc::new(Mutex::new(cfg.build_pore(ctx).unwrap()));
         let log = Arc::new(Mutex::new(Log { validate: true, ..Default::default() }));
         let probe = Probe { pore: pore.clone(), log: log.clone() };
         Probed { cache: Cache::new(capacity, Box::new(probe)), pore, log }
@@ -166,7 +175,12 @@ const W: bool = true;
 
 /// Replays `steps` and checks every expectation, plus the probe's checks.
 fn check_steps(cfg: &PoreConfig, capacity: u32, steps: &[Step]) -> Probed {
-    let mut p = Probed::new(cfg, capacity);
+    check_steps_in(cfg, &ctx(capacity), steps)
+}
+
+/// [`check_steps`] under `ctx`.
+fn check_steps_in(cfg: &PoreConfig, ctx: &PolicyContext, steps: &[Step]) -> Probed {
+    let mut p = Probed::in_ctx(cfg, ctx);
     for (i, &(block, write, victim, divisions, open)) in steps.iter().enumerate() {
         let ev = p.access(block, write);
         let got = ev.first().map(|m| (m.block, m.dirty));
@@ -583,7 +597,7 @@ fn configuration_parses_validates_and_round_trips() {
 
     // Resolution and validation against the context.
     let pore = PoreConfig::default().build_pore(&ctx(10)).unwrap();
-    assert_eq!((pore.zone_blocks(), pore.period_blocks()), (5120, 8));
+    assert_eq!((pore.zone_blocks(), pore.period_blocks()), (Some(5120), 8));
     let half =
         PoreConfig { period: PorePeriod::OfPb(0.5), ..Default::default() }.build_pore(&ctx(10)).unwrap();
     assert_eq!(half.period_blocks(), 4);
@@ -694,4 +708,211 @@ fn sparse_zones_far_apart() {
     assert_eq!(pore.zone_of(far - 1), (far - 1) / 5120);
     drop(pore);
     assert_eq!(p.violations(), Vec::<String>::new());
+}
+
+// ---- band zones (`zones = bands`): not the paper's PORE, our extension ----------------------
+
+/// A context with a band map of `bands` and a PB of 8 blocks.
+fn ctx_bands(capacity: u32, bands: BandMap) -> PolicyContext {
+    PolicyContext { bands: Some(Arc::new(bands)), ..ctx(capacity) }
+}
+
+/// Bands of 4, 8 and 4 blocks: b0 = 0..3, b1 = 4..11, b2 = 12..15 (a band size falling
+/// linearly from 4 blocks at LBA 0 toward 20 at the end of a 16-block drive: 4 at block 0, 8 at
+/// block 4, 16 at block 12, cut to 4 by the capacity).
+fn bands_4_8_4() -> BandMap {
+    let cfg = BandConfig::LbaDependent { outer: ByteSize(4 * 4096), inner: ByteSize(20 * 4096) };
+    let map = BandMap::build(&cfg, ByteSize(16 * 4096)).unwrap();
+    let ranges: Vec<(BlockNo, u64)> = (0..map.len() as u32).map(|b| map.band_range(b)).collect();
+    assert_eq!(ranges, vec![(0, 4), (4, 8), (12, 4)], "the layout the hand-checked trace assumes");
+    map
+}
+
+fn banded(scheme: PoreScheme, period: u64) -> PoreConfig {
+    PoreConfig { scheme, zones: PoreZones::Bands, period: PorePeriod::Blocks(period), ..Default::default() }
+}
+
+/// Band zones of unequal sizes by hand, against fixed zones of 4 blocks on the same accesses.
+/// Cache 5, period 2, BL (and CF, which chooses the same here: every block has h1, so BL's key
+/// Σhits/dirty ÷ dirty/size is size/dirty, ascending, i.e. CF's descending coverage).
+/// Fixed zones: z0 0..3, z1 4..7, z2 8..11, z3 12..15. Bands: b0 0..3, b1 4..11, b2 12..15.
+///
+///  1-5  W4 W5 W6 W12 W13: full → division 1. LRU 4 5 6 12 13.
+///       fixed: z1 {4,5,6} key 4/3, z3 {12,13} key 4/2 = 2 → z1 first, 3 ≥ 2 alone: open {1}.
+///       bands: b1 {4,5,6} key 8/3 (coverage 3/8 only), b2 {12,13} key 4/2 = 2 → b2 first,
+///       2 ≥ 2 alone: open {2}.
+///  6    W0 miss. fixed: 4 (open z1) → evict 4(d). bands: 4 5 6 (b1 forbidden) skipped, 12 (open
+///       b2) → evict 12(d). 0 enters forbidden zone 0 in both; progress 1.
+///  7    W8 miss. fixed: 5 (z1) → evict 5(d). bands: 4 5 6 skipped, 13 (b2) → evict 13(d).
+///       8 enters z2 / b1; progress 2 → division 2.
+///       fixed: cached 6 12 13 0 8: keys z0 z1 z2 4 each, z3 {12,13} 2 → open {3}.
+///       bands: cached 4 5 6 0 8: b0 {0} 4, b1 {4,5,6,8} 8/4 = 2 → open {1}.
+///  8    W1 miss. fixed: 6 (z1 forbidden now) skipped, 12 (z3) → evict 12(d). bands: 4 (b1) →
+///       evict 4(d). Progress 1.
+#[test]
+fn band_zones_of_unequal_sizes_by_hand() {
+    let ops = [(4, W), (5, W), (6, W), (12, W), (13, W), (0, W), (8, W), (1, W)];
+    type Expect = (Option<(BlockNo, bool)>, u64, &'static [u64]);
+    let fixed: [Expect; 8] = [
+        (None, 0, &[]),
+        (None, 0, &[]),
+        (None, 0, &[]),
+        (None, 0, &[]),
+        (None, 1, &[1]),
+        (Some((4, true)), 1, &[1]),
+        (Some((5, true)), 2, &[3]),
+        (Some((12, true)), 2, &[3]),
+    ];
+    let bands: [Expect; 8] = [
+        (None, 0, &[]),
+        (None, 0, &[]),
+        (None, 0, &[]),
+        (None, 0, &[]),
+        (None, 1, &[2]),
+        (Some((12, true)), 1, &[2]),
+        (Some((13, true)), 2, &[1]),
+        (Some((4, true)), 2, &[1]),
+    ];
+    let steps = |expect: &[Expect]| -> Vec<Step> {
+        ops.iter().zip(expect).map(|(&(b, w), &(v, d, o))| (b, w, v, d, o)).collect()
+    };
+    for scheme in [PoreScheme::Bl, PoreScheme::Cf] {
+        let p = check_steps(&config(scheme, 4, 2), 5, &steps(&fixed));
+        let skipped = p.log.lock().unwrap().skipped.clone();
+        assert_eq!(skipped, vec![(4, 0), (5, 0), (12, 1)], "{scheme:?} fixed");
+
+        let p = check_steps_in(&banded(scheme, 2), &ctx_bands(5, bands_4_8_4()), &steps(&bands));
+        let skipped = p.log.lock().unwrap().skipped.clone();
+        assert_eq!(skipped, vec![(12, 3), (13, 3), (4, 0)], "{scheme:?} bands");
+        let pore = p.pore.lock().unwrap();
+        assert_eq!(pore.zone_blocks(), None, "band zones have no common size");
+        assert_eq!((0..3).map(|z| pore.zone_len(z)).collect::<Vec<_>>(), vec![4, 8, 4]);
+        assert_eq!([3, 4, 11, 12].map(|b| pore.zone_of(b)), [0, 1, 1, 2]);
+    }
+}
+
+/// xorshift64*: a fixed, seeded stream without another dependency.
+fn stream(seed: u64, len: usize, blocks: u64, write_pct: u64) -> Vec<(BlockNo, bool)> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            let r = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            ((r >> 8) % blocks, (r >> 40) % 100 < write_pct)
+        })
+        .collect()
+}
+
+/// With uniform bands of B blocks, `zones = bands` makes exactly the choices of
+/// `zone_size = B blocks`: the same victims, divisions and open zones after every access, under
+/// every scheme and popularity, on a fixed seeded stream of mostly writes.
+#[test]
+fn uniform_bands_choose_as_zones_of_the_band_size() {
+    for band in [3u64, 4, 7] {
+        let blocks = band * 30;
+        let map = BandMap::build(&BandConfig::Fixed { size: ByteSize(band * 4096) }, ByteSize(blocks * 4096))
+            .unwrap();
+        let ops = stream(band, 3000, blocks, 85);
+        for scheme in [PoreScheme::Cf, PoreScheme::Pf, PoreScheme::Bl] {
+            for popularity in [PorePopularity::SinceInsert, PorePopularity::LastPeriod] {
+                let sized = PoreConfig { popularity, ..config(scheme, band, 5) };
+                let zoned =
+                    PoreConfig { zones: PoreZones::Bands, zone_size: ByteSize::mib(20), ..sized.clone() };
+                let mut a = Probed::new(&sized, 16);
+                let mut b = Probed::in_ctx(&zoned, &ctx_bands(16, map.clone()));
+                for (i, &(blk, w)) in ops.iter().enumerate() {
+                    let (ea, eb) = (a.access(blk, w), b.access(blk, w));
+                    let what = format!("B={band} {scheme:?} {popularity:?} access {}", i + 1);
+                    assert_eq!(
+                        ea.iter().map(|m| (m.block, m.dirty)).collect::<Vec<_>>(),
+                        eb.iter().map(|m| (m.block, m.dirty)).collect::<Vec<_>>(),
+                        "{what}: victims"
+                    );
+                    let (pa, pb) = (a.pore.lock().unwrap(), b.pore.lock().unwrap());
+                    assert_eq!(
+                        (pa.divisions(), pa.open_zones(), pa.period_progress()),
+                        (pb.divisions(), pb.open_zones(), pb.period_progress()),
+                        "{what}: divisions"
+                    );
+                }
+                assert!(a.pore.lock().unwrap().divisions() > 100, "the stream divides often");
+                assert_eq!(a.violations(), Vec::<String>::new());
+                assert_eq!(b.violations(), Vec::<String>::new());
+            }
+        }
+    }
+}
+
+/// `zones = bands` on a drive without a band map is an error naming the field.
+#[test]
+fn band_zones_need_a_band_map() {
+    let cfg = banded(PoreScheme::Bl, 4);
+    let e = cfg.build(&ctx(10)).err().expect("no band map: an error");
+    assert!(matches!(e, PolicyError::Field { policy: "pore", field: "zones", .. }), "{e:?}");
+    let msg = e.to_string();
+    assert!(msg.contains("zones") && msg.contains("band map"), "{msg}");
+    // With a map it builds, and `zone_size` is not used (not even checked).
+    let map = BandMap::build(&BandConfig::Fixed { size: ByteSize(4 * 4096) }, ByteSize(1 << 20)).unwrap();
+    let odd = PoreConfig { zone_size: ByteSize(1), ..cfg };
+    assert_eq!(odd.build(&ctx_bands(10, map)).unwrap().name(), "pore");
+}
+
+#[test]
+fn zones_field_parses_and_round_trips() {
+    let parse = |s: &str| match s.parse::<PolicyConfig>() {
+        Ok(PolicyConfig::Pore(c)) => Ok(c),
+        Ok(p) => panic!("{p:?}"),
+        Err(e) => Err(e.to_string()),
+    };
+    assert_eq!(PoreConfig::default().zones, PoreZones::Size);
+    assert_eq!(
+        parse("pore:zones=bands").unwrap(),
+        PoreConfig { zones: PoreZones::Bands, ..Default::default() }
+    );
+    let c = parse("pore:zones=size,zone_size=18MiB").unwrap();
+    assert_eq!((c.zones, c.zone_size), (PoreZones::Size, ByteSize::mib(18)));
+    assert_eq!(parse("pore:zone_size=18MiB").unwrap(), c);
+    let c = parse("pore:scheme=cf,zones=bands").unwrap();
+    assert_eq!((c.scheme, c.zones), (PoreScheme::Cf, PoreZones::Bands));
+    let e = parse("pore:zones=band").unwrap_err();
+    assert!(e.contains("band") && e.contains("size") && e.contains("bands"), "{e}");
+    // The default is not written out, so configurations written before the field read and
+    // write the same; `bands` is.
+    let json = serde_json::to_string(&PolicyConfig::Pore(PoreConfig::default())).unwrap();
+    assert!(!json.contains("zones"), "{json}");
+    let bands = PolicyConfig::Pore(PoreConfig { zones: PoreZones::Bands, ..Default::default() });
+    let json = serde_json::to_string(&bands).unwrap();
+    assert!(json.contains(r#""zones":"bands""#), "{json}");
+    assert_eq!(serde_json::from_str::<PolicyConfig>(&json).unwrap(), bands);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Band zones of random unequal sizes: every victim is the least recently used block that
+    /// is clean or in an open band, and the structures match the table after every access.
+    #[test]
+    fn band_zones_match_the_slow_reference(
+        cfg in arb_config(),
+        min in 1u64..4,
+        spread in 0u64..7,
+        seed in any::<u64>(),
+        capacity in 1u32..14,
+        ops in proptest::collection::vec((0u64..48, any::<bool>()), 1..400),
+    ) {
+        let layout = BandConfig::UniformRandom {
+            min: ByteSize(min * 4096),
+            max: ByteSize((min + spread) * 4096),
+            seed,
+        };
+        let map = BandMap::build(&layout, ByteSize(48 * 4096)).unwrap();
+        let cfg = PoreConfig { zones: PoreZones::Bands, ..cfg };
+        let mut p = Probed::in_ctx(&cfg, &ctx_bands(capacity, map));
+        for &(b, w) in &ops {
+            p.access(b, w);
+        }
+        prop_assert_eq!(p.violations(), Vec::<String>::new());
+    }
 }

@@ -10,7 +10,8 @@ pub struct PolicyContext {
     /// Cache capacity in 4 KiB blocks.
     pub capacity_blocks: u32,
     /// The drive's true band layout, when the drive has bands and the experiment lets policies
-    /// know it (LRU-band does; PORE and SAC deliberately assume their own zone size instead).
+    /// know it (LRU-band and MOST do; PORE and SAC deliberately assume their own zone size
+    /// instead, except PORE with `zones = bands`, our extension).
     pub bands: Option<Arc<BandMap>>,
     /// The drive's persistent-buffer capacity in blocks, when known (PORE's default period and
     /// SAC's default cycle length).

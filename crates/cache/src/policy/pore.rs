@@ -1,18 +1,26 @@
 //! PORE: Partially Open Region for Eviction (Wang, Wang, Chai, Wang and Sun, "Larger, Cheaper,
 //! but Faster: SSD-SMR Hybrid Storage Boosted by a New SMR-oriented Cache Framework").
 //!
-//! The drive's LBA space is cut into fixed-size zones. At every *region division* some zones
-//! become the Open Region and all others the Forbidden Region; a victim is the least recently
-//! used block that is clean or lies in an open zone, so the dirty blocks written back during a
-//! period stay within a small LBA range and the drive's write amplification stays near
-//! `S_or / S_wb` (§IV-B3, Eq. 2). See [`Pore`] for the algorithm and [`PoreConfig`] for the
-//! readings this implementation chose where the paper leaves a choice open.
+//! The drive's LBA space is cut into fixed-size zones (`zone_size`; PORE assumes it cannot see
+//! the drive's bands, §IV-B2). At every *region division* some zones become the Open Region and
+//! all others the Forbidden Region; a victim is the least recently used block that is clean or
+//! lies in an open zone, so the dirty blocks written back during a period stay within a small
+//! LBA range and the drive's write amplification stays near `S_or / S_wb` (§IV-B3, Eq. 2). See
+//! [`Pore`] for the algorithm and [`PoreConfig`] for the readings this implementation chose
+//! where the paper leaves a choice open.
+//!
+//! `zones = bands` ([`PoreZones::Bands`], `--policy pore:zones=bands`) is not the paper's PORE:
+//! it is our extension, after SAC §5's probe (SAC §5.2 detects a drive-managed drive's band
+//! division). Each zone is then one band of the drive's band map ([`PolicyContext::bands`]), so
+//! zones differ in size and every coverage rate divides by its own zone's size. Unlike
+//! fixed-size zones, no zone straddles two bands.
 
 use crate::{BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot};
 use serde::{Deserialize, Serialize};
-use shingled_core::{BlockNo, ByteSize};
+use shingled_core::{BandMap, BlockNo, ByteSize};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 /// The base replacement order that ranks blocks inside the framework.
 ///
@@ -33,7 +41,7 @@ pub enum PoreBase {
 #[serde(rename_all = "lowercase")]
 pub enum PoreScheme {
     /// Coverage First: descending coverage rate (cached dirty blocks / zone size), i.e.
-    /// descending cached dirty blocks, since all zones have the same size.
+    /// descending cached dirty blocks when all zones have the same size (`zones = size`).
     Cf,
     /// Popularity First: ascending average access count per block.
     Pf,
@@ -78,6 +86,26 @@ pub enum PoreCount {
     WriteMisses,
 }
 
+/// How the LBA space is cut into zones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PoreZones {
+    /// Zones of `zone_size` each, aligned from LBA 0 (`zone = block / zone_blocks`): the paper's
+    /// PORE, which assumes it cannot see the bands (§IV-B2). The default.
+    #[default]
+    Size,
+    /// Each zone is one band of the drive's band map ([`PolicyContext::bands`]; `zone_size` is
+    /// not used). Not the paper's PORE: our extension, after SAC §5's probe of the band
+    /// division. Needs a drive with a band map.
+    Bands,
+}
+
+impl PoreZones {
+    fn is_size(&self) -> bool {
+        *self == PoreZones::Size
+    }
+}
+
 /// PORE's period length: blocks or a multiple of the PB ([`PbLength`]).
 pub type PorePeriod = crate::PbLength;
 
@@ -90,7 +118,10 @@ pub type PorePeriod = crate::PbLength;
 /// - Victims are single blocks: the least recently used block that is clean or lies in an open
 ///   zone; forbidden dirty blocks are skipped [§IV-A, §IV-B1].
 /// - Zones are `zone_size`-aligned ranges of LBA counted from 0 (`zone = block / zone_blocks`);
-///   the drive's true band map is deliberately ignored [§IV-B2].
+///   the drive's true band map is deliberately ignored [§IV-B2]. Not the paper's PORE: our
+///   extension, after SAC §5's probe, `zones = bands` makes each zone one band of the drive's
+///   band map instead, zones of unequal sizes (coverage rates then divide by each zone's own
+///   size).
 /// - Before the first division every zone counts as open (no victim is needed then anyway); the
 ///   first division happens when the cache first becomes full [§IV-B3].
 /// - The period is counted in blocks that become dirty in the cache (`period_counts`), and a new
@@ -100,7 +131,8 @@ pub type PorePeriod = crate::PbLength;
 ///   their cached dirty blocks reach the period length, at least one zone; every other zone is
 ///   forbidden, including zones that get their first dirty block during the period [§IV-C1].
 ///   Ties are broken by ascending zone number.
-/// - Coverage rate = cached dirty blocks / zone blocks [§IV-C2]; popularity per `popularity`.
+/// - Coverage rate = cached dirty blocks / the zone's blocks [§IV-C2]; popularity per
+///   `popularity`.
 /// - Not in the paper: when every cached block is a forbidden dirty block (nothing is
 ///   evictable), a new division starts at once and restarts the period count. The PORE artifact
 ///   (github.com/wcl14/smr-ssd-cache, `maxcold.c`, line 581: MaxCold dereferences the emptied
@@ -118,6 +150,12 @@ pub struct PoreConfig {
     /// paper's "20MB", §V-E; the authors' scripts pass 20,971,520 bytes).
     #[serde(default = "default_zone_size")]
     pub zone_size: ByteSize,
+    /// How zones are cut: `size` (default), zones of `zone_size` each, the paper's; or `bands`,
+    /// each zone one band of the drive's band map, zones of unequal sizes, and `zone_size`
+    /// unused. `bands` is not the paper's PORE: our extension, after SAC §5's probe (the
+    /// paper's PORE assumes it cannot see the bands, §IV-B2). It needs a drive with a band map.
+    #[serde(default, skip_serializing_if = "PoreZones::is_size")]
+    pub zones: PoreZones,
     /// Region-division period length: blocks (`6731`, `20GiB`) or relative to the persistent
     /// buffer (`100%`, `1/10`). Default `100%`, the PB size, best per §IV-B3 and §V-E; relative
     /// values need a drive with a PB.
@@ -141,6 +179,7 @@ impl Default for PoreConfig {
             base: PoreBase::Lru,
             scheme: PoreScheme::Bl,
             zone_size: default_zone_size(),
+            zones: PoreZones::Size,
             period: PorePeriod::default(),
             period_counts: PoreCount::NewlyDirty,
             popularity: PorePopularity::SinceInsert,
@@ -152,17 +191,31 @@ impl PoreConfig {
     /// Validates the configuration against the context and builds the concrete policy (for
     /// callers that want its inspection methods).
     pub fn build_pore(&self, ctx: &PolicyContext) -> Result<Pore, PolicyError> {
-        let zone_blocks = self.zone_size.blocks();
-        if zone_blocks == 0 {
-            return Err(PolicyError::Field {
-                policy: "pore",
-                field: "zone_size",
-                value: self.zone_size.to_string(),
-                reason: "must be at least one 4 KiB block".into(),
-            });
+        match self.zones {
+            PoreZones::Size => {
+                let zone_blocks = self.zone_size.blocks();
+                if zone_blocks == 0 {
+                    return Err(PolicyError::Field {
+                        policy: "pore",
+                        field: "zone_size",
+                        value: self.zone_size.to_string(),
+                        reason: "must be at least one 4 KiB block".into(),
+                    });
+                }
+                let period = self.period.resolve(ctx, "pore", "period")?;
+                Ok(Pore::new(ctx.capacity_blocks, zone_blocks, period, self))
+            }
+            PoreZones::Bands => {
+                let bands = ctx.bands.clone().ok_or_else(|| PolicyError::Field {
+                    policy: "pore",
+                    field: "zones",
+                    value: "bands".into(),
+                    reason: "the drive has no band map; use a drive with bands (dm-smr) or zones=size".into(),
+                })?;
+                let period = self.period.resolve(ctx, "pore", "period")?;
+                Ok(Pore::with_bands(ctx.capacity_blocks, bands, period, self))
+            }
         }
-        let period = self.period.resolve(ctx, "pore", "period")?;
-        Ok(Pore::new(ctx.capacity_blocks, zone_blocks, period, self))
     }
 }
 
@@ -211,10 +264,11 @@ struct Popularity {
 /// kept in recency lists that never need rebuilding (every operation O(1) per access, O(log z)
 /// per victim for z open zones; no allocation in steady state):
 /// - one LRU list of the clean blocks;
-/// - one LRU list per zone of its cached dirty blocks (a dense vector of zones indexed by
-///   `block / zone_blocks`, grown on demand), beside the zone's statistics: cached dirty blocks,
-///   the sum of their access counts, last-period counters and the open flag; plus the set of
-///   zones with cached dirty blocks, so a division sorts only those;
+/// - one LRU list per zone of its cached dirty blocks (a dense vector of zones indexed by zone
+///   number, `block / zone_blocks` or the block's band, grown on demand), beside the zone's
+///   statistics: cached dirty blocks, the sum of their access counts, last-period counters and
+///   the open flag; plus the set of zones with cached dirty blocks, so a division sorts only
+///   those;
 /// - a min-heap of the open zones by the last access of their list's tail (entries go stale as
 ///   tails get younger and are fixed when they surface).
 ///
@@ -236,7 +290,11 @@ pub struct Pore {
     scheme: PoreScheme,
     popularity: PorePopularity,
     counts: PoreCount,
+    /// Blocks per zone (fixed-size zones; unused with band zones).
     zone_blocks: u64,
+    /// Band zones: zone = the block's band. `None`: zone = `block / zone_blocks`. Decided when
+    /// the policy is built.
+    bands: Option<Arc<BandMap>>,
     period: u64,
     /// Links of the clean list and of every zone's dirty list (a slot is in exactly one).
     links: Links,
@@ -273,6 +331,7 @@ impl Pore {
             popularity: cfg.popularity,
             counts: cfg.period_counts,
             zone_blocks: zone_blocks.max(1),
+            bands: None,
             period: period_blocks.max(1),
             links: Links::with_capacity(cap),
             clean: List::default(),
@@ -292,15 +351,35 @@ impl Pore {
         }
     }
 
+    /// PORE for `capacity` slots whose zones are the bands of `bands` (`zones = bands`, our
+    /// extension) and a period of `period_blocks` newly dirty blocks; the other settings from
+    /// `cfg` (whose `zone_size`, `zones` and `period` are ignored here).
+    pub fn with_bands(capacity: u32, bands: Arc<BandMap>, period_blocks: u64, cfg: &PoreConfig) -> Self {
+        Pore { bands: Some(bands), ..Pore::new(capacity, 1, period_blocks, cfg) }
+    }
+
     /// The zone of `block`.
     #[inline]
     pub fn zone_of(&self, block: BlockNo) -> u64 {
-        block / self.zone_blocks
+        self.zone_idx(block) as u64
     }
 
-    /// Blocks per zone.
-    pub fn zone_blocks(&self) -> u64 {
-        self.zone_blocks
+    /// Blocks per zone with fixed-size zones; `None` with band zones, whose sizes differ (see
+    /// [`Pore::zone_len`]).
+    pub fn zone_blocks(&self) -> Option<u64> {
+        match self.bands {
+            None => Some(self.zone_blocks),
+            Some(_) => None,
+        }
+    }
+
+    /// Blocks of `zone`: the common zone size, or the band's length with band zones.
+    #[inline]
+    pub fn zone_len(&self, zone: u64) -> u64 {
+        match &self.bands {
+            None => self.zone_blocks,
+            Some(m) => m.band_range(zone as u32).1,
+        }
     }
 
     /// The period length in newly dirty blocks (resolved against the PB).
@@ -440,7 +519,10 @@ impl Pore {
 
     #[inline]
     fn zone_idx(&self, block: BlockNo) -> usize {
-        (block / self.zone_blocks) as usize
+        match &self.bands {
+            None => (block / self.zone_blocks) as usize,
+            Some(m) => m.band_of(block) as usize,
+        }
     }
 
     /// Accounts one more cached dirty block, `slot`, with `hits` accesses in zone `z`, at the
@@ -529,19 +611,25 @@ impl Pore {
     /// Orders zones `a` and `b` by the scheme (the one to open first is `Less`), ties by zone.
     fn rank(&self, a: u64, b: u64) -> Ordering {
         let (za, zb) = (&self.zones[a as usize], &self.zones[b as usize]);
+        // Each zone's own size (the same for every zone unless the zones are bands).
+        let (sa, sb) = (self.zone_len(a), self.zone_len(b));
         let by_key = match self.scheme {
-            PoreScheme::Cf => zb.dirty.cmp(&za.dirty),
+            // Descending dirty/size: dirty_b·size_a against dirty_a·size_b (u32·u64 fits u128).
+            PoreScheme::Cf => cmp_scaled(zb.dirty as u128, sa, za.dirty as u128, sb),
             PoreScheme::Pf => {
                 let (pa, pb) = (self.popularity_of(za), self.popularity_of(zb));
                 (pa.num as u128 * pb.den as u128).cmp(&(pb.num as u128 * pa.den as u128))
             }
             PoreScheme::Bl => {
-                // (num/den) / (dirty/zone_blocks); zone_blocks is common to both sides. Every
-                // factor is < 2^64 and den·dirty < 2^64, so the products fit in u128.
+                // Ascending (num/den) / (dirty/size) = num·size / (den·dirty): compares
+                // num_a·den_b·dirty_b·size_a with num_b·den_a·dirty_a·size_b. num < 2^64 and
+                // den·dirty < 2^64, so num·den·dirty fits u128; the size factor is multiplied in
+                // exactly (a 192-bit product) unless both sizes are equal (fixed-size zones),
+                // when it is common to both sides and dropped.
                 let (pa, pb) = (self.popularity_of(za), self.popularity_of(zb));
                 let da = pa.den as u128 * za.dirty as u128;
                 let db = pb.den as u128 * zb.dirty as u128;
-                (pa.num as u128 * db).cmp(&(pb.num as u128 * da))
+                cmp_scaled(pa.num as u128 * db, sa, pb.num as u128 * da, sb)
             }
         };
         by_key.then(a.cmp(&b))
@@ -627,6 +715,27 @@ impl Pore {
         }
         None
     }
+}
+
+/// Compares `x·s` with `y·t` exactly (`s, t >= 1`), as 192-bit products; when `s == t` the
+/// common factor is dropped and `x` is compared with `y`.
+#[inline]
+fn cmp_scaled(x: u128, s: u64, y: u128, t: u64) -> Ordering {
+    if s == t {
+        return x.cmp(&y);
+    }
+    mul_wide(x, s).cmp(&mul_wide(y, t))
+}
+
+/// `x·s` as (high 64 bits, low 128 bits) of the 192-bit product.
+#[inline]
+fn mul_wide(x: u128, s: u64) -> (u64, u128) {
+    // x·s = hi·2^64 + lo, hi < 2^128; the low 128 bits of the sum, and its carry into the top
+    // 64 bits beside hi's own top half.
+    let lo = (x as u64 as u128) * s as u128;
+    let hi = (x >> 64) * s as u128;
+    let (low, carry) = lo.overflowing_add(hi << 64);
+    ((hi >> 64) as u64 + carry as u64, low)
 }
 
 impl Policy for Pore {
@@ -750,5 +859,35 @@ impl Policy for Pore {
             + self.tails.capacity() * std::mem::size_of::<Reverse<(u64, u64)>>()
             + (self.dirty_zones.capacity() + self.open.capacity() + self.scratch.capacity())
                 * std::mem::size_of::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 192-bit comparison against u128 arithmetic where that fits, and at the extremes.
+    #[test]
+    fn scaled_comparison_is_exact() {
+        let small = [0u128, 1, 2, 3, 7, 1 << 40, u64::MAX as u128];
+        let sizes = [1u64, 2, 3, 4, 8, 5120, 1 << 32];
+        for &x in &small {
+            for &y in &small {
+                for &s in &sizes {
+                    for &t in &sizes {
+                        assert_eq!(cmp_scaled(x, s, y, t), (x * s as u128).cmp(&(y * t as u128)));
+                    }
+                }
+            }
+        }
+        let max = u128::MAX;
+        // (2^128 − 1)(2^64 − 1) = (2^64 − 2)·2^128 + 2^128 − 2^64 + 1.
+        assert_eq!(mul_wide(max, u64::MAX), (u64::MAX - 1, 0u128.wrapping_sub(u64::MAX as u128)));
+        assert_eq!(mul_wide(1 << 64, 1 << 63), (0, 1 << 127));
+        assert_eq!(mul_wide(1 << 127, 2), (1, 0));
+        assert_eq!(cmp_scaled(max, 2, max, 1), Ordering::Greater);
+        assert_eq!(cmp_scaled(max, 3, max - 1, 3), Ordering::Greater);
+        assert_eq!(cmp_scaled(max / 2, 4, max, 2), Ordering::Less);
+        assert_eq!(cmp_scaled(1 << 100, 1 << 40, 1 << 120, 1 << 20), Ordering::Equal);
     }
 }

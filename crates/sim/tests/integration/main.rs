@@ -6,6 +6,7 @@ mod curve;
 mod golden;
 mod hand_checked;
 mod open_loop;
+mod pore_bands;
 mod properties;
 mod smart;
 mod stats_file;
