@@ -293,6 +293,7 @@ fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<(
         ],
         setup: shingled_sim::describe_setup(&base),
         curve: None,
+        winners: false,
     };
     let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let bar = progress::Reporter::runs("sim");

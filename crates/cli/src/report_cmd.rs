@@ -101,11 +101,13 @@ pub fn from_compare(c: CompareReport) -> ExperimentReport {
             columns: COMPARE_COLUMNS.to_vec(),
             setup: c.setup,
             curve: None,
+            winners: false,
         },
         runs: c.runs,
         traces: vec![c.trace],
         paper: c.paper,
         curves: Vec::new(),
+        winners: Vec::new(),
     }
 }
 

@@ -390,8 +390,11 @@ fn batch_cleaning_pb_is_the_first_stall() {
 fn in_place_pb_that_cannot_be_emptied() {
     let pb = 300_000_000 / 4096 * 4096;
     for upper in [900 << 20, 1500 << 20] {
-        let mut t =
-            hard_case_drive("pore-emulator", None, BandConfig::Fixed { size: shingled_core::ByteSize::mib(18) });
+        let mut t = hard_case_drive(
+            "pore-emulator",
+            None,
+            BandConfig::Fixed { size: shingled_core::ByteSize::mib(18) },
+        );
         let r = pb_at(&mut t, upper);
         assert!(!r.emptied, "no idle cleaning");
         assert_eq!(r.pb_bytes, pb, "C = {upper}");

@@ -185,6 +185,19 @@ def test_experiment_small():
     assert set(df["label"]) >= {"lru", "sac"} and (df["total_time_s"] > 0).all()
 
 
+def test_pore_regimes_names_each_traces_winners():
+    """`pore-regimes` on a trace of one's own: every scheme once, and per metric the cached
+    scheme with the lowest value (the report's ``winners``)."""
+    df = shingled.experiment("pore-regimes", traces=["synth:bursts,scale=0.02"])
+    assert list(df["label"]) == [
+        "lru", "lru-band", "most", "pore-cf", "pore-pf", "pore-bl", "pore-bl on bands", "sac"
+    ]
+    winners = df.attrs["report"]["winners"]
+    assert {w["metric"] for w in winners} == {"rmws", "wa", "time"}
+    rmws = next(w for w in winners if w["metric"] == "rmws")
+    assert rmws["value"] == min(df["rmws"]) and rmws["margin"] >= 1.0
+
+
 def test_cancelled_from_a_callback_stops_the_run(tmp_path):
     """Raising `Cancelled` from a progress or row callback stops the runs and reaches the caller
     as `Cancelled` (a `ShingledError`); a sweep keeps the rows finished before it."""

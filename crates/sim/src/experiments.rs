@@ -113,7 +113,9 @@ pub fn run_curve_experiment(
 impl ExperimentReport {
     /// The report of `experiment`'s `runs`, with the paper's figures beside ours.
     pub fn new(experiment: Experiment, runs: Vec<RunReport>, traces: Vec<TraceStats>) -> ExperimentReport {
-        let mut report = ExperimentReport { experiment, runs, traces, paper: Vec::new(), curves: Vec::new() };
+        let winners = if experiment.winners { crate::plan::winners(&experiment, &runs) } else { Vec::new() };
+        let mut report =
+            ExperimentReport { experiment, runs, traces, paper: Vec::new(), curves: Vec::new(), winners };
         report.paper = crate::paper::experiment_claims(&report);
         report
     }

@@ -45,6 +45,10 @@ pub struct Experiment {
     /// these options apply). `None`: full simulations.
     #[serde(default)]
     pub curve: Option<crate::curve::CurveOptions>,
+    /// Whether the report names, per trace, the cached scheme with the fewest RMWs, the lowest
+    /// WA and the least time, and its margin over the runner-up ([`Definition::winners`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub winners: bool,
 }
 
 /// A finished experiment.
@@ -64,6 +68,81 @@ pub struct ExperimentReport {
     /// each point's estimate.
     #[serde(default)]
     pub curves: Vec<crate::curve::CurveReport>,
+    /// Per trace and metric, the cached scheme that wins and by how much (experiments whose
+    /// definition asks for it, [`Experiment::winners`]; empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub winners: Vec<Winner>,
+}
+
+/// The cached scheme with the lowest value of one metric among one trace's runs of an
+/// experiment, and the runner-up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Winner {
+    /// The trace (group of rows).
+    pub trace: String,
+    /// `rmws`, `wa` (write amplification) or `time` (total I/O time, s).
+    pub metric: String,
+    /// The winning row's label.
+    pub scheme: String,
+    /// Its value.
+    pub value: f64,
+    /// The next-best row's label (`None` with one cached run).
+    pub runner_up: Option<String>,
+    /// Its value.
+    pub runner_up_value: Option<f64>,
+    /// Runner-up's value / the winner's (at least 1; `None` without a runner-up or when the
+    /// winner's value is 0).
+    pub margin: Option<f64>,
+}
+
+/// A metric [`winners`] ranks: its value for a run (lower is better).
+pub type WinnerMetric = fn(&RunReport) -> Option<f64>;
+
+/// The metrics [`winners`] ranks, by name.
+pub const WINNER_METRICS: [(&str, WinnerMetric); 3] = [
+    ("rmws", |r| Some(r.total.counters.drive.rmws as f64)),
+    ("wa", |r| r.total.write_amplification),
+    ("time", |r| Some(r.total.total_time_s)),
+];
+
+/// Per trace of `exp` (in the order the cells name them) and per [`WINNER_METRICS`] metric, the
+/// cached run with the lowest value and the runner-up; ties go to the earlier row. Runs without
+/// a cache (SMR-only, CMR-only) are not ranked.
+pub fn winners(exp: &Experiment, runs: &[RunReport]) -> Vec<Winner> {
+    let mut traces: Vec<&str> = Vec::new();
+    for c in &exp.cells {
+        if !traces.contains(&c.trace.as_str()) {
+            traces.push(&c.trace);
+        }
+    }
+    let mut out = Vec::new();
+    for t in traces {
+        let group: Vec<&RunReport> = exp
+            .cells
+            .iter()
+            .zip(runs)
+            .filter(|(c, r)| c.trace == t && r.config.cache.is_some())
+            .map(|(_, r)| r)
+            .collect();
+        for (metric, value) in WINNER_METRICS {
+            let mut ranked: Vec<(usize, f64)> =
+                group.iter().enumerate().filter_map(|(i, r)| value(r).map(|v| (i, v))).collect();
+            // Stable: equal values keep row order.
+            ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let Some(&(wi, wv)) = ranked.first() else { continue };
+            let second = ranked.get(1).copied();
+            out.push(Winner {
+                trace: t.to_string(),
+                metric: metric.to_string(),
+                scheme: group[wi].label.clone(),
+                value: wv,
+                runner_up: second.map(|(i, _)| group[i].label.clone()),
+                runner_up_value: second.map(|(_, v)| v),
+                margin: second.and_then(|(_, v)| (wv > 0.0).then(|| v / wv)),
+            });
+        }
+    }
+    out
 }
 
 /// What the user chose for an experiment.
@@ -105,6 +184,9 @@ pub struct Definition {
     /// with LRU's exact hit ratio beside; the paper's figures are checked as for that
     /// experiment). `None`: every cell is a full simulation.
     pub curve_of: Option<&'static str>,
+    /// Whether its report adds, per trace, which cached scheme wins on RMWs, WA and time and by
+    /// how much ([`Experiment::winners`]).
+    pub winners: bool,
 }
 
 /// The set-up an experiment's runs are planned in.
@@ -190,6 +272,7 @@ pub const REGISTRY: &[Definition] = &[
             Ok(())
         },
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "pore-schemes",
@@ -207,6 +290,7 @@ pub const REGISTRY: &[Definition] = &[
             Ok(())
         },
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "pore-zone-size",
@@ -227,6 +311,7 @@ pub const REGISTRY: &[Definition] = &[
             Ok(())
         },
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "pore-period",
@@ -249,6 +334,7 @@ pub const REGISTRY: &[Definition] = &[
             Ok(())
         },
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "pore-ssd-size",
@@ -259,6 +345,7 @@ pub const REGISTRY: &[Definition] = &[
         fixed: &[Fixed::CacheSize],
         grid: |p| pore_ssd_size(p, &PAPER_SIZES),
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "pore-ssd-size-curve",
@@ -271,6 +358,7 @@ pub const REGISTRY: &[Definition] = &[
         fixed: &[Fixed::CacheSize, Fixed::Replay],
         grid: |p| pore_ssd_size(p, &CURVE_SIZES),
         curve_of: Some("pore-ssd-size"),
+        winners: false,
     },
     Definition {
         name: "sac-write-only",
@@ -281,6 +369,7 @@ pub const REGISTRY: &[Definition] = &[
         fixed: &[Fixed::CacheSize],
         grid: |p| sac_write_only(p, &PAPER_SIZES),
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "sac-write-only-curve",
@@ -293,6 +382,7 @@ pub const REGISTRY: &[Definition] = &[
         fixed: &[Fixed::CacheSize, Fixed::Replay],
         grid: |p| sac_write_only(p, &CURVE_SIZES),
         curve_of: Some("sac-write-only"),
+        winners: false,
     },
     Definition {
         name: "sac-rw",
@@ -322,6 +412,7 @@ pub const REGISTRY: &[Definition] = &[
             Ok(())
         },
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "sac-tbs",
@@ -339,6 +430,7 @@ pub const REGISTRY: &[Definition] = &[
             Ok(())
         },
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "sac-cycle",
@@ -356,6 +448,7 @@ pub const REGISTRY: &[Definition] = &[
             Ok(())
         },
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "sac-band-size",
@@ -373,6 +466,7 @@ pub const REGISTRY: &[Definition] = &[
             Ok(())
         },
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "smart-response",
@@ -384,6 +478,7 @@ pub const REGISTRY: &[Definition] = &[
         fixed: SMART_FIXED,
         grid: plan_smart,
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "smart-gc",
@@ -402,6 +497,7 @@ pub const REGISTRY: &[Definition] = &[
         fixed: SMART_FIXED,
         grid: plan_smart,
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "smart-fragmentation",
@@ -412,6 +508,7 @@ pub const REGISTRY: &[Definition] = &[
         fixed: SMART_FIXED,
         grid: plan_smart,
         curve_of: None,
+        winners: false,
     },
     Definition {
         name: "smart-summary",
@@ -422,6 +519,22 @@ pub const REGISTRY: &[Definition] = &[
         fixed: SMART_FIXED,
         grid: plan_smart,
         curve_of: None,
+        winners: false,
+    },
+    Definition {
+        name: "pore-regimes",
+        title: "When does each scheme win? LRU, LRU-band, MOST, PORE-CF/PF/BL, PORE on the drive's \
+                bands (our extension) and SAC over generated families that vary one property at a \
+                time: trickle share, rewrite rate, hot set, request size, set-up (synth:hm,seed=1 \
+                in SAC's), zones against bands (synth:bursts,seed=1 on fixed 18 MiB bands) \
+                (write-only; no paper figure)",
+        setup: Setup::Paper("pore"),
+        mode: Mode::WriteOnly,
+        columns: &[TotalTime, VsLru, HitRatio, Wa, DevWa, Rmws],
+        fixed: &[],
+        grid: plan_regimes,
+        curve_of: None,
+        winners: true,
     },
     Definition {
         name: "cache-open-loop",
@@ -440,6 +553,7 @@ pub const REGISTRY: &[Definition] = &[
             Ok(())
         },
         curve_of: None,
+        winners: false,
     },
 ];
 
@@ -550,6 +664,100 @@ fn smart_setup(opts: &ExperimentOptions) -> String {
         line("skylight-cheetah"),
         opts.base.time_scale
     )
+}
+
+/// The schemes every cell of `pore-regimes` compares: (label, policy spec).
+pub const REGIME_SCHEMES: [(&str, &str); 8] = [
+    ("lru", "lru"),
+    ("lru-band", "lru-band"),
+    ("most", "most"),
+    ("pore-cf", "pore-cf"),
+    ("pore-pf", "pore-pf"),
+    ("pore-bl", "pore-bl"),
+    ("pore-bl on bands", "pore:zones=bands"),
+    ("sac", "sac"),
+];
+
+/// `pore-regimes`' trace families, each varying one property of `synth:bursts` (cold write
+/// bursts plus a scattered trickle, docs/synthetic-traces.md) from its defaults (8 MiB bursts in
+/// an 8 GiB range, 10% trickle, no rewrites, one-block requests): (family, trace spec).
+pub const REGIME_TRACES: &[(&str, &str)] = &[
+    ("trickle", "synth:bursts,trickle=0"),
+    ("trickle", "synth:bursts,trickle=0.05"),
+    ("trickle", "synth:bursts,trickle=0.1"),
+    ("trickle", "synth:bursts,trickle=0.2"),
+    ("trickle", "synth:bursts,trickle=0.3"),
+    ("trickle", "synth:bursts,trickle=0.4"),
+    ("rewrite", "synth:bursts,rewrite=0.25"),
+    ("rewrite", "synth:bursts,rewrite=0.5"),
+    ("rewrite", "synth:bursts,rewrite=1"),
+    ("hot set", "synth:bursts,rewrite=0.5,hot=4"),
+    ("hot set", "synth:bursts,rewrite=0.5,hot=64"),
+    ("request size", "synth:bursts,request=8"),
+    ("request size", "synth:bursts,request=64"),
+];
+
+/// The zones-against-bands family of `pore-regimes`: PORE-BL's zone sizes (MiB), run on the
+/// set-up's uniform 17–36 MB bands (no zone size aligns) and on fixed 18 MiB bands (18 aligns,
+/// 20 straddles), with LRU-band, SAC and PORE on the bands beside them.
+pub const REGIME_ZONES_MIB: [u64; 6] = [2, 10, 18, 20, 50, 100];
+
+/// The trace of the zones family on fixed 18 MiB bands: `synth:bursts` under another seed (the
+/// same workload, a group of its own).
+pub const REGIME_FIXED_BANDS_TRACE: &str = "synth:bursts,seed=1";
+
+/// The set-up family of `pore-regimes`: an MSR-like volume in PORE's set-up (the experiment's)
+/// and, under another seed (a group of its own), in SAC's (its emulator's append-only PB and
+/// 20.48 MB bands on the ST8000AS0002), where SAC's cost model was fitted.
+pub const REGIME_SETUP_TRACES: [(&str, &str); 2] = [("synth:hm", "pore"), ("synth:hm,seed=1", "sac")];
+
+fn plan_regimes(p: &mut Planner) -> Result<(), SimError> {
+    if !p.opts.traces.is_empty() {
+        // The user's traces: every scheme on each.
+        for t in p.traces(&[]) {
+            for (label, spec) in REGIME_SCHEMES {
+                p.add(&t, label, spec, |_| {})?;
+            }
+        }
+        return Ok(());
+    }
+    for (_, t) in REGIME_TRACES {
+        for (label, spec) in REGIME_SCHEMES {
+            p.add(t, label, spec, |_| {})?;
+        }
+    }
+    for (t, setup) in REGIME_SETUP_TRACES {
+        let set_up = crate::config::setup(setup)?;
+        for (label, spec) in REGIME_SCHEMES {
+            p.add(t, label, spec, |c| set_up.apply(c))?;
+        }
+    }
+    let fixed = |c: &mut SimConfig| {
+        if let shingled_device::DriveConfig::DmSmr(d) = &mut c.drive {
+            d.bands = shingled_core::BandConfig::Fixed { size: shingled_core::ByteSize::mib(18) };
+        }
+    };
+    for (t, on_fixed) in [("synth:bursts", false), (REGIME_FIXED_BANDS_TRACE, true)] {
+        let adjust = |c: &mut SimConfig| {
+            if on_fixed {
+                fixed(c)
+            }
+        };
+        for (label, spec) in
+            [("lru-band", "lru-band"), ("sac", "sac"), ("pore-bl on bands", "pore:zones=bands")]
+        {
+            p.add(t, label, spec, adjust)?;
+        }
+        for mb in REGIME_ZONES_MIB {
+            p.add(
+                t,
+                &format!("pore-bl zone {mb} MiB"),
+                &format!("pore:scheme=bl,zone_size={mb}MiB"),
+                adjust,
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The four traces PORE §V-C runs its time experiments on.
@@ -679,5 +887,6 @@ pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError
         columns: def.columns.to_vec(),
         setup,
         curve,
+        winners: def.winners,
     })
 }

@@ -782,11 +782,43 @@ pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
         out.push_str(&curve_summary(c));
         out.push('\n');
     }
+    if !e.winners.is_empty() {
+        out.push_str(&winners_table(&e.winners));
+        out.push('\n');
+    }
     if !e.paper.is_empty() {
         out.push_str(crate::paper::CLAIMS_PREAMBLE);
         out.push('\n');
         out.push_str(&crate::paper::claims_table(&e.paper));
     }
+    out
+}
+
+/// Which cached scheme wins each trace on RMWs, WA and time, with its margin over the runner-up
+/// (`×1.37`: the runner-up's value is 1.37 times the winner's).
+pub fn winners_table(w: &[crate::plan::Winner]) -> String {
+    let mut traces: Vec<&str> = Vec::new();
+    for x in w {
+        if !traces.contains(&x.trace.as_str()) {
+            traces.push(&x.trace);
+        }
+    }
+    let cell = |t: &str, metric: &str| {
+        w.iter().find(|x| x.trace == t && x.metric == metric).map_or_else(
+            || "-".to_string(),
+            |x| match (&x.runner_up, x.margin) {
+                (Some(r), Some(m)) => format!("{} (x{m:.2} over {r})", x.scheme),
+                _ => x.scheme.clone(),
+            },
+        )
+    };
+    let rows: Vec<Vec<String>> =
+        traces.iter().map(|t| vec![t.to_string(), cell(t, "rmws"), cell(t, "wa"), cell(t, "time")]).collect();
+    let mut out = String::from(
+        "winners: per trace, the cached scheme with the fewest RMWs, the lowest WA and the least total \
+         I/O time; xN = the runner-up's value / the winner's\n",
+    );
+    out.push_str(&table(&["trace", "fewest RMWs", "lowest WA", "least time"], &rows));
     out
 }
 

@@ -61,15 +61,17 @@ pub enum PorePopularity {
     #[default]
     SinceInsert,
     /// Accesses during the period that just ended, per block referenced in it (§IV-B3: "choose
-    /// some zones … according to the access records of all the zones in the last period"; the
-    /// artifact keeps a history of every block referenced in the period). Approximated with
-    /// per-zone counters reset at each division: the accesses that left a block of the zone
-    /// dirty (dirty insertions, write hits, hits on dirty blocks), divided by the number of
-    /// distinct cached blocks so accessed. Unlike the artifact's history, a block evicted and
-    /// re-inserted within one period counts twice, and a zone with cached dirty blocks but no
-    /// access in the period has popularity 0 (the artifact's history holds nothing for it).
-    /// BL's coverage rate stays cached dirty blocks / zone size (the artifact's score,
-    /// hits / pages², uses the history's page count instead).
+    /// some zones … according to the access records of all the zones in the last period").
+    /// Approximated with per-zone counters reset at each division: the accesses that left a
+    /// block of the zone dirty (dirty insertions, write hits, hits on dirty blocks), divided by
+    /// the number of distinct cached blocks so accessed. The PORE artifact's history is not a
+    /// record of the last period alone: it holds an entry, with its hit count, for every block
+    /// referenced in the period *and* every block still cached (a division frees only the
+    /// entries of blocks no longer cached), so a zone whose cached dirty blocks were not
+    /// accessed in the period keeps their counts there, where it has popularity 0 here; and a
+    /// block evicted and re-inserted within one period counts twice here, once there. BL's
+    /// coverage rate stays cached dirty blocks / zone size (the artifact's score, hits /
+    /// pages², uses the history's page count instead).
     LastPeriod,
 }
 

@@ -8,6 +8,7 @@ mod hand_checked;
 mod open_loop;
 mod pore_bands;
 mod properties;
+mod regimes;
 mod smart;
 mod stats_file;
 
