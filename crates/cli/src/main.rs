@@ -653,7 +653,12 @@ fn trace(t: TraceCommand) -> Result<()> {
             let align =
                 [Column::LEFT, Column::LEFT, Column::RIGHT, Column::RIGHT, Column::RIGHT, Column::RIGHT];
             let header = ["name", "server (MSR volume)", "page reqs", "write%", "written", "accessed"];
-            print_text(&render(&align, &header, &rows, &style))
+            let mut text = render(&align, &header, &rows, &style);
+            text.push_str("\nconstructed generators (docs/synthetic-traces.md):\n");
+            for g in shingled_trace::synth::generators() {
+                text.push_str(&format!("  {}  {} (keys: {})\n", g.name, g.description, g.keys.join(", ")));
+            }
+            print_text(&text)
         }
     }
 }

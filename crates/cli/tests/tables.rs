@@ -34,7 +34,9 @@ fn listings_are_aligned_and_described() {
     let cols: Vec<usize> = drives.lines().map(second_column).collect();
     assert!(cols.windows(2).all(|w| w[0] == w[1]), "{drives}");
     // The trace profiles: every row's cells end where the header's do (right-aligned numbers).
-    let profiles = ok(&["trace", "profiles"]);
+    let listing = ok(&["trace", "profiles"]);
+    let (profiles, generators) = listing.split_once("\n\n").expect("a table, then the generators");
+    assert!(generators.contains("bursts") && generators.contains("trickle"), "{generators}");
     let lines: Vec<&str> = profiles.lines().collect();
     let header = lines[0];
     let write_end = header.find("write%").unwrap() + "write%".len();
