@@ -34,6 +34,7 @@ mod store_bench_cmd;
 mod store_cmd;
 #[cfg(feature = "ublk")]
 mod ublk;
+mod winners_chart;
 mod zone_cmd;
 
 use anyhow::{bail, Context, Result};
@@ -438,9 +439,9 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
     };
     let mut plan = experiments::plan(&a.name, &opts)?;
     let jobs = common_args::jobs(a.jobs)?;
-    if a.png.is_some() && plan.curve.is_none() {
+    if a.png.is_some() && plan.curve.is_none() && !plan.winners {
         bail!(
-            "--png draws the curve forms of experiments; {} has no curve (try `shingled report --experiment {}`)",
+            "--png draws the curve forms of experiments and pore-regimes' winners; {} has neither (try `shingled report --experiment {}`)",
             a.name,
             a.name
         );
@@ -483,7 +484,11 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         }
     };
     if let Some(png) = &a.png {
-        curve_cmd::experiment_charts(&report, png)?;
+        if report.experiment.winners {
+            winners_chart::draw(&report, png)?;
+        } else {
+            curve_cmd::experiment_charts(&report, png)?;
+        }
     }
     emit_experiment(&report, &a.emit.report, &a.emit.cdf)
 }

@@ -84,6 +84,10 @@ pub enum PanelKind {
     /// Grouped vertical bars: one slot per category (labelled under the axis), one bar per
     /// series in each slot.
     Bars { y_label: String, categories: Vec<String>, series: Vec<BarSeries> },
+    /// A grid of cells, one row per `rows` entry and one column per `cols` entry, each showing
+    /// its value (a ratio to its row's best, at least 1; `None` leaves the cell blank) as text
+    /// and as a colour from dark green at 1 to near white at `3` and above (log scale).
+    Heat { rows: Vec<String>, cols: Vec<String>, values: Vec<Vec<Option<f64>>> },
 }
 
 impl Panel {
@@ -191,6 +195,9 @@ pub fn draw(path: &Path, fig: &Figure) -> Result<()> {
         .map(|p| match &p.kind {
             PanelKind::Bars { categories, .. } => (categories.len() as u32 * 90).clamp(640, 2200),
             PanelKind::Lines { .. } => 640,
+            PanelKind::Heat { cols, .. } => {
+                (HEAT_LABEL_W + cols.len() as u32 * HEAT_CELL_W).saturating_sub(LEGEND_W)
+            }
         })
         .max()
         .unwrap_or(640)
@@ -289,7 +296,66 @@ fn draw_panel<DB: DrawingBackend>(panel: &Panel, area: &DrawingArea<DB, Shift>) 
             let entries = bars(&plot, &panel.title, y_label, categories, series)?;
             legend(&side, &entries)
         }
+        PanelKind::Heat { rows, cols, values } => heat(area, &panel.title, rows, cols, values),
     }
+}
+
+/// Width of a heat map's row labels, and of each of its columns (pixels).
+const HEAT_LABEL_W: u32 = 330;
+const HEAT_CELL_W: u32 = 118;
+
+/// Draws a [`PanelKind::Heat`] grid into `area`: the caption, the column names over the
+/// columns, the row names left of the rows.
+fn heat<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    rows: &[String],
+    cols: &[String],
+    values: &[Vec<Option<f64>>],
+) -> Result<()> {
+    if rows.is_empty() || cols.is_empty() {
+        return Err(anyhow!("nothing to plot"));
+    }
+    let (_, ph) = area.dim_in_pixel();
+    let top = 64i32;
+    let row_h = (((ph as i32 - top - 8) / rows.len() as i32).clamp(10, 40)) as i32;
+    let (x0, cw) = (HEAT_LABEL_W as i32, HEAT_CELL_W as i32);
+    let centre = Pos::new(HPos::Center, VPos::Center);
+    area.draw(&Text::new(
+        title.to_string(),
+        (x0 + cw * cols.len() as i32 / 2, 12),
+        TextStyle::from(("sans-serif", 17).into_font()).pos(Pos::new(HPos::Center, VPos::Top)),
+    ))
+    .map_err(err)?;
+    for (j, c) in cols.iter().enumerate() {
+        for (k, l) in wrap(c, 14).iter().take(2).enumerate() {
+            let style = TextStyle::from(("sans-serif", 13).into_font()).pos(centre);
+            area.draw(&Text::new(l.clone(), (x0 + cw * j as i32 + cw / 2, 38 + 15 * k as i32), style))
+                .map_err(err)?;
+        }
+    }
+    let font = (row_h - 4).clamp(9, 14);
+    for (i, r) in rows.iter().enumerate() {
+        let y = top + row_h * i as i32;
+        let style =
+            TextStyle::from(("sans-serif", font).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+        area.draw(&Text::new(r.clone(), (x0 - 8, y + row_h / 2), style)).map_err(err)?;
+        for (j, v) in values.get(i).map(Vec::as_slice).unwrap_or(&[]).iter().enumerate().take(cols.len()) {
+            let Some(v) = *v else { continue };
+            // 0 at the row's best, 1 at three times it and beyond.
+            let t = if v > 1.0 { (v.ln() / 3f64.ln()).clamp(0.0, 1.0) } else { 0.0 };
+            let mix = |best: u8, worst: u8| (best as f64 + (worst as f64 - best as f64) * t).round() as u8;
+            let fill = RGBColor(mix(0, 246), mix(110, 246), mix(40, 240));
+            let (cx, cy) = (x0 + cw * j as i32, y);
+            area.draw(&Rectangle::new([(cx + 1, cy + 1), (cx + cw - 1, cy + row_h - 1)], fill.filled()))
+                .map_err(err)?;
+            let ink = if t < 0.45 { WHITE } else { BLACK };
+            let text = if v < 1.0005 { "best".to_string() } else { format!("x{v:.2}") };
+            let style = TextStyle::from(("sans-serif", font).into_font()).color(&ink).pos(centre);
+            area.draw(&Text::new(text, (cx + cw / 2, cy + row_h / 2), style)).map_err(err)?;
+        }
+    }
+    Ok(())
 }
 
 /// The range drawn for values `lo..hi`: a margin on each side so markers at the ends (a

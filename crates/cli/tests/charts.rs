@@ -108,6 +108,25 @@ fn a_curve_experiment_over_several_traces_writes_one_chart() {
 }
 
 #[test]
+fn pore_regimes_draws_its_winners_as_one_chart() {
+    check(
+        &[
+            "experiment",
+            "pore-regimes",
+            "--on",
+            "synth:bursts,scale=0.02",
+            "--on",
+            "synth:bursts,trickle=0.4,scale=0.02",
+            "--progress",
+            "none",
+            "--png",
+            "regimes.png",
+        ],
+        &["regimes.png"],
+    );
+}
+
+#[test]
 fn cdf_charts_and_csv_are_written_as_named() {
     let sim =
         ["sim", "--trace", "synth:wdev,scale=0.01", "--no-cache", "--replay", "open", "--progress", "none"];
