@@ -318,7 +318,7 @@ fn heat<DB: DrawingBackend>(
     }
     let (_, ph) = area.dim_in_pixel();
     let top = 64i32;
-    let row_h = (((ph as i32 - top - 8) / rows.len() as i32).clamp(10, 40)) as i32;
+    let row_h = ((ph as i32 - top - 8) / rows.len() as i32).clamp(10, 40);
     let (x0, cw) = (HEAT_LABEL_W as i32, HEAT_CELL_W as i32);
     let centre = Pos::new(HPos::Center, VPos::Center);
     area.draw(&Text::new(
