@@ -12,12 +12,9 @@ pub fn draw(e: &ExperimentReport, path: &Path) -> Result<()> {
     if !e.experiment.winners {
         bail!("--png: experiment {} names no winners to draw", e.experiment.name);
     }
-    let mut rows: Vec<&str> = Vec::new();
+    let rows = e.experiment.traces();
     let mut cols: Vec<&str> = Vec::new();
     for (c, r) in e.experiment.cells.iter().zip(&e.runs) {
-        if !rows.contains(&c.trace.as_str()) {
-            rows.push(&c.trace);
-        }
         if r.config.cache.is_some() && !cols.contains(&c.label.as_str()) {
             cols.push(&c.label);
         }

@@ -55,12 +55,7 @@ pub fn run_curve_experiment(
         return Ok(ExperimentReport::new(exp, runs, traces));
     };
     opts.jobs = jobs.max(1);
-    let mut traces: Vec<&str> = Vec::new();
-    for c in &exp.cells {
-        if !traces.contains(&c.trace.as_str()) {
-            traces.push(&c.trace);
-        }
-    }
+    let traces = exp.traces();
     let mut runs: Vec<Option<RunReport>> = vec![None; exp.cells.len()];
     let mut stats = Vec::new();
     let mut curves = Vec::new();

@@ -51,6 +51,19 @@ pub struct Experiment {
     pub winners: bool,
 }
 
+impl Experiment {
+    /// The traces (groups of rows) its cells name, in the order they first appear.
+    pub fn traces(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for c in &self.cells {
+            if !out.contains(&c.trace.as_str()) {
+                out.push(&c.trace);
+            }
+        }
+        out
+    }
+}
+
 /// A finished experiment.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExperimentReport {
@@ -109,12 +122,7 @@ pub const WINNER_METRICS: [(&str, WinnerMetric); 3] = [
 /// cached run with the lowest value and the runner-up; ties go to the earlier row. Runs without
 /// a cache (SMR-only, CMR-only) are not ranked.
 pub fn winners(exp: &Experiment, runs: &[RunReport]) -> Vec<Winner> {
-    let mut traces: Vec<&str> = Vec::new();
-    for c in &exp.cells {
-        if !traces.contains(&c.trace.as_str()) {
-            traces.push(&c.trace);
-        }
-    }
+    let traces = exp.traces();
     let mut out = Vec::new();
     for t in traces {
         let group: Vec<&RunReport> = exp

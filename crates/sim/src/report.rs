@@ -717,12 +717,7 @@ pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
         let _ = writeln!(out, "{}", e.experiment.setup);
     }
     out.push('\n');
-    let mut traces: Vec<&str> = Vec::new();
-    for c in &e.experiment.cells {
-        if !traces.contains(&c.trace.as_str()) {
-            traces.push(&c.trace);
-        }
-    }
+    let traces = e.experiment.traces();
     for t in traces {
         let group: Vec<&RunReport> =
             e.experiment.cells.iter().zip(&e.runs).filter(|(c, _)| c.trace == t).map(|(_, r)| r).collect();

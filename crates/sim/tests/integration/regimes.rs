@@ -25,11 +25,8 @@ fn rmws(trace: &str, policy: &str, adjust: impl Fn(&mut SimConfig)) -> u64 {
 fn the_grid_has_every_family_scheme_and_set_up() {
     let e = experiments::plan("pore-regimes", &opts()).unwrap();
     assert!(e.winners, "the report names the winners");
-    let mut traces: Vec<&str> = Vec::new();
+    let traces = e.traces();
     for c in &e.cells {
-        if !traces.contains(&c.trace.as_str()) {
-            traces.push(&c.trace);
-        }
         assert_eq!(c.config.mode, Mode::WriteOnly, "{}", c.label);
         assert!(c.config.cache.is_some(), "every cell is cached");
     }
