@@ -196,6 +196,11 @@ def test_pore_regimes_names_each_traces_winners():
     assert {w["metric"] for w in winners} == {"rmws", "wa", "time"}
     rmws = next(w for w in winners if w["metric"] == "rmws")
     assert rmws["value"] == min(df["rmws"]) and rmws["margin"] >= 1.0
+    # The paper's claim (PORE-BL 2.02x less time than LRU-band) beside ours on the cell, as context.
+    cell = next(c for c in df.attrs["report"]["paper"] if c["claim"] == "PORE total I/O time vs LRU-band: speed-up")
+    by = dict(zip(df["label"], df["total_time_s"]))
+    assert cell["paper"] == "2.02x" and cell["verdict"].startswith("no verdict")
+    assert cell["ours"] == f"{by['lru-band'] / by['pore-bl']:.2f}x"
 
 
 def test_cancelled_from_a_callback_stops_the_run(tmp_path):

@@ -32,6 +32,11 @@ pub struct Claim {
     /// synthetic traces were tuned on ([`TUNED_HIT`], [`TUNED_SMR_WA`]).
     #[serde(default = "independent")]
     pub basis: String,
+    /// Why ours differs from the paper's, where a check has found out (the authors' code run on
+    /// the same traces, an experiment mapping the cause, a section of docs/reproduction.md);
+    /// empty where the claim holds or nothing is known. Never changes the verdict.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub evidence: String,
 }
 
 /// [`Claim::basis`] of a claim nothing was tuned to.
