@@ -172,6 +172,7 @@ mod loss;
 pub mod memory;
 mod modelled;
 mod observe;
+pub mod pattern;
 pub mod replay;
 mod seq;
 mod stats;

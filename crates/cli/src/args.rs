@@ -81,6 +81,10 @@ pub enum Command {
     /// through the real data path on an emulated DM-SMR drive, compared with `sim`.
     #[command(subcommand)]
     Cache(crate::cache_cmd::CacheCommand),
+    /// Real I/O: issue a trace's requests against a file, a block device, a block cache or a
+    /// translation layer and time them by the wall clock (closed or open loop, a queue depth),
+    /// beside a drive model's time for the same requests (--model-drive).
+    Replay(crate::replay_cmd::ReplayArgs),
 }
 
 /// Where and how `sim`, `compare` and `experiment` print their report: the output convention

@@ -27,6 +27,7 @@ mod output;
 mod plot;
 mod probe_cmd;
 mod progress;
+mod replay_cmd;
 mod report_cmd;
 mod served;
 mod stl_cmd;
@@ -147,6 +148,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Store(s) => store_cmd::run(s),
         Command::Stl(s) => stl_cmd::run(s),
         Command::Cache(c) => cache_cmd::run(c),
+        Command::Replay(r) => replay_cmd::run(r),
     }
 }
 

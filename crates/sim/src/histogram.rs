@@ -122,6 +122,16 @@ impl Histogram {
         }
     }
 
+    /// Adds `other`'s values (histograms recorded apart, e.g. by several threads).
+    pub fn merge(&mut self, other: &Histogram) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *a += b;
+        }
+        self.total += other.total;
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+    }
+
     /// Summary for reports.
     pub fn summary(&self) -> LatencySummary {
         let ms = |q: f64| self.quantile(q).map(|n| n.as_millis_f64()).unwrap_or(0.0);
