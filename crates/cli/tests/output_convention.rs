@@ -66,6 +66,8 @@ fn cases(dir: &Path) -> Vec<Case> {
         "--metazones",
         "2",
     ]);
+    let replay_target = dir.join("replay.img");
+    std::fs::File::create(&replay_target).unwrap().set_len(8 << 20).unwrap();
     let zoned = dir.join("zoned.zbd");
     ok(&["zone", "create", s(&zoned), "--zones", "4", "--zone-size", "1MiB", "--conventional", "1"]);
     let file = dir.join("f.txt");
@@ -122,6 +124,8 @@ fn cases(dir: &Path) -> Vec<Case> {
             "--cache-size",
             "24KiB",
         ]),
+        case(&["replay", "--buffered", "--target", s(&replay_target), "--fold", "--verify", &small]),
+        case(&["replay", "--verify", "--target", s(&cache), "--fold", &small]),
         case(&["stl", "check", s(&stl)]),
         case(&["stl", "stats", s(&stl)]),
         case(&["store", "info", s(&store)]),
