@@ -150,6 +150,15 @@ impl Reporter {
     }
 
     /// Shows the requests read by a single run.
+    /// Sets the position and the total, which a run may learn only once it started (a replay
+    /// counts the trace's requests first).
+    pub fn set_of(&self, requests: u64, total: u64) {
+        if self.bar.length() != Some(total) {
+            self.bar.set_length(total);
+        }
+        self.set(requests);
+    }
+
     pub fn set(&self, requests: u64) {
         self.bar.set_position(requests);
         match self.bar.length() {

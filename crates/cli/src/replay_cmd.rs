@@ -94,9 +94,9 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing the signal handlers")?;
     }
-    let bar =
-        progress::Reporter::requests_unknown(&format!("replay {} on {}", a.input.path, a.target.display()));
-    let r = shingled_replay::replay(&a.target, &opts, &|done, _total| bar.set(done), &stop);
+    // The total is known once the trace has been counted, before the first request.
+    let bar = progress::Reporter::runs(&format!("replay {} on {}", a.input.path, a.target.display()));
+    let r = shingled_replay::replay(&a.target, &opts, &|done, total| bar.set_of(done, total), &stop);
     bar.finish();
     let r = r?;
     if r.folded_requests > 0 {

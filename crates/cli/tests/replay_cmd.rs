@@ -170,3 +170,47 @@ fn bad_targets_exit_non_zero_with_the_reason_and_are_left_untouched() {
     assert_eq!((v["writes"]["requests"].as_u64(), v["verified_reads"].as_u64()), (Some(1), Some(1)));
     assert_eq!(v["target_kind"], "file");
 }
+
+/// A read-only block device (a loop device attached with `losetup -r`): writing to it is
+/// refused before anything is issued; a read-only trace replays on it. Needs root and loop
+/// devices; skips with the reason otherwise.
+#[test]
+fn a_read_only_device_is_refused_for_writes_and_read_for_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("ro.img");
+    std::fs::write(&img, vec![0u8; 4 << 20]).unwrap();
+    let out = match Command::new("losetup").args(["-r", "-f", "--show"]).arg(&img).output() {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => {
+            eprintln!("skipping: losetup -r failed: {}", String::from_utf8_lossy(&o.stderr).trim());
+            return;
+        }
+        Err(e) => {
+            eprintln!("skipping: no losetup: {e}");
+            return;
+        }
+    };
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let detach = || {
+        let _ = Command::new("losetup").args(["-d", &dev]).status();
+    };
+    let writes = dir.path().join("w.csv");
+    trace(&writes, &[("Write", 0, 4096)]);
+    let reads = dir.path().join("r.csv");
+    trace(&reads, &[("Read", 0, 4096), ("Read", 8192, 8192)]);
+    let run = |t: &Path| {
+        Command::new(BIN)
+            .args(["replay", "--progress", "none", "--force", "--target", &dev])
+            .arg(t)
+            .output()
+            .unwrap()
+    };
+    let w = run(&writes);
+    let r = run(&reads);
+    detach();
+    let err = String::from_utf8_lossy(&w.stderr);
+    assert!(!w.status.success() && err.contains("is a read-only block device"), "{err}");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("block device"));
+    assert_eq!(std::fs::read(&img).unwrap(), vec![0u8; 4 << 20]);
+}

@@ -19,6 +19,7 @@ mod config;
 mod device;
 mod errors;
 mod probe;
+mod replay;
 mod sim;
 mod stl;
 mod store;
@@ -59,6 +60,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blockcache::cache_inspect, m)?)?;
     m.add_function(wrap_pyfunction!(blockcache::cache_lost_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(blockcache::cache_replay, m)?)?;
+    m.add("ReplayTargetError", py.get_type::<replay::ReplayTargetError>())?;
+    m.add_function(wrap_pyfunction!(replay::replay, m)?)?;
     m.add_function(wrap_pyfunction!(config::config_default, m)?)?;
     m.add_function(wrap_pyfunction!(config::config_from_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config::config_normalize, m)?)?;

@@ -57,6 +57,9 @@ impl RawTarget {
         shingled_zoned::require_file_or_block_device(path).map_err(|e| target_err(path, e.to_string()))?;
         let meta = std::fs::metadata(path).map_err(|e| target_err(path, format!("cannot stat it: {e}")))?;
         let block_device = meta.file_type().is_block_device();
+        if block_device && write && read_only_device(&meta) {
+            return Err(target_err(path, "is a read-only block device, and the trace writes to it"));
+        }
         let mut flags = if direct { libc::O_DIRECT } else { 0 };
         if block_device && write {
             flags |= libc::O_EXCL;
@@ -93,6 +96,15 @@ impl RawTarget {
             writable: write,
         })
     }
+}
+
+/// Whether the kernel marks the block device read-only (`/sys/dev/block/MAJ:MIN/ro`; a
+/// read-only loop device opens for writing and fails only at the first write).
+fn read_only_device(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = meta.rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/ro")).is_ok_and(|s| s.trim() == "1")
 }
 
 /// `pread`/`pwrite` until the whole buffer moved (a short transfer at the end of a file is an

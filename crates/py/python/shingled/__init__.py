@@ -28,6 +28,7 @@ from ._core import (
     PolicyError,
     ProbeError,
     ReadOnlyError,
+    ReplayTargetError,
     ShingledError,
     StoreError,
     TraceError,
@@ -38,6 +39,7 @@ from ._probe import probe
 from ._result import Result, flatten_metrics
 from ._store_bench import StoreBenchResult, store_bench, store_benches
 from .blockcache import BlockCache, cache_inspect, cache_lost_blocks, cache_replay
+from .replay import replay, replay_frame
 from .stl import TranslationLayer
 from .store import ChunkStore, StoreFront
 from .sweep import sweep
@@ -84,6 +86,9 @@ __all__ = [
     "cache_inspect",
     "cache_lost_blocks",
     "cache_replay",
+    "replay",
+    "replay_frame",
+    "ReplayTargetError",
     "probe",
     "ProbeError",
     "PROGRESS_EVERY",

@@ -186,3 +186,11 @@ def cache_replay(
     config: str, reserve: Optional[int] = None, flush_every: Optional[int] = None, final_check: bool = True,
     metadata_on_clock: bool = True, compare: bool = True
 ) -> str: ...
+
+class ReplayTargetError(ShingledError): ...
+
+def replay(
+    trace: str, target: str, limit: Optional[int] = None, write_only: bool = False, open_loop: bool = False,
+    time_scale: float = 1.0, queue_depth: int = 1, warmup: int = 0, direct: bool = True, fold: bool = False,
+    force: bool = False, verify: bool = False, model_drive: Optional[str] = None, cdf: bool = False
+) -> str: ...
