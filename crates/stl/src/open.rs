@@ -5,8 +5,11 @@
 //!   cut into recording zones, whose first tracks are the RAZ SMaRT needs.
 //! - **dm-zoned** lives on a [`FileZoned`] (magic `SHZONED\0`): an emulated host-managed zoned
 //!   device with conventional zones first, as `shingled zone create` makes.
+//! - **dm-smr** is an emulated drive-managed SMR drive in a file (magic `SHDMSMR\0`): the
+//!   DM-SMR model's PB and bands, with real I/O ([`DmSmrEmu`]).
 
 use crate::block::{BlockDevice, BLOCK};
+use crate::dm_smr_emu::{DmSmrEmu, DmSmrFileSpec};
 use crate::dmzoned::{DmZoned, DmZonedConfig};
 use crate::error::{invalid, io, Result, StlError};
 use crate::file_medium::FileMedium;
@@ -14,7 +17,7 @@ use crate::medium::{Geometry, MediumZone};
 use crate::smart::{raz_tracks_needed, SmartStl, SmartStlConfig};
 use serde::Serialize;
 use shingled_core::ByteSize;
-use shingled_zoned::{FileOptions, FileZoned, ZonedConfig};
+use shingled_zoned::{FileOptions, FileStorage, FileZoned, IoMode, ZonedConfig};
 use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
@@ -27,6 +30,8 @@ pub enum LayerKind {
     Smart,
     /// The dm-zoned-style layer on a zoned device.
     DmZoned,
+    /// An emulated DM-SMR drive (the model's PB and bands, real I/O).
+    DmSmr,
 }
 
 impl std::fmt::Display for LayerKind {
@@ -34,6 +39,7 @@ impl std::fmt::Display for LayerKind {
         f.write_str(match self {
             LayerKind::Smart => "smart",
             LayerKind::DmZoned => "dm-zoned",
+            LayerKind::DmSmr => "dm-smr",
         })
     }
 }
@@ -70,6 +76,7 @@ pub fn detect(path: &Path) -> Result<LayerKind> {
     match &magic {
         b"SHSTLMED" => Ok(LayerKind::Smart),
         b"SHZONED\0" => Ok(LayerKind::DmZoned),
+        b"SHDMSMR\0" => Ok(LayerKind::DmSmr),
         b"SHBCACHE" => Err(StlError::Corrupt {
             device: path.display().to_string(),
             what: "a block cache device (made by `shingled cache create`; `shingled cache check` reads it), \
@@ -79,7 +86,7 @@ pub fn detect(path: &Path) -> Result<LayerKind> {
         other => Err(StlError::Corrupt {
             device: path.display().to_string(),
             what: format!(
-                "starts with {:?}, neither a shingled medium (SHSTLMED) nor a zoned device (SHZONED); \
+                "starts with {:?}, not a shingled medium (SHSTLMED), a zoned device (SHZONED) or an emulated DM-SMR drive (SHDMSMR); \
                  format it with `shingled stl format`",
                 String::from_utf8_lossy(other)
             ),
@@ -196,6 +203,8 @@ pub enum Stl {
     Smart(Box<SmartStl<FileMedium>>),
     /// dm-zoned.
     DmZoned(Box<DmZoned<FileZoned>>),
+    /// An emulated DM-SMR drive.
+    DmSmr(Box<DmSmrEmu<FileStorage>>),
 }
 
 fn medium_stats(m: &FileMedium) -> crate::medium::MediumStats {
@@ -263,6 +272,18 @@ impl Stl {
         Ok(Stl::DmZoned(Box::new(stl)))
     }
 
+    /// Creates `path` (which must not exist) as an emulated DM-SMR drive.
+    pub fn format_dm_smr(path: &Path, spec: &DmSmrFileSpec) -> Result<Stl> {
+        // Before the file is created: a bad profile or size leaves nothing behind.
+        crate::dm_smr_emu::plan_check(spec)?;
+        let st = FileStorage::create(path, IoMode::Auto)
+            .map_err(|e| io(format!("creating {}", path.display()), e))?;
+        let d = DmSmrEmu::format(st, spec).inspect_err(|_| {
+            let _ = std::fs::remove_file(path);
+        })?;
+        Ok(Stl::DmSmr(Box::new(d)))
+    }
+
     /// Opens `path`, recovering after a crash (which writes).
     pub fn open(path: &Path) -> Result<Stl> {
         match detect(path)? {
@@ -273,6 +294,11 @@ impl Stl {
                 let dev = FileZoned::open(path, FileOptions::default())?;
                 Ok(Stl::DmZoned(Box::new(DmZoned::open(dev).map_err(|e| named(e, path))?)))
             }
+            LayerKind::DmSmr => {
+                let st = FileStorage::open(path, IoMode::Auto)
+                    .map_err(|e| io(format!("opening {}", path.display()), e))?;
+                Ok(Stl::DmSmr(Box::new(DmSmrEmu::open(st)?)))
+            }
         }
     }
 
@@ -281,6 +307,7 @@ impl Stl {
         match self {
             Stl::Smart(_) => LayerKind::Smart,
             Stl::DmZoned(_) => LayerKind::DmZoned,
+            Stl::DmSmr(_) => LayerKind::DmSmr,
         }
     }
 
@@ -292,6 +319,7 @@ impl Stl {
         match self {
             Stl::Smart(s) => out.extend(s.check()),
             Stl::DmZoned(d) => out.extend(d.check()?.problems),
+            Stl::DmSmr(d) => out.extend(d.check()),
         }
         Ok(out)
     }
@@ -304,6 +332,7 @@ impl Stl {
         match self {
             Stl::Smart(s) => smart_damage(s),
             Stl::DmZoned(d) => dmzoned_damage(d),
+            Stl::DmSmr(d) => d.metadata_damage().iter().map(|d| format!("metadata: {d}")).collect(),
         }
     }
 
@@ -313,6 +342,7 @@ impl Stl {
         match self {
             Stl::Smart(s) => s.idle(d),
             Stl::DmZoned(z) => z.idle(d).map(|_| ()),
+            Stl::DmSmr(z) => z.idle(d),
         }
     }
 
@@ -321,6 +351,7 @@ impl Stl {
         let stats = match self {
             Stl::Smart(s) => serde_json::to_value(s.stats()),
             Stl::DmZoned(d) => serde_json::to_value(d.stats()),
+            Stl::DmSmr(d) => serde_json::to_value(d.stats()),
         }
         .unwrap_or(serde_json::Value::Null);
         serde_json::json!({
@@ -334,6 +365,7 @@ impl Stl {
         match self {
             Stl::Smart(s) => s.as_mut(),
             Stl::DmZoned(d) => d.as_mut(),
+            Stl::DmSmr(d) => d.as_mut(),
         }
     }
 }
@@ -375,6 +407,11 @@ pub fn inspect(path: &Path) -> Result<(LayerKind, Vec<String>, serde_json::Value
             let stats = serde_json::to_value(d.stats()).unwrap_or_default();
             Ok((LayerKind::DmZoned, problems, stats))
         }
+        LayerKind::DmSmr => {
+            let (stats, damage) = crate::dm_smr_emu::inspect_file(path)?;
+            let problems = damage.iter().map(|d| format!("metadata: {d}")).collect();
+            Ok((LayerKind::DmSmr, problems, serde_json::to_value(stats).unwrap_or_default()))
+        }
     }
 }
 
@@ -383,6 +420,7 @@ impl BlockDevice for Stl {
         match self {
             Stl::Smart(s) => s.capacity_blocks(),
             Stl::DmZoned(d) => d.capacity_blocks(),
+            Stl::DmSmr(d) => d.capacity_blocks(),
         }
     }
     fn read(&mut self, lba: u64, buf: &mut [u8]) -> Result<()> {
@@ -401,6 +439,7 @@ impl BlockDevice for Stl {
         match self {
             Stl::Smart(s) => s.name(),
             Stl::DmZoned(d) => d.name(),
+            Stl::DmSmr(d) => d.name(),
         }
     }
 }
