@@ -1,6 +1,6 @@
 //! End to end: ext4 on a translation layer served by the real `shingled` binary.
 //!
-//! For each layer (SMaRT, dm-zoned): `shingled stl format`, `shingled stl serve` (a FUSE file),
+//! For each layer (SMaRT, dm-zoned, the emulated DM-SMR drive): `shingled stl format`, `shingled stl serve` (a FUSE file),
 //! `losetup` + `mkfs.ext4` + `mount`, a tree of files with known contents written and `sync`ed,
 //! then the server killed with SIGKILL mid-life (more files being written), everything torn
 //! down, `shingled stl serve` again (recovery), ext4's journal replayed (`e2fsck -E
@@ -92,4 +92,13 @@ fn ext4_on_dm_zoned_survives_sigkill() {
         return;
     }
     scenario("dm-zoned", &["--size", "192MiB", "--zone-size", "8MiB", "--conventional", "6"]);
+}
+
+#[test]
+fn ext4_on_dm_smr_survives_sigkill() {
+    if let Some(why) = missing() {
+        eprintln!("skipping ext4_on_dm_smr_survives_sigkill: {why}");
+        return;
+    }
+    scenario("dm-smr", &["--size", "192MiB", "--pb-size", "8MiB", "--bands", "fixed:4MiB"]);
 }

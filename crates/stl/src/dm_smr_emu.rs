@@ -266,19 +266,26 @@ fn dm_smr_profile(drive: &str) -> Result<DmSmrConfig> {
     let names = || {
         shingled_device::profile_names()
             .iter()
-            .filter(|n| matches!(shingled_device::profile(n), Some(DriveConfig::DmSmr(_))))
+            .filter(|n| match shingled_device::profile(n) {
+                Some(DriveConfig::DmSmr(c)) => check_supported(&c, n).is_ok(),
+                _ => false,
+            })
             .copied()
             .collect::<Vec<_>>()
             .join(", ")
     };
     match shingled_device::profile(drive) {
         Some(DriveConfig::DmSmr(c)) => Ok(c),
-        Some(_) => {
-            Err(invalid("drive", drive, format!("not a DM-SMR drive profile; those are: {}", names())))
-        }
-        None => {
-            Err(invalid("drive", drive, format!("no such drive profile; the DM-SMR ones are: {}", names())))
-        }
+        Some(_) => Err(invalid(
+            "drive",
+            drive,
+            format!("not a DM-SMR drive profile; the emulated drive supports: {}", names()),
+        )),
+        None => Err(invalid(
+            "drive",
+            drive,
+            format!("no such drive profile; the emulated drive supports: {}", names()),
+        )),
     }
 }
 
@@ -292,6 +299,11 @@ fn plan(spec: &DmSmrFileSpec) -> Result<(DmSmrConfig, Layout)> {
     check_supported(&cfg, &spec.drive)?;
     if let Some(p) = spec.pb_size {
         cfg.pb_size = p;
+    }
+    if let SizeSpec::Fraction(f) = cfg.pb_size {
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(invalid("pb_size", cfg.pb_size, "a fraction of the capacity must be in (0, 1]"));
+        }
     }
     if let Some(b) = &spec.bands {
         cfg.bands = b.clone();
@@ -499,8 +511,10 @@ impl<S: Storage> DmSmrEmu<S> {
         }
         st.write_at(0, &hb).map_err(|x| e("writing the header", x))?;
         st.write_at(HEADER_BYTES, &hb).map_err(|x| e("writing the backup header", x))?;
-        write_checkpoint(&mut st, 0, 1, DmSmrEmuCounts::default())
-            .map_err(|x| e("writing the checkpoint", x))?;
+        for gen in [0, 1] {
+            write_checkpoint(&mut st, gen, 1, DmSmrEmuCounts::default())
+                .map_err(|x| e("writing the checkpoints", x))?;
+        }
         st.sync().map_err(|x| e("syncing", x))?;
         DmSmrEmu::open(st)
     }
@@ -912,11 +926,13 @@ fn load<S: Storage>(st: &mut S) -> Result<Loaded> {
     let header = match (primary, backup) {
         (Ok(h), Ok(_)) => h,
         (Ok(h), Err(why)) => {
-            damage.push(format!("backup header (at byte {HEADER_BYTES}): {why}; the header is in use"));
+            damage.push(format!(
+                "the backup header (byte {HEADER_BYTES}) is damaged: {why}; the header is in use"
+            ));
             h
         }
         (Err(why), Ok(h)) => {
-            damage.push(format!("header (at byte 0): {why}; the backup header is in use"));
+            damage.push(format!("the header (byte 0) is damaged: {why}; the backup header is in use"));
             h
         }
         (Err(a), Err(b)) => return Err(corrupt(format!("header: {a}; backup header: {b}"))),
@@ -949,7 +965,7 @@ fn load<S: Storage>(st: &mut S) -> Result<Loaded> {
         if let Err(why) = c {
             // The slot a torn checkpoint write left is rewritten at the next flush.
             damage.push(format!(
-                "checkpoint {i} (at byte {}): {why}; checkpoint {} is in use",
+                "checkpoint {i} (byte {}) is damaged: {why}; checkpoint {} is in use",
                 CKPT_AT + i as u64 * B,
                 1 - i
             ));

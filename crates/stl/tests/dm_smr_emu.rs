@@ -49,6 +49,7 @@ fn reference(d: &DmSmrEmu<SimStorage>) -> DmSmr {
 #[test]
 fn a_hand_worked_stream_gives_the_expected_rmws_and_pb_writes() {
     let mut d = DmSmrEmu::format(SimStorage::new(), &tiny()).unwrap();
+    assert!(d.metadata_damage().is_empty(), "{:?}", d.metadata_damage());
     // Blocks 0..4 fill the four slots (band 0); block 8 needs a slot: band 0 is cleaned (RMW
     // 1, four blocks merged). 1, 12 and 13 take the slots the merged copies left; 14 finds the
     // PB full with block 8 at its head: band 2 is cleaned (RMW 2, one block merged).
@@ -307,7 +308,7 @@ fn a_bad_header_is_named_and_the_backup_used() {
     st.write_at(30, b"garbage").unwrap();
     let d = DmSmrEmu::open(st).unwrap();
     assert!(
-        d.metadata_damage().iter().any(|m| m.contains("header (at byte 0)")),
+        d.metadata_damage().iter().any(|m| m.contains("the header (byte 0) is damaged")),
         "{:?}",
         d.metadata_damage()
     );
