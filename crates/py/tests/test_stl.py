@@ -152,3 +152,24 @@ def test_the_emulated_dm_smr_drive_counts_in_the_models_terms(tmp_path):
         shingled.TranslationLayer.format_dm_smr(tmp_path / "pore.img", size=16 << 20, drive="pore-emulator")
     with pytest.raises(shingled.TranslationLayerError, match="pb_size"):
         shingled.TranslationLayer.format_dm_smr(tmp_path / "bad.img", size=16 << 20, pb_size="lots")
+
+
+def test_the_emulated_dm_smr_drive_counts_what_sim_counts_for_the_same_requests(tmp_path):
+    # A DiskSim trace of multi-block reads and writes (512-byte sectors; flags 1 = read).
+    rng = random.Random(11)
+    reqs = [(rng.random() < 0.3, rng.randrange(0, 15000), rng.randrange(1, 9)) for _ in range(600)]
+    trace = tmp_path / "t.disksim"
+    trace.write_text("".join(f"{i}.0 0 {b * 8} {n * 8} {int(read)}\n" for i, (read, b, n) in enumerate(reqs)))
+    sim = shingled.simulate(str(trace), drive="sac-emulator", cache=False, drive__pb_size="1MiB",
+                            trace__format="disksim").report["total"]["drive"]
+    dev = shingled.TranslationLayer.format_dm_smr(tmp_path / "smr.img", size=72 << 20, drive="sac-emulator",
+                                                  pb_size=1 << 20)
+    for i, (read, b, n) in enumerate(reqs):
+        if read:
+            dev.read(b * 4096, n * 4096)
+        else:
+            dev.write(b * 4096, bytes([i % 256]) * (n * 4096))
+    got = dev.stats()["stats"]["counts"]
+    keys = ["pb_writes", "pb_reads", "rmws", "band_bytes_read", "band_bytes_written", "pb_blocks_cleaned"]
+    assert sim["rmws"] > 3
+    assert {k: got[k] for k in keys} == {k: sim[k] for k in keys}
