@@ -62,7 +62,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 mod disk;
+mod file;
 use disk::{load, write_checkpoint, Header, Layout, ReadOnly, Record};
+pub use file::EmuFile;
 
 /// The file's magic.
 pub const MAGIC: &[u8; 8] = b"SHDMSMR\0";

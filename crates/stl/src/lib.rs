@@ -21,7 +21,7 @@ mod smart;
 mod timed;
 
 pub use block::{check_request, BlockDevice, ByteDevice, MemBlock, BLOCK};
-pub use dm_smr_emu::{DmSmrEmu, DmSmrEmuCounts, DmSmrEmuStats, DmSmrFileSpec};
+pub use dm_smr_emu::{DmSmrEmu, DmSmrEmuCounts, DmSmrEmuStats, DmSmrFileSpec, EmuFile};
 pub use dmzoned::{
     CheckReport, ChunkMapping, DmZoned, DmZonedConfig, DmZonedGeometry, DmZonedStats, ReclaimPolicy,
 };

@@ -9,7 +9,7 @@
 //!   DM-SMR model's PB and bands, with real I/O ([`DmSmrEmu`]).
 
 use crate::block::{BlockDevice, BLOCK};
-use crate::dm_smr_emu::{DmSmrEmu, DmSmrFileSpec};
+use crate::dm_smr_emu::{DmSmrEmu, DmSmrFileSpec, EmuFile};
 use crate::dmzoned::{DmZoned, DmZonedConfig};
 use crate::error::{invalid, io, Result, StlError};
 use crate::file_medium::FileMedium;
@@ -17,7 +17,7 @@ use crate::medium::{Geometry, MediumZone};
 use crate::smart::{raz_tracks_needed, SmartStl, SmartStlConfig};
 use serde::Serialize;
 use shingled_core::ByteSize;
-use shingled_zoned::{FileOptions, FileStorage, FileZoned, IoMode, ZonedConfig};
+use shingled_zoned::{FileOptions, FileZoned, ZonedConfig};
 use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
@@ -204,7 +204,7 @@ pub enum Stl {
     /// dm-zoned.
     DmZoned(Box<DmZoned<FileZoned>>),
     /// An emulated DM-SMR drive.
-    DmSmr(Box<DmSmrEmu<FileStorage>>),
+    DmSmr(Box<DmSmrEmu<EmuFile>>),
 }
 
 fn medium_stats(m: &FileMedium) -> crate::medium::MediumStats {
@@ -276,8 +276,7 @@ impl Stl {
     pub fn format_dm_smr(path: &Path, spec: &DmSmrFileSpec) -> Result<Stl> {
         // Before the file is created: a bad profile or size leaves nothing behind.
         crate::dm_smr_emu::plan_check(spec)?;
-        let st = FileStorage::create(path, IoMode::Auto)
-            .map_err(|e| io(format!("creating {}", path.display()), e))?;
+        let st = EmuFile::create(path).map_err(|e| io(format!("creating {}", path.display()), e))?;
         let d = DmSmrEmu::format(st, spec).inspect_err(|_| {
             let _ = std::fs::remove_file(path);
         })?;
@@ -295,8 +294,7 @@ impl Stl {
                 Ok(Stl::DmZoned(Box::new(DmZoned::open(dev).map_err(|e| named(e, path))?)))
             }
             LayerKind::DmSmr => {
-                let st = FileStorage::open(path, IoMode::Auto)
-                    .map_err(|e| io(format!("opening {}", path.display()), e))?;
+                let st = EmuFile::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
                 Ok(Stl::DmSmr(Box::new(DmSmrEmu::open(st)?)))
             }
         }
