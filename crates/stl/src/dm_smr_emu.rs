@@ -575,9 +575,15 @@ impl<S: Storage> DmSmrEmu<S> {
         out
     }
 
-    /// Idle-time cleaning for an idle period of `d` (with the profile's `idle_window_ms`).
+    /// Idle-time cleaning, for a profile with an idle window (`idle_window_ms`): the caller
+    /// has seen the host idle for that long (`stl serve` calls this every 100 ms once the
+    /// device has been idle for `--idle-ms`), so the model's clock passes the window and then
+    /// `d`, and the model cleans bands in FIFO order while an RMW can start within `d`. Without
+    /// an idle window the drive does no idle cleaning.
     pub fn idle(&mut self, d: Duration) -> Result<()> {
-        let until = self.clock + Nanos(d.as_nanos().min(u64::MAX as u128) as u64);
+        let Some(window) = self.header.config.idle_window_ms else { return Ok(()) };
+        let until =
+            self.clock + Nanos((window * 1e6).round() as u64) + Nanos(d.as_nanos().min(1 << 62) as u64);
         self.model.idle(self.clock, until);
         self.clock = until;
         self.execute(0, &[])

@@ -321,3 +321,48 @@ fn a_bad_header_is_named_and_the_backup_used() {
     let m = DmSmrEmu::open(st).err().expect("too short").to_string();
     assert!(m.contains("too short"), "{m}");
 }
+
+/// A profile with an idle window: idle time cleans bands for real (`idle_rmws`), as many as
+/// the model driven alone with the same calls cleans, and the data stays.
+#[test]
+fn idle_cleaning_cleans_bands_for_real() {
+    let spec = DmSmrFileSpec {
+        drive: "st5000as0011".into(),
+        pb_size: Some(SizeSpec::Absolute(ByteSize(64 * 4096))),
+        bands: Some(BandConfig::Fixed { size: ByteSize(16 * 4096) }),
+        ..small()
+    };
+    let mut d = DmSmrEmu::format(SimStorage::new(), &spec).unwrap();
+    let window = d.model_config().idle_window_ms.expect("the profile cleans when idle");
+    let cap = d.capacity_blocks();
+    let mut model = reference(&d);
+    let mut oracle = MemBlock::new(cap);
+    let mut now = Nanos::ZERO;
+    for i in 0..40u64 {
+        let b = (i * 97) % cap;
+        d.write(b, &block(i)).unwrap();
+        oracle.write(b, &block(i)).unwrap();
+        now += model.write(now, b, 1);
+    }
+    assert!(d.model().pb_valid_blocks() > 0 && d.counts().rmws == 0);
+    let tick = std::time::Duration::from_millis(100);
+    for _ in 0..30 {
+        d.idle(tick).unwrap();
+        let until = now + Nanos((window * 1e6).round() as u64) + Nanos(100_000_000);
+        model.idle(now, until);
+        now = until;
+    }
+    let (c, m) = (d.counts(), model.stats());
+    assert!(c.idle_rmws > 0, "{c:?}");
+    assert_eq!(d.model().pb_valid_blocks(), 0, "the PB was emptied");
+    assert_eq!(
+        (c.rmws, c.idle_rmws, c.band_bytes_written, c.pb_blocks_cleaned),
+        (m.rmws, m.idle_rmws, m.band_bytes_written, m.pb_blocks_cleaned)
+    );
+    let mut got = vec![0u8; cap as usize * BLOCK];
+    let mut want = got.clone();
+    d.read(0, &mut got).unwrap();
+    oracle.read(0, &mut want).unwrap();
+    assert!(got == want);
+    assert!(d.check().is_empty(), "{:?}", d.check());
+}
