@@ -69,9 +69,10 @@ pub struct FormatArgs {
     /// The layer.
     #[arg(value_enum)]
     pub layer: LayerArg,
-    /// The file to create.
+    /// The file to create (dm-smr: or a block device holding nothing, zeros in its first MiB).
     pub file: PathBuf,
-    /// Raw size of the medium or device.
+    /// Raw size of the medium or device (dm-smr on a block device: the bytes it takes from the
+    /// device's start).
     #[arg(long, default_value = "1GiB")]
     pub size: ByteSize,
     /// SMaRT: bytes per track (the last 4 KiB of each is its footer) [default: 1MiB].
@@ -150,8 +151,13 @@ pub fn run(cmd: StlCommand) -> Result<()> {
 }
 
 fn format(a: FormatArgs) -> Result<()> {
-    if a.file.exists() {
-        bail!("{}: already exists; `shingled stl format` creates a new file", a.file.display());
+    let device = std::fs::metadata(&a.file)
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+    if a.file.exists() && !(device && a.layer == LayerArg::DmSmr) {
+        bail!(
+            "{}: already exists; `shingled stl format` creates a new file (dm-smr also formats a block device)",
+            a.file.display()
+        );
     }
     // A flag of the other layer would be ignored: refuse it, so the file is what was asked for.
     let flags = [

@@ -61,7 +61,13 @@ pub fn detect(path: &Path) -> Result<LayerKind> {
         .map_err(|e| io(format!("opening {}", path.display()), e))?;
     let mut f = std::fs::File::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
     let mut magic = [0u8; 8];
-    let len = f.metadata().map_err(|e| io(format!("reading {}", path.display()), e))?.len();
+    let meta = f.metadata().map_err(|e| io(format!("reading {}", path.display()), e))?;
+    // A block device's length is not its metadata's; its read says.
+    let len = if std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()) {
+        u64::MAX
+    } else {
+        meta.len()
+    };
     if len < magic.len() as u64 {
         return Err(StlError::Corrupt {
             device: path.display().to_string(),
@@ -272,15 +278,34 @@ impl Stl {
         Ok(Stl::DmZoned(Box::new(stl)))
     }
 
-    /// Creates `path` (which must not exist) as an emulated DM-SMR drive.
+    /// Creates `path` (which must not exist) as an emulated DM-SMR drive, or formats the block
+    /// device `path` (its first `spec.size` bytes), which must hold nothing: zeros in its
+    /// first MiB.
     pub fn format_dm_smr(path: &Path, spec: &DmSmrFileSpec) -> Result<Stl> {
         // Before the file is created: a bad profile or size leaves nothing behind.
         crate::dm_smr_emu::plan_check(spec)?;
-        let st = EmuFile::create(path).map_err(|e| io(format!("creating {}", path.display()), e))?;
-        let d = DmSmrEmu::format(st, spec).inspect_err(|_| {
-            let _ = std::fs::remove_file(path);
-        })?;
-        Ok(Stl::DmSmr(Box::new(d)))
+        let is_device = std::fs::metadata(path)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+        if !is_device {
+            let st = EmuFile::create(path).map_err(|e| io(format!("creating {}", path.display()), e))?;
+            let d = DmSmrEmu::format(st, spec).inspect_err(|_| {
+                let _ = std::fs::remove_file(path);
+            })?;
+            return Ok(Stl::DmSmr(Box::new(d)));
+        }
+        let mut st = EmuFile::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
+        let mut head = vec![0u8; 1 << 20];
+        shingled_zoned::Storage::read_at(&mut st, 0, &mut head)
+            .map_err(|e| io(format!("reading {}", path.display()), e))?;
+        if head.iter().any(|&b| b != 0) {
+            return Err(invalid(
+                "file",
+                path.display(),
+                "the block device holds data (a non-zero byte in its first MiB); zero its first MiB \
+                 (`dd if=/dev/zero of=DEVICE bs=1M count=1`) to format it",
+            ));
+        }
+        Ok(Stl::DmSmr(Box::new(DmSmrEmu::format(st, spec)?)))
     }
 
     /// Opens `path`, recovering after a crash (which writes).

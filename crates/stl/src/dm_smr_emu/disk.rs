@@ -104,7 +104,12 @@ impl Storage for ReadOnly {
         Ok(())
     }
     fn size(&mut self) -> std::io::Result<u64> {
-        Ok(self.file.metadata()?.len())
+        use std::os::unix::fs::FileTypeExt;
+        let m = self.file.metadata()?;
+        if m.file_type().is_block_device() {
+            return crate::file_block::block_device_size(&self.file);
+        }
+        Ok(m.len())
     }
     fn set_len(&mut self, _: u64) -> std::io::Result<()> {
         Err(std::io::Error::other("opened read-only"))

@@ -1,12 +1,13 @@
-//! The file under an emulated drive: the zoned crate's [`FileStorage`] (locked, `O_DIRECT`
-//! writes where the file system allows) with `O_DIRECT` reads as well, so the band reads of an
-//! RMW and the PB reads reach the storage, not the page cache: what the real-I/O experiments
-//! time.
+//! The file or disk under an emulated drive: the zoned crate's [`FileStorage`] (locked,
+//! `O_DIRECT` writes where the file system allows) with `O_DIRECT` reads as well, so the band
+//! reads of an RMW and the PB reads reach the storage, not the page cache: what the real-I/O
+//! experiments time. A block device is also opened with `O_EXCL` (refused while mounted or
+//! claimed) and sized with `BLKGETSIZE64`.
 
 use shingled_zoned::{FileStorage, IoMode, Storage};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 /// Alignment of `O_DIRECT` transfers (offset, length, memory), as `FileStorage` uses.
@@ -20,6 +21,8 @@ pub struct EmuFile {
     inner: FileStorage,
     direct: Option<File>,
     bounce: Vec<u8>,
+    /// A block device: its size, and the `O_EXCL` descriptor held while it is open.
+    device: Option<(u64, File)>,
 }
 
 impl EmuFile {
@@ -34,13 +37,33 @@ impl EmuFile {
     }
 
     fn with(inner: FileStorage, path: &Path) -> io::Result<EmuFile> {
+        let device = if std::fs::metadata(path)?.file_type().is_block_device() {
+            let excl = OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(path).map_err(|e| {
+                if e.raw_os_error() == Some(libc::EBUSY) {
+                    io::Error::new(
+                        e.kind(),
+                        format!("{} is in use (mounted or claimed): {e}", path.display()),
+                    )
+                } else {
+                    e
+                }
+            })?;
+            Some((crate::file_block::block_device_size(&excl)?, excl))
+        } else {
+            None
+        };
         // The lock is `inner`'s; this descriptor only reads.
         let direct = if inner.is_direct() {
             OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path).ok()
         } else {
             None
         };
-        Ok(EmuFile { inner, direct, bounce: Vec::new() })
+        Ok(EmuFile { inner, direct, bounce: Vec::new(), device })
+    }
+
+    /// Whether it is a block device.
+    pub fn is_block_device(&self) -> bool {
+        self.device.is_some()
     }
 
     /// Whether reads and writes bypass the page cache (`O_DIRECT`).
@@ -101,10 +124,20 @@ impl Storage for EmuFile {
         self.inner.sync()
     }
     fn size(&mut self) -> io::Result<u64> {
-        self.inner.size()
+        match &self.device {
+            Some((size, _)) => Ok(*size),
+            None => self.inner.size(),
+        }
     }
     fn set_len(&mut self, len: u64) -> io::Result<()> {
-        self.inner.set_len(len)
+        match &self.device {
+            Some((size, _)) if len <= *size => Ok(()),
+            Some((size, _)) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} holds {size} bytes, fewer than the {len} asked for", self.inner.name()),
+            )),
+            None => self.inner.set_len(len),
+        }
     }
     fn name(&self) -> String {
         self.inner.name()
