@@ -932,11 +932,6 @@ impl DmSmr {
         }
     }
 
-    /// The band holding `block` (which must be below the capacity).
-    pub fn band_of(&self, block: BlockNo) -> u32 {
-        self.bands.band_of(block)
-    }
-
     /// PB capacity in 4 KiB slots.
     pub fn pb_capacity_blocks(&self) -> u64 {
         self.cap_slots
