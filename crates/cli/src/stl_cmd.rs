@@ -1,5 +1,6 @@
 //! `shingled stl`: translation layers that make a shingled device an ordinary block device —
-//! SMaRT over a shingled track medium, or a dm-zoned-style layer over a zoned device — kept in
+//! SMaRT over a shingled track medium, a dm-zoned-style layer over a zoned device, or an
+//! emulated DM-SMR drive (the DM-SMR model's PB and bands with real I/O) — kept in
 //! a file: format, check (read-only), stats, and serve (a FUSE file that `losetup`, `mkfs.ext4`
 //! and `mount` can use, or with `--ublk` a /dev/ublkbN block device).
 
@@ -8,7 +9,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use shingled_core::ByteSize;
-use shingled_stl::{BlockDevice, DmZonedFileSpec, LayerKind, SmartFileSpec, SmartStlConfig, Stl, BLOCK};
+use shingled_stl::{
+    BlockDevice, DmSmrFileSpec, DmZonedFileSpec, LayerKind, SmartFileSpec, SmartStlConfig, Stl, BLOCK,
+};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -40,7 +43,8 @@ pub enum StlCommand {
     /// problem.
     Check(InfoArgs),
     /// Statistics of a translation layer (read-only): capacity, utilisation, R per zone, GC
-    /// counts, in-place share and map memory for SMaRT; buffer use and reclaims for dm-zoned.
+    /// counts, in-place share and map memory for SMaRT; buffer use and reclaims for dm-zoned;
+    /// RMWs, PB writes and band bytes for dm-smr.
     Stats(InfoArgs),
     /// Serve a translation layer as one file of the device's size on a FUSE mount, or with
     /// `--ublk` as a block device /dev/ublkbN, until SIGTERM or Ctrl-C (then unmount or remove
@@ -49,12 +53,15 @@ pub enum StlCommand {
     Serve(ServeArgs),
 }
 
-#[derive(Copy, Clone, Debug, ValueEnum)]
+#[derive(Copy, Clone, Debug, PartialEq, ValueEnum)]
 pub enum LayerArg {
     /// SMaRT (track-level shingled translation) on a shingled track medium.
     Smart,
     /// A dm-zoned-style layer (zone chunks, conventional-zone buffers, reclaim) on a zoned device.
     DmZoned,
+    /// An emulated DM-SMR drive: the DM-SMR model of a drive profile (PB, bands, cleaning)
+    /// with its PB appends and band read-modify-writes done for real in the file.
+    DmSmr,
 }
 
 #[derive(Args, Debug)]
@@ -62,9 +69,10 @@ pub struct FormatArgs {
     /// The layer.
     #[arg(value_enum)]
     pub layer: LayerArg,
-    /// The file to create.
+    /// The file to create (dm-smr: or a block device holding nothing, zeros in its first MiB).
     pub file: PathBuf,
-    /// Raw size of the medium or device.
+    /// Raw size of the medium or device (dm-smr on a block device: the bytes it takes from the
+    /// device's start).
     #[arg(long, default_value = "1GiB")]
     pub size: ByteSize,
     /// SMaRT: bytes per track (the last 4 KiB of each is its footer) [default: 1MiB].
@@ -91,6 +99,17 @@ pub struct FormatArgs {
     /// dm-zoned: sequential zones reserved for reclaim (default: the layer's).
     #[arg(long)]
     pub reserved_seq: Option<u64>,
+    /// dm-smr: the DM-SMR drive profile (`shingled drives`) [default: st5000as0011-scaled].
+    #[arg(long)]
+    pub drive: Option<String>,
+    /// dm-smr: persistent-buffer size, absolute (`64MiB`) or a fraction of the capacity
+    /// (`1/256`) [default: the profile's].
+    #[arg(long)]
+    pub pb_size: Option<String>,
+    /// dm-smr: band layout, fixed:SIZE, uniform:MIN:MAX[:SEED] or lba:OUTER:INNER [default: the
+    /// profile's].
+    #[arg(long)]
+    pub bands: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -132,29 +151,35 @@ pub fn run(cmd: StlCommand) -> Result<()> {
 }
 
 fn format(a: FormatArgs) -> Result<()> {
-    if a.file.exists() {
-        bail!("{}: already exists; `shingled stl format` creates a new file", a.file.display());
+    let device = std::fs::metadata(&a.file)
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+    if a.file.exists() && !(device && a.layer == LayerArg::DmSmr) {
+        bail!(
+            "{}: already exists; `shingled stl format` creates a new file (dm-smr also formats a block device)",
+            a.file.display()
+        );
     }
     // A flag of the other layer would be ignored: refuse it, so the file is what was asked for.
-    let (smart, dmzoned) = (
-        [
-            ("--track-size", a.track_size.is_some()),
-            ("--zones", a.zones.is_some()),
-            ("--head-width", a.head_width.is_some()),
-            ("--utilisation", a.utilisation.is_some()),
-            ("--staging-tracks", a.staging_tracks.is_some()),
-        ],
-        [
-            ("--zone-size", a.zone_size.is_some()),
-            ("--conventional", a.conventional.is_some()),
-            ("--reserved-seq", a.reserved_seq.is_some()),
-        ],
-    );
-    let (other, name) = match a.layer {
-        LayerArg::Smart => (&dmzoned[..], "smart"),
-        LayerArg::DmZoned => (&smart[..], "dm-zoned"),
+    let flags = [
+        (LayerArg::Smart, "--track-size", a.track_size.is_some()),
+        (LayerArg::Smart, "--zones", a.zones.is_some()),
+        (LayerArg::Smart, "--head-width", a.head_width.is_some()),
+        (LayerArg::Smart, "--utilisation", a.utilisation.is_some()),
+        (LayerArg::Smart, "--staging-tracks", a.staging_tracks.is_some()),
+        (LayerArg::DmZoned, "--zone-size", a.zone_size.is_some()),
+        (LayerArg::DmZoned, "--conventional", a.conventional.is_some()),
+        (LayerArg::DmZoned, "--reserved-seq", a.reserved_seq.is_some()),
+        (LayerArg::DmSmr, "--drive", a.drive.is_some()),
+        (LayerArg::DmSmr, "--pb-size", a.pb_size.is_some()),
+        (LayerArg::DmSmr, "--bands", a.bands.is_some()),
+    ];
+    let name = match a.layer {
+        LayerArg::Smart => "smart",
+        LayerArg::DmZoned => "dm-zoned",
+        LayerArg::DmSmr => "dm-smr",
     };
-    let wrong: Vec<&str> = other.iter().filter(|(_, given)| *given).map(|(f, _)| *f).collect();
+    let wrong: Vec<&str> =
+        flags.iter().filter(|(layer, _, given)| *given && *layer != a.layer).map(|(_, f, _)| *f).collect();
     if !wrong.is_empty() {
         bail!(
             "{} {} not apply to the {name} layer; drop {}",
@@ -192,6 +217,23 @@ fn format(a: FormatArgs) -> Result<()> {
                 reserved_seq: a.reserved_seq,
             };
             Stl::format_dmzoned(&a.file, &spec)
+        }
+        LayerArg::DmSmr => {
+            let pb_size = a
+                .pb_size
+                .as_deref()
+                .map(|p| {
+                    p.parse::<shingled_core::SizeSpec>().map_err(|e| anyhow::anyhow!("--pb-size {p:?}: {e}"))
+                })
+                .transpose()?;
+            let bands = a.bands.as_deref().map(crate::common_args::parse_bands).transpose()?;
+            let spec = DmSmrFileSpec {
+                size: a.size,
+                drive: a.drive.clone().unwrap_or_else(|| DmSmrFileSpec::default().drive),
+                pb_size,
+                bands,
+            };
+            Stl::format_dm_smr(&a.file, &spec)
         }
     }
     .with_context(|| format!("formatting {}", a.file.display()))?;

@@ -77,6 +77,7 @@ fn stl_check_reports_a_damaged_primary_header() {
     for (layer, extra) in [
         ("smart", &["--size", "16MiB", "--track-size", "64KiB", "--zones", "2"][..]),
         ("dm-zoned", &["--size", "64MiB", "--zone-size", "4MiB", "--conventional", "4"][..]),
+        ("dm-smr", &["--size", "16MiB", "--pb-size", "1MiB", "--bands", "fixed:1MiB"][..]),
     ] {
         let f = dir.path().join(format!("{layer}.img"));
         let mut args = vec!["stl", "format", layer, s(&f)];

@@ -41,6 +41,20 @@ fn cases() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
             vec!["--track-size", "dm-zoned"],
         ),
         (vec!["stl", "format", "smart", "x.stl", "--conventional", "3"], vec!["--conventional", "smart"]),
+        (vec!["stl", "format", "smart", "x.stl", "--drive", "st5000as0011"], vec!["--drive", "smart"]),
+        (vec!["stl", "format", "dm-smr", "x.stl", "--zones", "2"], vec!["--zones", "dm-smr"]),
+        (
+            vec!["stl", "format", "dm-smr", "x.stl", "--drive", "pore-emulator"],
+            vec!["pb_flavour", "in-place", "append-only"],
+        ),
+        (vec!["stl", "format", "dm-smr", "x.stl", "--drive", "nvme"], vec!["drive", "nvme", "st5000as0011"]),
+        (vec!["stl", "format", "dm-smr", "x.stl", "--size", "100KiB"], vec!["size", "headers"]),
+        (
+            vec!["stl", "format", "dm-smr", "x.stl", "--size", "16MiB", "--drive", "st5000as0011"],
+            vec!["--pb-size", "no room for bands"],
+        ),
+        (vec!["stl", "format", "dm-smr", "x.stl", "--pb-size", "2/1"], vec!["pb_size", "(0, 1]"]),
+        (vec!["stl", "format", "dm-smr", "x.stl", "--bands", "fixed"], vec!["--bands", "fixed"]),
         (
             vec!["stl", "format", "dm-zoned", "x.stl", "--size", "16MiB"],
             vec!["16MiB", "8 conventional", "10 zones"],

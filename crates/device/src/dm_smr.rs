@@ -111,6 +111,18 @@
 //! ring, 16 to 32 B of index: 36 B at a 3.2 GiB PB), 64 to 96 B with `Immediate`, plus 12 B per
 //! band. PBs of up to 2^30 slots (4 TiB).
 //!
+//! # Operation log
+//!
+//! Off by default. [`DmSmr::record_ops`] turns on a log of what a layer doing the I/O for real
+//! must do, in order ([`DmSmrOp`]): a host block appended to a PB slot, a block updated in place
+//! in its slot, a band cleaned. The model decides, the layer executes, as a translation layer on
+//! real storage does with the SMaRT model's track operations. A cleaning names only its band:
+//! the blocks it merges are those whose latest copy the layer holds in the PB. Dropping stale
+//! entries at the log's head needs no I/O and is not logged. The slot an append names is
+//! `sequence number mod slots`: with [`PbFree::AtHead`] it never holds a valid copy when
+//! reused; with [`PbFree::Immediate`] (an idealised log whose occupancy counts valid blocks
+//! only) it may, so that mode has no physical placement a layer could follow.
+//!
 //! # Capacity
 //!
 //! The host-visible capacity is `capacity` (bands cover exactly `[0, capacity)`). Building fails
@@ -195,6 +207,36 @@ macro_rules! text_names {
 text_names!(PbFlavour, "PB flavour", AppendOnly = "append-only", InPlace = "in-place");
 text_names!(PbFree, "PB free mode", Immediate = "immediate", AtHead = "at-head");
 text_names!(PbMedium, "PB medium", Disk = "disk", Flash = "flash");
+
+/// One operation of the [operation log](DmSmr#operation-log): what a layer doing real I/O must
+/// do, in the order the model did it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DmSmrOp {
+    /// Host block `block` written to PB slot `slot` (its byte offset in the PB is
+    /// `slot × 4096`), at the log's tail; the block's previous PB copy, if any, is dead.
+    Append {
+        /// The host block.
+        block: BlockNo,
+        /// The PB slot.
+        slot: u64,
+    },
+    /// Host block `block` rewritten where its PB copy is, in slot `slot` ([`PbFlavour::InPlace`]).
+    InPlace {
+        /// The host block.
+        block: BlockNo,
+        /// The PB slot holding its copy.
+        slot: u64,
+    },
+    /// One RMW of band `band`: read the band, merge every block of it whose latest copy is in
+    /// the PB, write the whole band; those PB copies are dead afterwards. `idle` if idle-time
+    /// cleaning did it.
+    Clean {
+        /// The band.
+        band: u32,
+        /// Done by idle-time cleaning.
+        idle: bool,
+    },
+}
 
 /// Timing of a flash persistent buffer (`pb_medium = "flash"`): `latency + bytes / bandwidth`
 /// per access, one access at a time. The defaults are a SATA-class flash device (Intel DC S4500
@@ -791,6 +833,8 @@ pub struct DmSmr {
     /// Issue time of the host request being served.
     now: Nanos,
     stats: DriveStats,
+    /// The operation log, when on ([`DmSmr::record_ops`]).
+    ops: Option<Vec<DmSmrOp>>,
 }
 
 impl DmSmr {
@@ -869,7 +913,22 @@ impl DmSmr {
             run: Run::default(),
             now: Nanos::ZERO,
             stats: DriveStats::default(),
+            ops: None,
             bands,
+        }
+    }
+
+    /// Turns the [operation log](DmSmr#operation-log) on (an empty log) or off.
+    pub fn record_ops(&mut self, on: bool) {
+        self.ops = on.then(Vec::new);
+    }
+
+    /// The operations logged since the last call, oldest first, moved into `out` (cleared
+    /// first); none when the log is off.
+    pub fn take_ops(&mut self, out: &mut Vec<DmSmrOp>) {
+        out.clear();
+        if let Some(log) = self.ops.as_mut() {
+            std::mem::swap(log, out);
         }
     }
 
@@ -1201,6 +1260,9 @@ impl DmSmr {
             self.stats.stl.gc_cost.record(merged + 2);
         }
         self.stats.rmws += 1;
+        if let Some(log) = self.ops.as_mut() {
+            log.push(DmSmrOp::Clean { band: band as u32, idle: self.in_idle });
+        }
         self.stats.band_bytes_read += bytes;
         self.stats.band_bytes_written += bytes;
         self.stats.pb_blocks_cleaned += merged;
@@ -1242,6 +1304,9 @@ impl DmSmr {
         let seq = self.next_seq;
         self.next_seq += 1;
         let phys = self.tail_slot * BLOCK_SIZE;
+        if let Some(log) = self.ops.as_mut() {
+            log.push(DmSmrOp::Append { block, slot: self.tail_slot });
+        }
         self.tail_slot += 1;
         if self.tail_slot == self.cap_slots {
             self.tail_slot = 0;
@@ -1323,6 +1388,9 @@ impl DmSmr {
                     PbFree::AtHead => pos as u64 * BLOCK_SIZE,
                     PbFree::Immediate => self.slot_phys(seq),
                 };
+                if let Some(log) = self.ops.as_mut() {
+                    log.push(DmSmrOp::InPlace { block, slot: phys / BLOCK_SIZE });
+                }
                 self.push_run(phys, true, true);
             }
             (Some((_, seq)), PbFlavour::AppendOnly) => {
@@ -1576,6 +1644,47 @@ mod tests {
             ..DmSmrConfig::default()
         };
         cfg.build(&BuildContext::default()).unwrap()
+    }
+
+    #[test]
+    fn the_operation_log_records_appends_and_cleanings_in_order() {
+        let mut d = tiny(PbFlavour::AppendOnly, PbFree::AtHead);
+        let mut ops = Vec::new();
+        d.write(Nanos(0), 0, 1);
+        d.take_ops(&mut ops);
+        assert!(ops.is_empty(), "off by default");
+        let mut d = tiny(PbFlavour::AppendOnly, PbFree::AtHead);
+        d.record_ops(true);
+        // Blocks 0..4 fill the 4 slots; block 8 needs one: band 0 (blocks 0..4) is cleaned and
+        // its four copies dropped from the head, so block 8 reuses slot 0.
+        let mut now = Nanos(0);
+        now += d.write(now, 0, 4);
+        now += d.write(now, 8, 1);
+        // A rewrite of block 1 (merged, so a new valid block) takes slot 1.
+        d.write(now, 1, 1);
+        d.take_ops(&mut ops);
+        use DmSmrOp::*;
+        assert_eq!(
+            ops,
+            [
+                Append { block: 0, slot: 0 },
+                Append { block: 1, slot: 1 },
+                Append { block: 2, slot: 2 },
+                Append { block: 3, slot: 3 },
+                Clean { band: 0, idle: false },
+                Append { block: 8, slot: 0 },
+                Append { block: 1, slot: 1 },
+            ]
+        );
+        assert_eq!(d.stats().rmws, 1);
+        d.take_ops(&mut ops);
+        assert!(ops.is_empty(), "taken");
+        let mut d = tiny(PbFlavour::InPlace, PbFree::AtHead);
+        d.record_ops(true);
+        d.write(Nanos(0), 5, 1);
+        d.write(Nanos(0), 5, 1);
+        d.take_ops(&mut ops);
+        assert_eq!(ops, [Append { block: 5, slot: 0 }, InPlace { block: 5, slot: 0 }]);
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub mod smart;
 pub mod ssd;
 
 pub use config::DriveConfig;
-pub use dm_smr::{DmSmr, DmSmrConfig, FlashPbConfig, PbFlavour, PbFree, PbMedium};
+pub use dm_smr::{DmSmr, DmSmrConfig, DmSmrOp, FlashPbConfig, PbFlavour, PbFree, PbMedium};
 pub use error::{DeviceError, Result};
 pub use hdd::{AccessTiming, Hdd, HddConfig, Mechanism, WriteCacheConfig};
 pub use profiles::{profile, profile_names, ssd_profile, ssd_profile_names, Profile, PROFILES, SSD_PROFILES};

@@ -1,4 +1,5 @@
-//! `shingled._core.TranslationLayer`: SMaRT or the dm-zoned-style layer in a file, as a block
+//! `shingled._core.TranslationLayer`: SMaRT, the dm-zoned-style layer or an emulated DM-SMR
+//! drive in a file, as a block
 //! device from Python (byte offsets; partial blocks are read-modified-written).
 
 use crate::device::Device;
@@ -6,7 +7,7 @@ use pyo3::create_exception;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use shingled_core::ByteSize;
-use shingled_stl::{DmZonedFileSpec, SmartFileSpec, SmartStlConfig, Stl, StlError};
+use shingled_stl::{DmSmrFileSpec, DmZonedFileSpec, SmartFileSpec, SmartStlConfig, Stl, StlError};
 
 create_exception!(
     shingled,
@@ -81,6 +82,30 @@ impl TranslationLayer {
         Ok(TranslationLayer::new(s))
     }
 
+    /// Creates `path` as an emulated DM-SMR drive: the DM-SMR model of the drive profile `drive`
+    /// (PB, bands, cleaning) with its PB appends and band RMWs done for real in the file.
+    /// `pb_size`: bytes, or a fraction of the capacity as text (`"1/256"`); default the
+    /// profile's.
+    #[staticmethod]
+    #[pyo3(signature = (path, size, drive="st5000as0011-scaled", pb_size=None))]
+    fn format_dm_smr(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        size: u64,
+        drive: &str,
+        pb_size: Option<String>,
+    ) -> PyResult<TranslationLayer> {
+        let pb_size = pb_size
+            .map(|p| {
+                p.parse::<shingled_core::SizeSpec>()
+                    .map_err(|e| TranslationLayerError::new_err(format!("invalid pb_size = {p:?}: {e}")))
+            })
+            .transpose()?;
+        let spec = DmSmrFileSpec { size: ByteSize(size), drive: drive.to_string(), pb_size, bands: None };
+        let s = py.detach(|| Stl::format_dm_smr(&path, &spec)).map_err(err)?;
+        Ok(TranslationLayer::new(s))
+    }
+
     /// Opens `path` (recovering after a crash).
     #[staticmethod]
     fn open(py: Python<'_>, path: std::path::PathBuf) -> PyResult<TranslationLayer> {
@@ -88,7 +113,7 @@ impl TranslationLayer {
         Ok(TranslationLayer::new(s))
     }
 
-    /// `"smart"` or `"dm-zoned"`.
+    /// `"smart"`, `"dm-zoned"` or `"dm-smr"`.
     fn layer(&self, py: Python<'_>) -> PyResult<String> {
         self.dev.with(py, |d| Ok(d.inner().kind().to_string()))
     }

@@ -220,8 +220,9 @@ fn check_length(path: &Path, bytes: u64) -> Result<()> {
     Ok(())
 }
 
+/// A block device's size in bytes (`BLKGETSIZE64`).
 #[allow(unsafe_code)]
-fn block_device_size(file: &File) -> std::io::Result<u64> {
+pub(crate) fn block_device_size(file: &File) -> std::io::Result<u64> {
     let mut bytes = 0u64;
     // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points to a live u64;
     // the descriptor is owned by `file`.

@@ -5,8 +5,11 @@
 //!   cut into recording zones, whose first tracks are the RAZ SMaRT needs.
 //! - **dm-zoned** lives on a [`FileZoned`] (magic `SHZONED\0`): an emulated host-managed zoned
 //!   device with conventional zones first, as `shingled zone create` makes.
+//! - **dm-smr** is an emulated drive-managed SMR drive in a file (magic `SHDMSMR\0`): the
+//!   DM-SMR model's PB and bands, with real I/O ([`DmSmrEmu`]).
 
 use crate::block::{BlockDevice, BLOCK};
+use crate::dm_smr_emu::{DmSmrEmu, DmSmrFileSpec, EmuFile};
 use crate::dmzoned::{DmZoned, DmZonedConfig};
 use crate::error::{invalid, io, Result, StlError};
 use crate::file_medium::FileMedium;
@@ -27,6 +30,8 @@ pub enum LayerKind {
     Smart,
     /// The dm-zoned-style layer on a zoned device.
     DmZoned,
+    /// An emulated DM-SMR drive (the model's PB and bands, real I/O).
+    DmSmr,
 }
 
 impl std::fmt::Display for LayerKind {
@@ -34,6 +39,7 @@ impl std::fmt::Display for LayerKind {
         f.write_str(match self {
             LayerKind::Smart => "smart",
             LayerKind::DmZoned => "dm-zoned",
+            LayerKind::DmSmr => "dm-smr",
         })
     }
 }
@@ -55,7 +61,13 @@ pub fn detect(path: &Path) -> Result<LayerKind> {
         .map_err(|e| io(format!("opening {}", path.display()), e))?;
     let mut f = std::fs::File::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
     let mut magic = [0u8; 8];
-    let len = f.metadata().map_err(|e| io(format!("reading {}", path.display()), e))?.len();
+    let meta = f.metadata().map_err(|e| io(format!("reading {}", path.display()), e))?;
+    // A block device's length is not its metadata's; its read says.
+    let len = if std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()) {
+        u64::MAX
+    } else {
+        meta.len()
+    };
     if len < magic.len() as u64 {
         return Err(StlError::Corrupt {
             device: path.display().to_string(),
@@ -70,6 +82,7 @@ pub fn detect(path: &Path) -> Result<LayerKind> {
     match &magic {
         b"SHSTLMED" => Ok(LayerKind::Smart),
         b"SHZONED\0" => Ok(LayerKind::DmZoned),
+        b"SHDMSMR\0" => Ok(LayerKind::DmSmr),
         b"SHBCACHE" => Err(StlError::Corrupt {
             device: path.display().to_string(),
             what: "a block cache device (made by `shingled cache create`; `shingled cache check` reads it), \
@@ -79,7 +92,7 @@ pub fn detect(path: &Path) -> Result<LayerKind> {
         other => Err(StlError::Corrupt {
             device: path.display().to_string(),
             what: format!(
-                "starts with {:?}, neither a shingled medium (SHSTLMED) nor a zoned device (SHZONED); \
+                "starts with {:?}, not a shingled medium (SHSTLMED), a zoned device (SHZONED) or an emulated DM-SMR drive (SHDMSMR); \
                  format it with `shingled stl format`",
                 String::from_utf8_lossy(other)
             ),
@@ -196,6 +209,8 @@ pub enum Stl {
     Smart(Box<SmartStl<FileMedium>>),
     /// dm-zoned.
     DmZoned(Box<DmZoned<FileZoned>>),
+    /// An emulated DM-SMR drive.
+    DmSmr(Box<DmSmrEmu<EmuFile>>),
 }
 
 fn medium_stats(m: &FileMedium) -> crate::medium::MediumStats {
@@ -263,6 +278,36 @@ impl Stl {
         Ok(Stl::DmZoned(Box::new(stl)))
     }
 
+    /// Creates `path` (which must not exist) as an emulated DM-SMR drive, or formats the block
+    /// device `path` (its first `spec.size` bytes), which must hold nothing: zeros in its
+    /// first MiB.
+    pub fn format_dm_smr(path: &Path, spec: &DmSmrFileSpec) -> Result<Stl> {
+        // Before the file is created: a bad profile or size leaves nothing behind.
+        crate::dm_smr_emu::plan_check(spec)?;
+        let is_device = std::fs::metadata(path)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+        if !is_device {
+            let st = EmuFile::create(path).map_err(|e| io(format!("creating {}", path.display()), e))?;
+            let d = DmSmrEmu::format(st, spec).inspect_err(|_| {
+                let _ = std::fs::remove_file(path);
+            })?;
+            return Ok(Stl::DmSmr(Box::new(d)));
+        }
+        let mut st = EmuFile::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
+        let mut head = vec![0u8; 1 << 20];
+        shingled_zoned::Storage::read_at(&mut st, 0, &mut head)
+            .map_err(|e| io(format!("reading {}", path.display()), e))?;
+        if head.iter().any(|&b| b != 0) {
+            return Err(invalid(
+                "file",
+                path.display(),
+                "the block device holds data (a non-zero byte in its first MiB); zero its first MiB \
+                 (`dd if=/dev/zero of=DEVICE bs=1M count=1`) to format it",
+            ));
+        }
+        Ok(Stl::DmSmr(Box::new(DmSmrEmu::format(st, spec)?)))
+    }
+
     /// Opens `path`, recovering after a crash (which writes).
     pub fn open(path: &Path) -> Result<Stl> {
         match detect(path)? {
@@ -273,6 +318,10 @@ impl Stl {
                 let dev = FileZoned::open(path, FileOptions::default())?;
                 Ok(Stl::DmZoned(Box::new(DmZoned::open(dev).map_err(|e| named(e, path))?)))
             }
+            LayerKind::DmSmr => {
+                let st = EmuFile::open(path).map_err(|e| io(format!("opening {}", path.display()), e))?;
+                Ok(Stl::DmSmr(Box::new(DmSmrEmu::open(st)?)))
+            }
         }
     }
 
@@ -281,6 +330,7 @@ impl Stl {
         match self {
             Stl::Smart(_) => LayerKind::Smart,
             Stl::DmZoned(_) => LayerKind::DmZoned,
+            Stl::DmSmr(_) => LayerKind::DmSmr,
         }
     }
 
@@ -292,6 +342,7 @@ impl Stl {
         match self {
             Stl::Smart(s) => out.extend(s.check()),
             Stl::DmZoned(d) => out.extend(d.check()?.problems),
+            Stl::DmSmr(d) => out.extend(d.check()),
         }
         Ok(out)
     }
@@ -304,6 +355,7 @@ impl Stl {
         match self {
             Stl::Smart(s) => smart_damage(s),
             Stl::DmZoned(d) => dmzoned_damage(d),
+            Stl::DmSmr(d) => d.metadata_damage().iter().map(|d| format!("metadata: {d}")).collect(),
         }
     }
 
@@ -313,6 +365,7 @@ impl Stl {
         match self {
             Stl::Smart(s) => s.idle(d),
             Stl::DmZoned(z) => z.idle(d).map(|_| ()),
+            Stl::DmSmr(z) => z.idle(d),
         }
     }
 
@@ -321,6 +374,7 @@ impl Stl {
         let stats = match self {
             Stl::Smart(s) => serde_json::to_value(s.stats()),
             Stl::DmZoned(d) => serde_json::to_value(d.stats()),
+            Stl::DmSmr(d) => serde_json::to_value(d.stats()),
         }
         .unwrap_or(serde_json::Value::Null);
         serde_json::json!({
@@ -334,6 +388,7 @@ impl Stl {
         match self {
             Stl::Smart(s) => s.as_mut(),
             Stl::DmZoned(d) => d.as_mut(),
+            Stl::DmSmr(d) => d.as_mut(),
         }
     }
 }
@@ -375,6 +430,11 @@ pub fn inspect(path: &Path) -> Result<(LayerKind, Vec<String>, serde_json::Value
             let stats = serde_json::to_value(d.stats()).unwrap_or_default();
             Ok((LayerKind::DmZoned, problems, stats))
         }
+        LayerKind::DmSmr => {
+            let (stats, damage) = crate::dm_smr_emu::inspect_file(path)?;
+            let problems = damage.iter().map(|d| format!("metadata: {d}")).collect();
+            Ok((LayerKind::DmSmr, problems, serde_json::to_value(stats).unwrap_or_default()))
+        }
     }
 }
 
@@ -383,6 +443,7 @@ impl BlockDevice for Stl {
         match self {
             Stl::Smart(s) => s.capacity_blocks(),
             Stl::DmZoned(d) => d.capacity_blocks(),
+            Stl::DmSmr(d) => d.capacity_blocks(),
         }
     }
     fn read(&mut self, lba: u64, buf: &mut [u8]) -> Result<()> {
@@ -401,6 +462,7 @@ impl BlockDevice for Stl {
         match self {
             Stl::Smart(s) => s.name(),
             Stl::DmZoned(d) => d.name(),
+            Stl::DmSmr(d) => d.name(),
         }
     }
 }

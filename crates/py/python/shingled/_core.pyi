@@ -124,7 +124,7 @@ def store_bench(
 def probe(drive: Optional[str] = None, hidden: Optional[int] = None, seed: int = 0) -> str: ...
 
 class TranslationLayer:
-    """SMaRT or the dm-zoned-style layer in a file; byte offsets."""
+    """SMaRT, the dm-zoned-style layer or an emulated DM-SMR drive in a file; byte offsets."""
 
     @staticmethod
     def format_smart(
@@ -134,6 +134,10 @@ class TranslationLayer:
     @staticmethod
     def format_dm_zoned(
         path: str, size: int, zone_size: int = ..., conventional: int = ..., reserved_seq: Optional[int] = ...
+    ) -> "TranslationLayer": ...
+    @staticmethod
+    def format_dm_smr(
+        path: str, size: int, drive: str = ..., pb_size: Optional[str] = ...
     ) -> "TranslationLayer": ...
     @staticmethod
     def open(path: str) -> "TranslationLayer": ...

@@ -8,13 +8,17 @@
 ...     dev.read(5000, 15)
 b'hello, shingles'
 
-Two layers, each kept in a file (the same files the CLI uses):
+Three layers, each kept in a file (the same files the CLI uses):
 
 - **SMaRT** (track-level shingled translation) on a shingled track medium whose emulator
   poisons the tracks a write overlaps; the layer executes the simulator's SMaRT decisions and
   adds footers, checkpoints and recovery.
 - **dm-zoned** (zone chunks, conventional-zone write buffers, reclaim) on an emulated
   host-managed zoned device.
+- **dm-smr**, an emulated drive-managed SMR drive: the simulator's DM-SMR model of a drive
+  profile (persistent buffer, bands, cleaning) decides, and its PB appends and band
+  read-modify-writes are done for real in the file; ``stats()`` counts them in the model's
+  terms.
 
 Offsets are bytes; partial 4 KiB blocks are read-modified-written. :meth:`flush` is the
 durability barrier. Errors raise :class:`TranslationLayerError` (a :class:`ShingledError`).
@@ -35,7 +39,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 class TranslationLayer(_ByteDevice["_core.TranslationLayer"]):
     """A translation layer opened from a file. Use :meth:`format_smart`,
-    :meth:`format_dm_zoned` or :meth:`open`; close with :meth:`close` or a ``with`` block."""
+    :meth:`format_dm_zoned`, :meth:`format_dm_smr` or :meth:`open`; close with :meth:`close` or a ``with`` block."""
 
     @classmethod
     def format_smart(cls, path: PathLike, size: int, track_size: int = 1 << 20, zones: int = 4,
@@ -57,13 +61,22 @@ class TranslationLayer(_ByteDevice["_core.TranslationLayer"]):
                                                           conventional, reserved_seq))
 
     @classmethod
+    def format_dm_smr(cls, path: PathLike, size: int, drive: str = "st5000as0011-scaled",
+                      pb_size: Optional[Union[int, str]] = None) -> "TranslationLayer":
+        """Creates ``path`` (which must not exist) as an emulated DM-SMR drive of ``size``
+        bytes (headers, PB and bands) from the DM-SMR drive profile ``drive``; ``pb_size`` in
+        bytes or as a fraction of the capacity (``"1/256"``), default the profile's."""
+        pb = None if pb_size is None else (f"{pb_size}B" if isinstance(pb_size, int) else pb_size)
+        return cls(_core.TranslationLayer.format_dm_smr(os.fspath(path), size, drive, pb))
+
+    @classmethod
     def open(cls, path: PathLike) -> "TranslationLayer":
         """Opens ``path``, recovering after a crash."""
         return cls(_core.TranslationLayer.open(os.fspath(path)))
 
     @property
     def layer(self) -> str:
-        """``"smart"`` or ``"dm-zoned"``."""
+        """``"smart"``, ``"dm-zoned"`` or ``"dm-smr"``."""
         return self._inner.layer()
 
     @property
@@ -72,7 +85,8 @@ class TranslationLayer(_ByteDevice["_core.TranslationLayer"]):
         return self._inner.capacity()
 
     def idle(self, seconds: float) -> None:
-        """Background work (SMaRT's GC, dm-zoned's reclaim) for an idle period."""
+        """Background work (SMaRT's GC, dm-zoned's reclaim, the DM-SMR drive's idle cleaning)
+        for an idle period."""
         self._inner.idle(seconds)
 
     def stats(self) -> Dict[str, Any]:
