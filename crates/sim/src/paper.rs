@@ -13,7 +13,7 @@ use crate::run::{CompareReport, RunReport};
 mod evidence;
 mod sweeps;
 
-pub use evidence::{LRU_BAND_AHEAD, SMALLER_FACTOR};
+pub use evidence::{LRU_BAND_AHEAD, PORE_SMALLER, SAC_SMALLER, WRITE_TIME_SMALLER};
 
 pub use crate::claim::{verdict, Claim, INDEPENDENT, TUNED_HIT, TUNED_SMR_WA};
 pub use verdict::{Verdict, RULES_AT};

@@ -11,9 +11,26 @@ pub const LRU_BAND_AHEAD: &str = "the PORE authors' own code, corrected, counts 
     with a 5-30% scattered share and with zones equal to the drive's bands (`shingled experiment \
     pore-regimes`): docs/reproduction.md#why-pore-loses-to-lru-band-here-the-authors-code-as-evidence";
 
-/// A speed-up or reduction well below the paper's: where the runs attribute the gap.
-pub const SMALLER_FACTOR: &str = "the traces, the drive model and the published tools' defects \
-    each account for part of the gap, each shown by a run: \
+/// Where the attribution runs are (each text below ends with it).
+#[cfg(test)]
+const ATTRIBUTION: &str =
+    "docs/reproduction.md#why-our-factors-are-smaller-traces-drive-model-published-tools";
+
+/// PORE's speed-ups well below the paper's: what the attribution runs found.
+pub const PORE_SMALLER: &str = "on MSR-like volumes PORE's WA stays 3-4x the paper's; cold write \
+    bursts with a 5-10% scattered share give the paper's order (12-13x over SMR-only, write-only); \
+    the drive model moves it little, the published emulator's FIFO defect about x1.3, the rest is \
+    not attributed: docs/reproduction.md#why-our-factors-are-smaller-traces-drive-model-published-tools";
+
+/// SMR-only's write time over CMR-only's below the paper's range.
+pub const WRITE_TIME_SMALLER: &str = "merging each PB block with its own read, as the authors' \
+    emulator does, puts all four volumes inside the paper's range (and lowers PORE's speed-up): \
+    docs/reproduction.md#why-our-factors-are-smaller-traces-drive-model-published-tools";
+
+/// SAC's speed-ups well below the paper's.
+pub const SAC_SMALLER: &str = "mostly the persistent buffer: the real drive's is about 1/5,400 \
+    of SAC's trace, ours 1/256; at 1/1024-1/4096 SAC is 6-11x faster than LRU, and on the ten \
+    volumes mixed 1.44x faster than MOST: \
     docs/reproduction.md#why-our-factors-are-smaller-traces-drive-model-published-tools";
 
 /// Ours below this share of the paper's figure counts as "well below".
@@ -68,7 +85,14 @@ pub(super) fn explain(claims: &mut [Claim]) {
                 c.evidence = LRU_BAND_AHEAD.into();
             }
         } else if attributed_magnitude(c) && well_below(c) {
-            c.evidence = SMALLER_FACTOR.into();
+            c.evidence = if c.source.starts_with("SAC") {
+                SAC_SMALLER
+            } else if c.claim.contains("write time /") {
+                WRITE_TIME_SMALLER
+            } else {
+                PORE_SMALLER
+            }
+            .into();
         }
     }
 }
@@ -172,9 +196,10 @@ mod tests {
             ),
         ];
         explain(&mut v);
-        let got: Vec<bool> = v.iter().map(|c| c.evidence == SMALLER_FACTOR).collect();
+        let got: Vec<&str> = v.iter().map(|c| c.evidence.as_str()).collect();
         // 1.05 < 0.8 × 1.40: well below; 0.90x vs LRU is the other direction, not "smaller".
-        assert_eq!(got, [true, false, true, false, false, true]);
+        assert_eq!(got, [PORE_SMALLER, "", SAC_SMALLER, "", "", WRITE_TIME_SMALLER]);
+        assert!(got.iter().all(|e| e.is_empty() || e.ends_with(ATTRIBUTION)));
     }
 
     #[test]
