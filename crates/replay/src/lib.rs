@@ -14,10 +14,12 @@ mod clock;
 mod error;
 mod model;
 mod run;
+mod stats;
 mod target;
 
 pub use clock::{Clock, RealClock};
 pub use error::{ReplayError, Result};
 pub use model::ModelReport;
-pub use run::{replay, replay_target, Loop, OpStats, ReplayOptions, ReplayReport};
+pub use run::{replay, replay_target, Loop, ReplayOptions, ReplayReport};
+pub use stats::OpStats;
 pub use target::{holds_data, open_target, AlignedBuf, DeviceTarget, RawTarget, Target};

@@ -3,7 +3,7 @@
 //! drive sees where the model and the drive part.
 
 use crate::error::{ReplayError, Result};
-use crate::run::{OpStats, Recorder};
+use crate::stats::{OpStats, Recorder};
 use serde::{Deserialize, Serialize};
 use shingled_core::{ByteSize, Nanos, Op, BLOCK_SIZE};
 use shingled_device::{BuildContext, Drive, DriveConfig, DriveStats};
