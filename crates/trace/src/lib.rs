@@ -30,6 +30,7 @@ pub mod synth;
 pub use binary::{convert, convert_with_stats, refuse_same_file, BinaryReader, BinaryWriter, ConvertSummary};
 pub use direct::{trace_stats_file, trace_stats_file_threads};
 pub use error::TraceError;
+pub use formats::oracle::{write_oracle_general, OracleSummary};
 pub use formats::{Format, UnknownFormat};
 pub use mix::{mix, MixStream, MixSummary};
 pub use open::{

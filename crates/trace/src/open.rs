@@ -4,8 +4,10 @@
 use crate::binary::{convert, convert_with_stats, refuse_same_file, BinaryReader, ConvertSummary, MAGIC};
 use crate::formats::alibaba::Alibaba;
 use crate::formats::blkparse::Blkparse;
+use crate::formats::csv::{parse_op_param, split_params, Csv, CsvParams};
 use crate::formats::disksim::{Disksim, Mqsim};
 use crate::formats::msr::Msr;
+use crate::formats::oracle::OracleReader;
 use crate::formats::sac::Sac;
 use crate::formats::vscsi::{detect_version, VscsiCsv, VscsiReader};
 use crate::formats::Format;
@@ -35,11 +37,15 @@ pub struct OpenOptions {
     /// The blkparse action whose events become requests: `b'D'` (issue, the default), `b'C'`
     /// (complete) or `b'Q'` (queue).
     pub blkparse_action: u8,
+    /// Format parameters in libCacheSim's `-t` spelling, `key=value,…`: the columns of a `csv`
+    /// trace (`obj-id-col=2,time-col=1,…`, see `docs/trace-format.md`), or `op=write` to read an
+    /// `oracleGeneral` trace (which has no op field) as writes.
+    pub params: Option<String>,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { format: None, volume: None, skip_bad_lines: false, blkparse_action: b'D' }
+        OpenOptions { format: None, volume: None, skip_bad_lines: false, blkparse_action: b'D', params: None }
     }
 }
 
@@ -92,21 +98,48 @@ pub fn open_stream(
         let raw = Box::new(std::io::Cursor::new(head).chain(input));
         let gz = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(256 * 1024, raw));
         (head, input) = sniff(Box::new(gz), name)?;
+    } else if head.starts_with(&ZSTD_MAGIC) {
+        let raw = Box::new(std::io::Cursor::new(head).chain(input));
+        let zs = zstd::stream::read::Decoder::new(raw)
+            .map_err(|source| TraceError::Io { path: name.to_path_buf(), source })?;
+        (head, input) = sniff(Box::new(zs), name)?;
     }
     let format = match opts.format {
         Some(f) => f,
-        None => detect_bytes(&head, opts).ok_or_else(|| unrecognised(name, &head))?,
+        None => match by_name(name) {
+            Some(f) => f,
+            None => detect_bytes(&head, opts).ok_or_else(|| unrecognised(name, &head))?,
+        },
     };
     build(format, head, input, name.to_path_buf(), opts)
 }
 
-/// Recognises the format of a trace file (decompressing gzip) from its first 64 KiB.
+/// The first bytes of a zstd frame.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// A format the file's name gives away: oracleGeneral has no magic, and libCacheSim too goes by
+/// the name (`*oracleGeneral*`).
+fn by_name(name: &Path) -> Option<Format> {
+    let n = name.file_name()?.to_string_lossy().to_ascii_lowercase();
+    n.contains("oraclegeneral").then_some(Format::OracleGeneral).filter(|_| !n.contains("oraclegeneralopns"))
+}
+
+/// Recognises the format of a trace file (decompressing gzip and zstd) from its first 64 KiB,
+/// or from its name for oracleGeneral.
 pub fn detect_format(path: &Path) -> Result<Format, TraceError> {
+    if let Some(f) = by_name(path) {
+        return Ok(f);
+    }
     let f = File::open(path).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
     let (mut head, input) = sniff(Box::new(f), path)?;
     if head.starts_with(&[0x1f, 0x8b]) {
         let raw = Box::new(std::io::Cursor::new(head).chain(input));
         (head, _) = sniff(Box::new(flate2::read::MultiGzDecoder::new(raw)), path)?;
+    } else if head.starts_with(&ZSTD_MAGIC) {
+        let raw = Box::new(std::io::Cursor::new(head).chain(input));
+        let zs = zstd::stream::read::Decoder::new(raw)
+            .map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
+        (head, _) = sniff(Box::new(zs), path)?;
     }
     detect_bytes(&head, &OpenOptions::default()).ok_or_else(|| unrecognised(path, &head))
 }
@@ -243,6 +276,28 @@ fn build(
         Format::Alibaba => text(Alibaba, head, input, path, vol, skip),
         Format::Vscsi => Box::new(VscsiReader::new(RecordSource::new(head, input, path), vol, skip)?),
         Format::Bin => Box::new(BinaryReader::from_source(RecordSource::new(head, input, path), vol)?),
+        Format::OracleGeneral => {
+            let mut op = shingled_core::Op::Read;
+            for (k, v) in split_params(opts.params.as_deref().unwrap_or(""))? {
+                match k.as_str() {
+                    "op" => op = parse_op_param(&v)?,
+                    _ => {
+                        return Err(TraceError::Invalid(format!(
+                            "trace parameters: {k:?} does not apply to oracleGeneral (only op=read|write)"
+                        )))
+                    }
+                }
+            }
+            let r = OracleReader::new(RecordSource::new(head, input, path), op);
+            match vol {
+                Some(v) => Box::new(VolumeFilter::new(r, v)),
+                None => Box::new(r),
+            }
+        }
+        Format::Csv => {
+            let p = CsvParams::parse(opts.params.as_deref().unwrap_or(""))?;
+            text(Csv::new(p), head, input, path, vol, skip)
+        }
     })
 }
 

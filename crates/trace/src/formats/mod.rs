@@ -8,8 +8,10 @@
 
 pub(crate) mod alibaba;
 pub(crate) mod blkparse;
+pub(crate) mod csv;
 pub(crate) mod disksim;
 pub(crate) mod msr;
+pub mod oracle;
 pub(crate) mod sac;
 pub(crate) mod vscsi;
 
@@ -75,12 +77,18 @@ formats! {
     Alibaba => "alibaba", "Alibaba block CSV: device_id,opcode,offset,length,timestamp (R/W, bytes, microseconds)";
     /// This crate's compact binary format (`docs/trace-format.md`).
     Bin => "bin", "shingled binary: 32-byte header + 24-byte little-endian records (docs/trace-format.md)";
+    /// libCacheSim's oracleGeneral binary (also zstd-compressed): 24-byte records `u32 time,
+    /// u64 id, u32 size, i64 next access`, no header; object `id` is the 4 KiB block `id`.
+    OracleGeneral => "oracleGeneral", "libCacheSim oracleGeneral binary (or .zst): 24-byte records u32 time, u64 obj id, u32 size, i64 next access; id = 4 KiB block; reads unless op=write";
+    /// A delimited text trace with columns named by libCacheSim-style parameters
+    /// (`obj-id-col=2,time-col=1,…`, see [`crate::OpenOptions::params`]).
+    Csv => "csv", "generic CSV, columns named by --trace-params as libCacheSim's -t: obj-id-col=N[,time-col=N,obj-size-col=N,op-col=N,has-header=B,delimiter=C]";
 }
 
 impl Format {
     /// Whether the format is binary (not line-oriented text).
     pub const fn is_binary(self) -> bool {
-        matches!(self, Format::Vscsi | Format::Bin)
+        matches!(self, Format::Vscsi | Format::Bin | Format::OracleGeneral)
     }
 
     /// A multi-line list of every format with its description, for error and help messages.
@@ -109,8 +117,12 @@ impl FromStr for Format {
 
     /// Accepts the names of [`Format::name`], case-insensitively, and `_` for `-`.
     fn from_str(s: &str) -> Result<Format, UnknownFormat> {
-        let norm = s.trim().to_ascii_lowercase().replace('_', "-");
-        Format::ALL.into_iter().find(|f| f.name() == norm).ok_or_else(|| UnknownFormat(s.to_string()))
+        let norm = s.trim().replace('_', "-");
+        let norm = if norm.eq_ignore_ascii_case("oracleGeneralBin") { "oracleGeneral" } else { &norm };
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(norm))
+            .ok_or_else(|| UnknownFormat(s.to_string()))
     }
 }
 
@@ -137,7 +149,9 @@ mod tests {
             assert!(!f.description().is_empty());
         }
         assert_eq!("VSCSI_CSV".parse::<Format>().unwrap(), Format::VscsiCsv);
-        let e = "csv".parse::<Format>().unwrap_err().to_string();
-        assert!(e.contains("\"csv\"") && e.contains("alibaba"), "{e}");
+        assert_eq!("oracleGeneralBin".parse::<Format>().unwrap(), Format::OracleGeneral);
+        assert_eq!("ORACLEGENERAL".parse::<Format>().unwrap(), Format::OracleGeneral);
+        let e = "tsv".parse::<Format>().unwrap_err().to_string();
+        assert!(e.contains("\"tsv\"") && e.contains("alibaba"), "{e}");
     }
 }

@@ -8,6 +8,7 @@ mod errors;
 mod formats;
 mod fuzz;
 mod mix;
+mod oracle;
 mod real;
 mod stats;
 
