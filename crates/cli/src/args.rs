@@ -206,9 +206,14 @@ pub struct StatsCmd {
 pub struct ConvertCmd {
     #[command(flatten)]
     pub input: InputArgs,
-    /// The binary trace to write (`--output` is the former spelling).
+    /// The trace to write (`--output` is the former spelling): our `bin` format, or
+    /// libCacheSim's oracleGeneral when the name contains `oracleGeneral` (zstd-compressed when
+    /// it ends in `.zst`) or `--to oracleGeneral` says so.
     #[arg(long = "out", short = 'o', alias = "output", value_name = "FILE")]
     pub output: PathBuf,
+    /// The format to write: `bin` or `oracleGeneral` (default: from the output's name, else bin).
+    #[arg(long, value_name = "FORMAT")]
+    pub to: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -35,13 +35,17 @@ pub struct SimArgs {
     /// Open loop: multiply the gaps between trace timestamps by this (0.5 doubles the load).
     #[arg(long)]
     pub time_scale: Option<f64>,
-    /// Trace file (MSR CSV, .gz, SAC text, blkparse, DiskSim, vscsi, Alibaba, bin) or
+    /// Trace file (MSR CSV, .gz/.zst, SAC text, blkparse, DiskSim, vscsi, Alibaba, bin, oracleGeneral, csv) or
     /// synth:<profile>[,scale=X,seed=N] (see `shingled trace profiles`).
     #[arg(long, short)]
     pub trace: Option<String>,
     /// Trace format (detected when absent; see `shingled trace formats`).
     #[arg(long)]
     pub format: Option<String>,
+    /// Format parameters as libCacheSim's -t: obj-id-col=N,time-col=N,obj-size-col=N,op-col=N,
+    /// has-header=B,delimiter=C for csv; op=write for oracleGeneral.
+    #[arg(long)]
+    pub trace_params: Option<String>,
     /// Keep only this volume / disk number of the trace.
     #[arg(long)]
     pub volume: Option<u32>,
@@ -204,6 +208,9 @@ impl SimArgs {
             parse::<shingled_trace::Format>("format", f)?;
             cfg.trace.format = Some(f.clone());
         }
+        if let Some(p) = &self.trace_params {
+            cfg.trace.params = Some(p.clone());
+        }
         if self.volume.is_some() {
             cfg.trace.volume = self.volume;
         }
@@ -317,6 +324,10 @@ pub struct InputArgs {
     /// Format (detected when absent).
     #[arg(long)]
     pub format: Option<String>,
+    /// Format parameters as libCacheSim's -t: obj-id-col=N,time-col=N,obj-size-col=N,op-col=N,
+    /// has-header=B,delimiter=C for csv; op=write for oracleGeneral.
+    #[arg(long)]
+    pub trace_params: Option<String>,
     /// Keep only this volume.
     #[arg(long)]
     pub volume: Option<u32>,
@@ -331,6 +342,7 @@ impl InputArgs {
             format: self.format.as_deref().map(|f| parse("format", f)).transpose()?,
             volume: self.volume,
             skip_bad_lines: self.skip_bad_lines,
+            params: self.trace_params.clone(),
             ..Default::default()
         })
     }

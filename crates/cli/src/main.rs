@@ -608,6 +608,31 @@ fn trace(t: TraceCommand) -> Result<()> {
             })
         }
         TraceCommand::Convert(a) => {
+            let oracle = match a.to.as_deref() {
+                Some(t) => match t.parse::<shingled_trace::Format>() {
+                    Ok(shingled_trace::Format::OracleGeneral) => true,
+                    Ok(shingled_trace::Format::Bin) => false,
+                    _ => anyhow::bail!("--to {t:?}: trace convert writes bin or oracleGeneral"),
+                },
+                None => a
+                    .output
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().to_ascii_lowercase().contains("oraclegeneral")),
+            };
+            if oracle {
+                shingled_trace::refuse_same_file(&[&a.input.path], &a.output)?;
+                let mut reader = shingled_trace::open(&a.input.path, &a.input.options()?)
+                    .with_context(|| format!("opening {}", a.input.path))?;
+                let s = shingled_trace::write_oracle_general(&mut *reader, &a.output)?;
+                eprintln!(
+                    "wrote {} ({} requests as {} 4 KiB block records of {} objects, oracleGeneral)",
+                    a.output.display(),
+                    s.requests,
+                    s.records,
+                    s.objects
+                );
+                return Ok(());
+            }
             let stop = std::sync::atomic::AtomicBool::new(false);
             let s = shingled_sim::stats_file::convert_keeping_stats(
                 &a.input.path,
@@ -636,7 +661,7 @@ fn trace(t: TraceCommand) -> Result<()> {
         }
         TraceCommand::Formats => {
             for f in shingled_trace::Format::ALL {
-                println!("{:<10} {}", f.name(), f.description());
+                println!("{:<13} {}", f.name(), f.description());
             }
             Ok(())
         }

@@ -73,6 +73,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         trace: shingled_sim::TraceSpec {
             path: a.input.path.clone(),
             format: a.input.format.clone(),
+            params: a.input.trace_params.clone(),
             volume: a.input.volume,
             skip_bad_lines: a.input.skip_bad_lines,
             limit: a.limit,

@@ -818,3 +818,69 @@ fn a_curve_experiment_prints_its_table_json_csv_and_charts() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--cdf"), "{}", stderr(&o));
 }
+
+/// `trace convert` writes libCacheSim's oracleGeneral when the output's name says so (zstd for
+/// `.zst`) or `--to oracleGeneral`; the file reads back as the same 4 KiB blocks.
+#[test]
+fn convert_to_oracle_general_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    // time,key,size,op: blocks 5, 6, 5 (next accesses 3, -1, -1).
+    std::fs::write(&csv, "ts,key,size,op\n1,5,100,write\n2,6,100,read\n3,5,100,w\n").unwrap();
+    let params = "obj-id-col=2,time-col=1,obj-size-col=3,op-col=4,has-header=true";
+    let og = dir.path().join("t.oracleGeneral");
+    let o = shingled(&[
+        "trace",
+        "convert",
+        csv.to_str().unwrap(),
+        "--format",
+        "csv",
+        "--trace-params",
+        params,
+        "-o",
+        og.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = std::fs::read(&og).unwrap();
+    assert_eq!(b.len(), 3 * 24);
+    let field = |r: usize, a: usize, n: usize| {
+        let mut v = [0u8; 8];
+        v[..n].copy_from_slice(&b[r * 24 + a..r * 24 + a + n]);
+        i64::from_le_bytes(v)
+    };
+    let rec = |r| (field(r, 0, 4), field(r, 4, 8), field(r, 12, 4), field(r, 16, 8));
+    assert_eq!([rec(0), rec(1), rec(2)], [(1, 5, 4096, 3), (2, 6, 4096, -1), (3, 5, 4096, -1)]);
+    // Compressed, under another name, with --to.
+    let zst = dir.path().join("out.zst");
+    let o = shingled(&[
+        "trace",
+        "convert",
+        og.to_str().unwrap(),
+        "--to",
+        "oracleGeneral",
+        "-o",
+        zst.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(&std::fs::read(&zst).unwrap()[..4], &[0x28, 0xb5, 0x2f, 0xfd]);
+    let o = shingled(&["trace", "stats", "--json", "--format", "oracleGeneral", zst.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["requests"].as_u64(), v["write_requests"].as_u64()), (Some(3), Some(0)), "{v}");
+    let o = shingled(&["trace", "stats", "--json", "--trace-params", "op=write", og.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["write_requests"].as_u64(), Some(3), "{v}");
+    // Bad parameters and bad --to: non-zero exits naming them.
+    let o = shingled(&[
+        "trace",
+        "stats",
+        "--format",
+        "csv",
+        "--trace-params",
+        "obj-id-col=7",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success() && stderr(&o).contains("missing column 7"), "{}", stderr(&o));
+    let o = shingled(&["trace", "convert", og.to_str().unwrap(), "--to", "msr", "-o", zst.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("--to"), "{}", stderr(&o));
+}

@@ -19,6 +19,10 @@ pub struct TraceSpec {
     /// Format name; detected from the content when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
+    /// Format parameters in libCacheSim's `-t` spelling (`obj-id-col=2,time-col=1,…` for `csv`,
+    /// `op=write` for `oracleGeneral`; see `docs/trace-format.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<String>,
     /// Keep only this volume / disk number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume: Option<u32>,
@@ -47,6 +51,7 @@ impl Default for TraceSpec {
         TraceSpec {
             path: DEFAULT_TRACE.to_string(),
             format: None,
+            params: None,
             volume: None,
             skip_bad_lines: false,
             limit: None,

@@ -31,6 +31,7 @@ pub fn open_trace(spec: &TraceSpec) -> Result<Box<dyn TraceReader>, SimError> {
         format,
         volume: spec.volume,
         skip_bad_lines: spec.skip_bad_lines,
+        params: spec.params.clone(),
         ..Default::default()
     };
     let reader = shingled_trace::open(&spec.path, &opts)?;

@@ -26,9 +26,8 @@ macro_rules! formats {
     ($( $(#[doc = $doc:literal])* $variant:ident => $name:literal, $desc:literal; )*) => {
         /// A trace format this crate reads.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-        #[serde(rename_all = "kebab-case")]
         pub enum Format {
-            $( $(#[doc = $doc])* $variant, )*
+            $( $(#[doc = $doc])* #[serde(rename = $name)] $variant, )*
         }
 
         impl Format {
@@ -95,7 +94,7 @@ impl Format {
     pub fn list() -> String {
         let mut s = String::new();
         for f in Format::ALL {
-            s.push_str(&format!("\n  {:<10} {}", f.name(), f.description()));
+            s.push_str(&format!("\n  {:<13} {}", f.name(), f.description()));
         }
         s
     }
