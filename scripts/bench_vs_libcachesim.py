@@ -15,8 +15,8 @@ For each trace the script
 
 1. converts it to our `bin` format (`shingled trace convert`, which keeps its statistics beside
    it, so `sim` reads it once), and writes the same 4 KiB block requests in libCacheSim's binary
-   format, oracleGeneral (24-byte records: u32 time, u64 object id, u32 size, i64 next access;
-   one record per 4 KiB block);
+   format, oracleGeneral, with `shingled trace convert --to oracleGeneral` (24-byte records: u32
+   time, u64 object id, u32 size, i64 next access; one record per 4 KiB block, id = block);
 2. for each policy runs, interleaved `--rounds` times, each peer's whole `cachesim` command
    (`cachesim FILE oracleGeneralBin POLICY BLOCKS --ignore-obj-size 1 --num-thread 1`: one cache
    of BLOCKS objects) and the whole `shingled sim` command (`--policy P --cache-size BLOCKS*4KiB`;
@@ -40,13 +40,11 @@ import os
 import re
 import resource
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
-import numpy as np
 
 
 # our policy names for libCacheSim's
@@ -101,33 +99,12 @@ def run_bindings(lcs, path, policy, blocks):
 
 
 def write_oracle_general(binary, trace_bin, out):
-    """Every 4 KiB block of every request of `trace_bin` (our bin format, read with the
-    `shingled` Python package), as oracleGeneral records."""
-    import shingled
-    n = 0
-    rec = np.dtype([("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
-    with open(out, "wb") as f:
-        for chunk in shingled.open_trace(trace_bin).chunks(1 << 20):
-            off = np.asarray(chunk["offset"], dtype=np.uint64)
-            ln = np.asarray(chunk["len"], dtype=np.uint64)
-            t = np.asarray(chunk["time_ns"], dtype=np.uint64)
-            first = off // 4096
-            last = np.where(ln > 0, (off + ln - 1) // 4096, first - 1)
-            count = (last + 1 - first).astype(np.int64)
-            count[ln == 0] = 0
-            total = int(count.sum())
-            if total == 0:
-                continue
-            starts = np.repeat(first, count)
-            within = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
-            a = np.empty(total, dtype=rec)
-            a["t"] = (np.repeat(t, count) // 1_000_000_000).astype(np.uint32)
-            a["id"] = starts + within.astype(np.uint64)
-            a["size"] = 4096
-            a["next"] = -1
-            a.tofile(f)
-            n += total
-    return n
+    """Every 4 KiB block of every request of `trace_bin` as oracleGeneral records, written by
+    `shingled trace convert` (object id = block number, size 4096, time in whole seconds, next
+    access filled in); returns the number of records."""
+    subprocess.run([binary, "trace", "convert", trace_bin, "--to", "oracleGeneral", "-o", out],
+                   check=True, capture_output=True)
+    return os.path.getsize(out) // 24
 
 
 def default_traces():
