@@ -18,6 +18,8 @@ pub const FIXTURES: &[(&str, Format)] = &[
     ("vscsi.csv", Format::VscsiCsv),
     ("alibaba.csv", Format::Alibaba),
     ("tiny.bin", Format::Bin),
+    ("tiny.oracleGeneral", Format::OracleGeneral),
+    ("tiny.oracleGeneral.zst", Format::OracleGeneral),
 ];
 
 #[test]

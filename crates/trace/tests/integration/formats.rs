@@ -207,3 +207,14 @@ fn synth_specs_get_the_volume_filter() {
     let (none, _, filtered) = crate::drain(&mut *shingled_trace::open(spec, &opts(4)).unwrap());
     assert_eq!((none.len(), filtered), (0, all.len() as u64));
 }
+
+#[test]
+fn oracle_general_fixtures() {
+    let want = vec![
+        req(5_000_000_000, 0, Read, 7 * 4096, 4096),
+        req(6_000_000_000, 0, Read, 0, 4096),
+        req(7_000_000_000, 0, Read, 7 * 4096, 4096),
+    ];
+    assert_eq!(all("tiny.oracleGeneral").0, want);
+    assert_eq!(all("tiny.oracleGeneral.zst").0, want);
+}
