@@ -92,7 +92,15 @@ pub struct OracleSummary {
 /// was.
 pub fn write_oracle_general(reader: &mut dyn TraceReader, out: &Path) -> Result<OracleSummary, TraceError> {
     let zst = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("zst"));
-    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // Beside the output (so the final rename is atomic), unless the output is a device or FIFO
+    // (/dev/null), whose directory may not be writable.
+    let special = std::fs::metadata(out).is_ok_and(|m| !m.is_file());
+    let tmp_dir = std::env::temp_dir();
+    let dir = match out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        _ if special => tmp_dir.as_path(),
+        Some(p) => p,
+        None => Path::new("."),
+    };
     let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let io = |p: &Path| {
         let p = p.to_path_buf();
@@ -123,26 +131,22 @@ pub fn write_oracle_general(reader: &mut dyn TraceReader, out: &Path) -> Result<
         }
         let mut f = w.into_inner().map_err(|e| io(&raw_path)(e.into_error()))?;
         let objects = fill_next_access(&mut f, records, &raw_path)?;
-        if zst {
+        f.seek(SeekFrom::Start(0)).map_err(io(&raw_path))?;
+        if special {
+            // A device or FIFO (/dev/null, a pipe) is written into, never replaced.
+            let o = FsOpen::new().write(true).open(out).map_err(io(out))?;
+            copy_out(&mut f, o, zst, out)?;
+            let _ = std::fs::remove_file(&raw_path);
+        } else if zst {
             let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-            let r = (|| {
-                f.seek(SeekFrom::Start(0)).map_err(io(&raw_path))?;
-                let o = File::create(&tmp).map_err(io(&tmp))?;
-                let mut enc = zstd::stream::write::Encoder::new(o, 3).map_err(io(&tmp))?;
-                std::io::copy(&mut f, &mut enc).map_err(io(&tmp))?;
-                enc.finish().map_err(io(&tmp))?.sync_all().map_err(io(&tmp))?;
-                std::fs::rename(&tmp, out).map_err(io(out))
-            })();
+            let r = File::create(&tmp)
+                .map_err(io(&tmp))
+                .and_then(|o| copy_out(&mut f, o, true, &tmp))
+                .and_then(|()| std::fs::rename(&tmp, out).map_err(io(out)));
             if r.is_err() {
                 let _ = std::fs::remove_file(&tmp);
             }
             r?;
-            let _ = std::fs::remove_file(&raw_path);
-        } else if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
-            // A device or FIFO (/dev/null, a pipe) is written into, never replaced.
-            f.seek(SeekFrom::Start(0)).map_err(io(&raw_path))?;
-            let mut o = FsOpen::new().write(true).open(out).map_err(io(out))?;
-            std::io::copy(&mut f, &mut o).map_err(io(out))?;
             let _ = std::fs::remove_file(&raw_path);
         } else {
             std::fs::rename(&raw_path, out).map_err(io(out))?;
@@ -153,6 +157,19 @@ pub fn write_oracle_general(reader: &mut dyn TraceReader, out: &Path) -> Result<
         let _ = std::fs::remove_file(&raw_path);
     }
     res
+}
+
+/// Copies the finished records to `o`, zstd-compressed (level 3) when `zst`.
+fn copy_out(f: &mut File, mut o: File, zst: bool, path: &Path) -> Result<(), TraceError> {
+    let io = |source| TraceError::Io { path: path.to_path_buf(), source };
+    if zst {
+        let mut enc = zstd::stream::write::Encoder::new(o, 3).map_err(io)?;
+        std::io::copy(f, &mut enc).map_err(io)?;
+        o = enc.finish().map_err(io)?;
+    } else {
+        std::io::copy(f, &mut o).map_err(io)?;
+    }
+    o.flush().map_err(io)
 }
 
 /// Records per chunk of the backward pass.

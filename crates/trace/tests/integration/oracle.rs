@@ -287,3 +287,13 @@ proptest! {
         }
     }
 }
+
+/// A device is written into, never replaced by the finished file (nor is its directory used
+/// for the temporary file).
+#[test]
+fn writing_to_dev_null_keeps_it_a_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let s = write_oracle_general(&mut List(six().into_iter()), Path::new("/dev/null")).unwrap();
+    assert_eq!(s.records, 6);
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+}
