@@ -13,7 +13,7 @@ use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// A device a replay can issue 4 KiB-block requests to. Errors are the device's own words; the
+/// A device a replay sends 4 KiB-block requests to. Errors are the device's own words; the
 /// replay adds the request and the target's path.
 pub trait Target: Send + Sync {
     /// Capacity in 4 KiB blocks.
