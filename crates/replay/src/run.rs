@@ -353,7 +353,7 @@ fn replay_on(
             if !warm && wall_start.is_none() {
                 wall_start = Some(due.unwrap_or(start).min(start));
             }
-            issuer.issue(num, &r, &mut buf, clock)?;
+            issuer.issue(num, &r, &mut buf)?;
             let end = clock.now();
             let from = due.unwrap_or(start);
             let (first, blocks) = blocks_of(&r);
@@ -427,9 +427,8 @@ struct Issuer<'a> {
 }
 
 impl Issuer<'_> {
-    /// Issues request `num` (1-based) `r` with `buf` as its data buffer; the clock only names
-    /// nothing here (the caller times the call).
-    fn issue(&self, num: u64, r: &Request, buf: &mut AlignedBuf, _clock: &dyn Clock) -> Result<()> {
+    /// Issues request `num` (1-based) `r` with `buf` as its data buffer (the caller times it).
+    fn issue(&self, num: u64, r: &Request, buf: &mut AlignedBuf) -> Result<()> {
         let (first, blocks) = blocks_of(r);
         // A request folded to the end of the target may reach past it: clipped to the end.
         let blocks = blocks.min(self.target.capacity_blocks().saturating_sub(first));
@@ -564,7 +563,7 @@ fn run_queue(
                             clock.sleep_until(at);
                         }
                         let start = clock.now();
-                        if let Err(e) = issuer.issue(num, &r, &mut buf, clock) {
+                        if let Err(e) = issuer.issue(num, &r, &mut buf) {
                             shared.lock().expect("not poisoned").failed.get_or_insert(e);
                             break;
                         }
