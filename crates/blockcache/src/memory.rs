@@ -51,6 +51,14 @@ pub fn serving_cost(
     slots: u32,
     capacity: u32,
 ) -> Result<ServingCost> {
+    if setup.policy.needs_future() {
+        return Err(invalid(
+            "policy",
+            setup.policy.name(),
+            "an offline policy needs the trace's future, which a cache serving live requests does not \
+             have; run it in `shingled sim` or `shingled compare`",
+        ));
+    }
     let bands = match &setup.bands {
         Some(cfg) => Some(Arc::new(
             BandMap::build(cfg, ByteSize(backing_blocks.saturating_mul(BLOCK as u64)))

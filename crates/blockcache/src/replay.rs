@@ -374,6 +374,13 @@ pub fn replay(
     let backing = Modelled::new(MemBlock::new(backing_blocks), drive, clock.clone(), Some(max_run));
     let mut target = match &cfg.cache {
         None => Target::Bare(backing),
+        Some(c) if c.policy.needs_future() => {
+            return Err(ReplayError::Unsupported(format!(
+                "policy {} is offline (it needs the trace's future); the data path replays online \
+                 policies only: run it in `shingled sim` or `shingled compare`",
+                c.policy.name()
+            )))
+        }
         Some(c) => {
             let costs = match c.costs {
                 shingled_sim::CostModel::Fitted if !c.policy.needs_costs() => shingled_cache::SmrCosts::PAPER,
@@ -524,6 +531,7 @@ pub fn replay(
         wall_time_s: wall,
         block_requests_per_s: if wall > 0.0 { blocks as f64 / wall } else { 0.0 },
         latency_cdf: latency.cdf(),
+        offline_bound: None,
         config: cfg.clone(),
     };
     let mut data_path = DataPath {

@@ -1,7 +1,7 @@
 //! A cache = block table + policy, with the find / insert / evict / remove vocabulary.
 
 use crate::policy::{arc::ArcPolicy, lru::Lru, s3fifo::S3Fifo};
-use crate::{BlockMeta, BlockTable, Policy, Slot, NIL};
+use crate::{BlockMeta, BlockTable, Foresight, Policy, Slot, NIL};
 use shingled_core::BlockNo;
 use std::ops::Range;
 
@@ -200,6 +200,12 @@ impl Cache {
             }
             self.table.mark_clean(slot);
         }
+    }
+
+    /// Tells an offline policy the future of the block about to be accessed
+    /// ([`Policy::foresee`]); the replay calls it before every block when the policy needs it.
+    pub fn foresee(&mut self, f: &Foresight) {
+        self.policy.get_mut().foresee(f);
     }
 
     /// Approximate heap bytes of the table and the policy structures.

@@ -36,7 +36,9 @@ pub type Slot = u32;
 pub use cache::Cache;
 pub use index::BlockIndex;
 pub use list::{Links, List, NIL};
-pub use policy::interface::{IntoAny, Policy, PolicyBuilder, PolicyContext, PolicyError, SmrCosts};
+pub use policy::interface::{
+    Foresight, IntoAny, Policy, PolicyBuilder, PolicyContext, PolicyError, SmrCosts,
+};
 pub use policy::pb_length::{PbLength, PbLengthError};
 pub use registry::{PolicyConfig, ALIASES};
 pub use table::{BlockMeta, BlockTable, LOOK_AHEAD_MIN_SLOTS};

@@ -48,6 +48,11 @@ macro_rules! policies {
             pub fn needs_costs(&self) -> bool {
                 match self { $(Self::$variant(c) => c.needs_costs(),)* }
             }
+
+            /// Whether the policy is offline ([`PolicyBuilder::needs_future`]).
+            pub fn needs_future(&self) -> bool {
+                match self { $(Self::$variant(c) => c.needs_future(),)* }
+            }
         }
     };
 }
@@ -71,6 +76,10 @@ policies! {
     Sac(crate::policy::sac::SacConfig) = "sac",
     /// MOST+CDC: MOST for dirty blocks, LRU for clean ones, SAC's CDC between them (SAC §6.3).
     MostCdc(crate::policy::most_cdc::MostCdcConfig) = "most-cdc",
+    /// Belady's MIN (offline bound on hits): evict the block next used farthest in the future.
+    Belady(crate::policy::belady::BeladyConfig) = "belady",
+    /// Band-level MIN (offline oracle for RMWs, not optimal): clean blocks first, then a band's dirty blocks.
+    BandMin(crate::policy::band_min::BandMinConfig) = "band-min",
 }
 
 impl Default for PolicyConfig {

@@ -161,6 +161,11 @@ pub struct ExperimentCmd {
     /// printed on stderr.
     #[arg(long, value_name = "FILE")]
     pub png: Option<std::path::PathBuf>,
+    /// Also run the offline schemes (Belady's MIN, band-min) for each set-up of the
+    /// experiment's runs, and show every scheme's distance to the offline bounds under each
+    /// trace's table (docs/bounds.md). They take no part in the paper's claims or the winners.
+    #[arg(long)]
+    pub offline: bool,
     /// Base configuration for every run (drive, SSD, cache size, …); flags an experiment sets
     /// itself (--trace: use --on; --policy; --no-cache; a swept --cache-size) are refused.
     #[command(flatten)]

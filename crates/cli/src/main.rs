@@ -440,6 +440,9 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         traces: a.on.clone(),
     };
     let mut plan = experiments::plan(&a.name, &opts)?;
+    if a.offline {
+        experiments::add_offline(&mut plan)?;
+    }
     let jobs = common_args::jobs(a.jobs)?;
     if a.png.is_some() && plan.curve.is_none() && !plan.winners {
         bail!(

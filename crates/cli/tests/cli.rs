@@ -884,3 +884,92 @@ fn convert_to_oracle_general_and_back() {
     let o = shingled(&["trace", "convert", og.to_str().unwrap(), "--to", "msr", "-o", zst.to_str().unwrap()]);
     assert!(!o.status.success() && stderr(&o).contains("--to"), "{}", stderr(&o));
 }
+
+/// `compare` with the offline schemes shows their bounds: each scheme's hits below Belady's MIN
+/// and RMWs over the offline RMW bound, as a table and in the JSON and CSV; a curve and a cache
+/// device refuse an offline policy, naming it.
+#[test]
+fn compare_shows_the_offline_bounds_and_offline_policies_are_refused_where_blind() {
+    let cfg = data("golden/tiny.toml");
+    let trace = data("golden/small.csv");
+    let schemes = "lru,sac:band_size=16KiB,belady,band-min";
+    let o = shingled(&[
+        "compare",
+        "-c",
+        &cfg,
+        "--trace",
+        &trace,
+        "--schemes",
+        schemes,
+        "--cache-size",
+        "24blocks",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("distance to the offline bounds") && s.contains("RMW bound"), "{s}");
+    assert!(s.contains("below MIN") && s.contains("over bound"), "{s}");
+    let o = shingled(&[
+        "compare",
+        "-c",
+        &cfg,
+        "--trace",
+        &trace,
+        "--schemes",
+        schemes,
+        "--cache-size",
+        "24blocks",
+        "--output",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    let bound = runs[2]["offline_bound"]["rmw_lower_bound"].as_u64().expect("belady's run carries the bound");
+    assert_eq!(runs[3]["offline_bound"]["rmw_lower_bound"].as_u64(), Some(bound));
+    assert!(runs[0].get("offline_bound").is_none(), "an online run computes no bound");
+    let hits = |r: &serde_json::Value| {
+        r["total"]["read_hits"].as_u64().unwrap() + r["total"]["write_hits"].as_u64().unwrap()
+    };
+    for r in runs {
+        assert!(hits(r) <= hits(&runs[2]), "{} beats Belady's MIN", r["label"]);
+        assert!(r["total"]["drive"]["rmws"].as_u64().unwrap() >= bound, "{} under the bound", r["label"]);
+    }
+    let o = shingled(&[
+        "compare",
+        "-c",
+        &cfg,
+        "--trace",
+        &trace,
+        "--schemes",
+        schemes,
+        "--cache-size",
+        "24blocks",
+        "--output",
+        "csv",
+    ]);
+    let csv = stdout(&o);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "rmw_lower_bound").expect("a rmw_lower_bound column");
+    let belady_row = csv.lines().find(|l| l.starts_with("belady,total")).unwrap();
+    assert_eq!(belady_row.split(',').nth(col), Some(bound.to_string().as_str()));
+
+    let o = shingled(&["curve", "-c", &cfg, "--trace", &trace, "--policy", "belady", "--progress", "none"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("belady is offline"), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let (cache, backing) = (dir.path().join("cache.img"), dir.path().join("backing.img"));
+    std::fs::write(&backing, vec![0u8; 1 << 20]).unwrap();
+    let o = shingled(&[
+        "cache",
+        "create",
+        cache.to_str().unwrap(),
+        "--backing",
+        backing.to_str().unwrap(),
+        "--size",
+        "256KiB",
+        "--policy",
+        "band-min",
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("band-min") && stderr(&o).contains("offline"), "{}", stderr(&o));
+}

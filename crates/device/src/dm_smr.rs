@@ -578,7 +578,7 @@ struct Run {
 /// count of its blocks still valid in the PB; `live` counts extents with a non-zero count.
 /// Cleaning a band walks the appends logged for that band since its last cleaning (each append
 /// is walked once, so this stays O(1) amortised per block).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Extents {
     max: u64,
     /// `(first sequence number, valid blocks)`, oldest first; the front has id `front_id`.
@@ -627,7 +627,7 @@ impl Extents {
 }
 
 /// A flash PB's timeline.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Flash {
     read_ns: f64,
     write_ns: f64,
@@ -655,7 +655,7 @@ impl Flash {
 
 /// The volatile write cache in front of a disk PB: persistent-buffer writes not yet on the
 /// platters, as runs of physically contiguous PB bytes, oldest first.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct PbCache {
     max_extents: usize,
     capacity: u64,
@@ -769,7 +769,7 @@ const WAIT_IFACE: u8 = 4;
 
 /// The drive-managed SMR model. Build it with [`DmSmrConfig::build`] or
 /// [`crate::DriveConfig::build`].
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DmSmr {
     bands: BandMap,
     flavour: PbFlavour,
@@ -972,6 +972,28 @@ impl DmSmr {
     /// `true` if `block`'s latest copy is in the PB (not yet merged into its band).
     pub fn pb_contains(&self, block: BlockNo) -> bool {
         block < self.capacity_blocks && self.valid_seq(block, self.bands.band_of(block) as usize).is_some()
+    }
+
+    /// The PB log's logical state, oldest entry first: a valid copy as its block, a dead entry
+    /// that still takes a slot ([`PbFree::AtHead`]) as `None`; dead entries that take none
+    /// ([`PbFree::Immediate`]) are left out. Two drives (of one configuration, without an entry
+    /// limit or a write cache) with equal states clean the same bands for the same writes from
+    /// then on: what a search over write orders compares states by.
+    pub fn pb_log_state(&self) -> Vec<Option<BlockNo>> {
+        (0..self.ring.len())
+            .filter_map(|i| {
+                let e = self.ring.get(i)?;
+                let band = self.bands.band_of(e.block) as usize;
+                let valid = !e.superseded()
+                    && self.latest_seq(e.block) == Some(e.seq())
+                    && e.seq() >= self.cleaned_at[band];
+                match (valid, self.free) {
+                    (true, _) => Some(Some(e.block)),
+                    (false, PbFree::AtHead) => Some(None),
+                    (false, PbFree::Immediate) => None,
+                }
+            })
+            .collect()
     }
 
     /// Valid PB blocks of `band`.

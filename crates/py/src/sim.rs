@@ -386,7 +386,7 @@ pub(crate) fn experiment_fixed(name: &str) -> Vec<&'static str> {
 
 /// Plans and runs experiment `name`; returns the `ExperimentReport` JSON.
 #[pyfunction]
-#[pyo3(signature = (name, config, traces, mode=None, jobs=None, progress=None, paper_setup=true, curve=None))]
+#[pyo3(signature = (name, config, traces, mode=None, jobs=None, progress=None, paper_setup=true, curve=None, offline=false))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn experiment(
     py: Python<'_>,
@@ -398,6 +398,7 @@ pub(crate) fn experiment(
     progress: Option<Bound<'_, PyAny>>,
     paper_setup: bool,
     curve: Option<String>,
+    offline: bool,
 ) -> PyResult<String> {
     let base = parse_config(config)?;
     let mode = match mode {
@@ -409,6 +410,9 @@ pub(crate) fn experiment(
     };
     let mut plan: Experiment =
         experiments::plan(name, &ExperimentOptions { base, traces, mode, paper_setup }).map_err(sim_err)?;
+    if offline {
+        experiments::add_offline(&mut plan).map_err(sim_err)?;
+    }
     // A curve form's sampling settings: a JSON object of `CurveOptions` fields laid over the plan's.
     let given = match curve.as_deref() {
         None => serde_json::Map::new(),

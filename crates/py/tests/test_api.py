@@ -259,6 +259,18 @@ def test_setups_time_breakdown_and_paper_figures():
     assert any("SAC total I/O time vs LRU" in c["claim"] for c in exp["paper"])
 
 
+def test_offline_schemes_bound_every_policy():
+    """Belady's MIN and band-min run from Python; the frame has each scheme's distance to the
+    bounds, and no scheme beats them."""
+    df = shingled.compare(SYNTH, schemes=["lru", "sac", "belady", "band-min"], mode="write-only")
+    bound = df.attrs["report"]["runs"][2]["offline_bound"]["rmw_lower_bound"]
+    assert (df["rmw_lower_bound"] == bound).all()
+    assert (df["hits_below_min"] >= 0).all() and df.loc["belady", "hits_below_min"] == 0
+    assert (df["rmws"] >= bound).all()
+    with pytest.raises(shingled.ConfigError, match="offline"):
+        shingled.curve(SYNTH, policies=["belady"], cache_sizes=["2%"])
+
+
 def test_errors_pickle_and_cross_process_pools(tmp_path):
     """Errors can be pickled (they live in `shingled`), so a process pool hands back the
     `TraceError` itself instead of a PicklingError."""

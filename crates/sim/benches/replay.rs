@@ -46,7 +46,8 @@ fn main() {
     );
     println!("{:<28} {:>10} {:>14} {:>14} {:>12}", "scheme", "mode", "M blocks/s", "best of", "B/cached blk");
     let mut schemes: Vec<String> = vec!["smr-only".into(), "cmr-only".into()];
-    schemes.extend(PolicyConfig::NAMES.iter().map(|s| s.to_string()));
+    schemes
+        .extend(PolicyConfig::NAMES.iter().filter(|s| !shingled_sim::is_offline(s)).map(|s| s.to_string()));
     if let Ok(only) = std::env::var("SHINGLED_SCHEMES") {
         schemes = only.split(',').map(|s| s.trim().to_string()).collect();
     }

@@ -277,10 +277,16 @@ pub struct CompareOptions {
     pub cmr_drive: DriveConfig,
 }
 
+/// No cache, the CMR drive, and every online policy (the offline ones are asked for by name).
 fn default_schemes() -> Vec<String> {
     let mut v = vec!["smr-only".to_string(), "cmr-only".to_string()];
-    v.extend(PolicyConfig::NAMES.iter().map(|s| s.to_string()));
+    v.extend(PolicyConfig::NAMES.iter().filter(|s| !is_offline(s)).map(|s| s.to_string()));
     v
+}
+
+/// Whether the policy called `name` is offline ([`PolicyConfig::needs_future`]).
+pub fn is_offline(name: &str) -> bool {
+    PolicyConfig::default_for(name).is_some_and(|p| p.needs_future())
 }
 
 fn default_cmr() -> DriveConfig {

@@ -8,7 +8,7 @@
 
 use crate::error::ParseError;
 use serde::{Deserialize, Serialize};
-use shingled_cache::{BlockMeta, Cache};
+use shingled_cache::{BlockMeta, Cache, Foresight};
 use shingled_core::BlockNo;
 
 /// How the SSD cache treats reads and writes.
@@ -96,18 +96,33 @@ pub trait Io {
 /// ([`Io::next_write_back`]).
 const WRITE_BACK_AHEAD: usize = 16;
 
+/// The future of the block accesses, one [`Foresight`] per block the controller is asked about,
+/// in order: what an offline policy needs ([`shingled_cache::PolicyBuilder::needs_future`]).
+pub trait Foreknowledge: Send + std::fmt::Debug {
+    /// The foresight of the next access, which is a read or write of `block`.
+    fn next(&mut self, write: bool, block: BlockNo) -> Foresight;
+}
+
 /// The cache (if any) and its mode: decides, block by block, what an [`Io`] does.
 #[derive(Debug)]
 pub struct Controller {
     mode: Mode,
     cache: Option<Cache>,
     evicted: Vec<BlockMeta>,
+    future: Option<Box<dyn Foreknowledge>>,
 }
 
 impl Controller {
     /// A controller for `cache` in `mode` (`None`: every block goes to the drive).
     pub fn new(mode: Mode, cache: Option<Cache>) -> Controller {
-        Controller { mode, cache, evicted: Vec::with_capacity(64) }
+        Controller { mode, cache, evicted: Vec::with_capacity(64), future: None }
+    }
+
+    /// Gives an offline policy the trace's future: each block's [`Foresight`] is passed to the
+    /// cache ([`Cache::foresee`]) before the block is decided.
+    pub fn with_future(mut self, future: Box<dyn Foreknowledge>) -> Controller {
+        self.future = Some(future);
+        self
     }
 
     /// The cache mode.
@@ -134,6 +149,12 @@ impl Controller {
     /// Decides for block `b` of a read or write request.
     #[inline]
     pub fn block<I: Io>(&mut self, write: bool, b: BlockNo, io: &mut I) {
+        if let Some(f) = self.future.as_mut() {
+            let seen = f.next(write, b);
+            if let Some(c) = self.cache.as_mut() {
+                c.foresee(&seen);
+            }
+        }
         if self.cache.is_none() {
             if write {
                 io.drive_write(b)

@@ -449,6 +449,16 @@ fn curve_cells(
     let mut fitted: Vec<(DriveConfig, shingled_cache::SmrCosts)> = Vec::new();
     for c in &mut cells {
         let cache = c.full.cache.as_mut().expect("every cell has a cache");
+        if cache.policy.needs_future() {
+            return Err(SimError::Config {
+                field: "cache.policy",
+                reason: format!(
+                    "{} is offline (it needs the whole trace's future); a curve replays samples: run \
+                     it with `shingled sim` or `shingled compare` at each size",
+                    cache.policy.name()
+                ),
+            });
+        }
         if cache.policy.needs_costs() && matches!(cache.costs, CostModel::Fitted) {
             let costs = match fitted.iter().find(|(d, _)| *d == c.full.drive) {
                 Some((_, k)) => *k,

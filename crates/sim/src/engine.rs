@@ -242,6 +242,13 @@ impl Engine {
         }
     }
 
+    /// Gives an offline policy the trace's future ([`Controller::with_future`]).
+    pub fn with_future(mut self, future: Box<dyn crate::controller::Foreknowledge>) -> Self {
+        let ctl = std::mem::replace(&mut self.ctl, Controller::new(Mode::ReadWrite, None));
+        self.ctl = ctl.with_future(future);
+        self
+    }
+
     /// Replays one request.
     pub fn process(&mut self, req: &Request) {
         let write = req.op == Op::Write;

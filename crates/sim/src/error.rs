@@ -19,6 +19,15 @@ pub enum SimError {
         /// Trace requests read before stopping.
         requests: u64,
     },
+    /// The offline pre-pass (the trace's future for an offline policy) could not use its
+    /// temporary files.
+    #[error("offline pre-pass: {what}: {source}")]
+    Prepass {
+        /// What it was doing.
+        what: &'static str,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// A simulation setting is invalid.
     #[error("configuration field {field}: {reason}")]
     Config {

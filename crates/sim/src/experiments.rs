@@ -93,6 +93,7 @@ pub fn run_curve_experiment(
                 wall_time_s: point.wall_s,
                 block_requests_per_s: 0.0,
                 latency_cdf: Vec::new(),
+                offline_bound: None,
                 config: cfg.clone(),
             });
         }
@@ -107,12 +108,29 @@ pub fn run_curve_experiment(
 
 impl ExperimentReport {
     /// The report of `experiment`'s `runs`, with the paper's figures beside ours.
+    /// Offline cells ([`crate::plan::add_offline`]) take no part in the claims or the winners:
+    /// both are judged on the experiment's own schemes.
     pub fn new(experiment: Experiment, runs: Vec<RunReport>, traces: Vec<TraceStats>) -> ExperimentReport {
-        let winners = if experiment.winners { crate::plan::winners(&experiment, &runs) } else { Vec::new() };
-        let mut report =
-            ExperimentReport { experiment, runs, traces, paper: Vec::new(), curves: Vec::new(), winners };
-        report.paper = crate::paper::experiment_claims(&report);
-        report
+        let mut online = experiment.clone();
+        let mut online_runs = Vec::new();
+        online.cells.clear();
+        for (c, r) in experiment.cells.iter().zip(&runs) {
+            if !crate::plan::is_offline_cell(c) {
+                online.cells.push(c.clone());
+                online_runs.push(r.clone());
+            }
+        }
+        let winners = if online.winners { crate::plan::winners(&online, &online_runs) } else { Vec::new() };
+        let judged = ExperimentReport {
+            experiment: online,
+            runs: online_runs,
+            traces: traces.clone(),
+            paper: Vec::new(),
+            curves: Vec::new(),
+            winners: Vec::new(),
+        };
+        let paper = crate::paper::experiment_claims(&judged);
+        ExperimentReport { experiment, runs, traces, paper, curves: Vec::new(), winners }
     }
 }
 

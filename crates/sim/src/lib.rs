@@ -7,6 +7,7 @@
 //! footprint, builds the models and replays; [`compare`] does so for several schemes and
 //! [`report`] renders tables, CSV and JSON.
 
+mod bound;
 mod claim;
 mod column;
 mod compare;
@@ -18,6 +19,7 @@ mod engine;
 mod error;
 pub mod experiments;
 mod format;
+pub mod future;
 mod histogram;
 mod metrics;
 pub mod paper;
@@ -30,8 +32,9 @@ mod setup;
 pub mod stack;
 pub mod stats_file;
 
+pub use bound::{OfflineBound, RmwBound};
 pub use compare::{compare, compare_with};
-pub use config::{scheme_config, setup, SetUp, SETUPS};
+pub use config::{is_offline, scheme_config, setup, SetUp, SETUPS};
 pub use config::{
     toml_error, CacheConfig, CompareOptions, ConfigTomlError, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE,
 };

@@ -858,6 +858,62 @@ impl Planner<'_> {
     }
 }
 
+/// The offline schemes an experiment can add ([`add_offline`]).
+pub const OFFLINE_SCHEMES: [&str; 2] = ["belady", "band-min"];
+
+/// Adds the offline schemes (docs/bounds.md) beside an experiment's own: for every distinct
+/// set-up among its cached cells (trace, mode, sizes, drive: everything but the policy), a
+/// `belady` cell and, on a drive with bands, a `band-min` cell, labelled as the cell they
+/// follow with the scheme's name in front (`belady 2%`). Their rows and the RMW bound their
+/// runs compute are shown in each trace's table; they take no part in the paper's claims or
+/// the winners. A curve form (sampled) refuses them.
+pub fn add_offline(exp: &mut Experiment) -> Result<(), SimError> {
+    if exp.curve.is_some() {
+        return Err(SimError::Config {
+            field: "offline",
+            reason: format!(
+                "{} samples its runs; the offline schemes need the whole trace: use the full-run experiment",
+                exp.name
+            ),
+        });
+    }
+    let mut seen: Vec<SimConfig> = Vec::new();
+    let mut extra = Vec::new();
+    for c in &exp.cells {
+        let Some(cache) = &c.config.cache else { continue };
+        if cache.policy.needs_future() {
+            continue;
+        }
+        let mut key = c.config.clone();
+        key.label = None;
+        key.cache.as_mut().expect("cached").policy = shingled_cache::PolicyConfig::default();
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let suffix = c.label.split_once(' ').map(|(_, s)| format!(" {s}")).unwrap_or_default();
+        let bands = matches!(c.config.drive, shingled_device::DriveConfig::DmSmr(_));
+        for name in OFFLINE_SCHEMES.into_iter().filter(|n| bands || *n == "belady") {
+            let mut cfg = c.config.clone();
+            cfg.cache.as_mut().expect("cached").policy =
+                name.parse().map_err(|e: shingled_cache::PolicyError| SimError::Config {
+                    field: "offline",
+                    reason: e.to_string(),
+                })?;
+            let label = format!("{name}{suffix}");
+            cfg.label = Some(label.clone());
+            extra.push(Cell { trace: c.trace.clone(), label, config: cfg });
+        }
+    }
+    exp.cells.extend(extra);
+    Ok(())
+}
+
+/// Whether a cell runs an offline scheme.
+pub(crate) fn is_offline_cell(c: &Cell) -> bool {
+    c.config.cache.as_ref().is_some_and(|k| k.policy.needs_future())
+}
+
 /// Plans experiment `name` (one of [`REGISTRY`]).
 pub fn plan(name: &str, opts: &ExperimentOptions) -> Result<Experiment, SimError> {
     let def = definition(name).ok_or_else(|| SimError::Config {

@@ -307,6 +307,7 @@ pub fn compare_table(c: &CompareReport) -> String {
         })
         .collect();
     out.push_str(&table(&header, &rows));
+    out.push_str(&bounds_section(c));
     if c.runs.iter().any(|r| r.config.replay == crate::Replay::Open) {
         out.push_str("\nopen loop: response time per request (completion − arrival, queueing included)\n");
         let header = [
@@ -350,6 +351,94 @@ pub fn compare_table(c: &CompareReport) -> String {
         out.push_str(&crate::paper::claims_table(&c.paper));
     }
     out
+}
+
+/// What an offline scheme is, for the line under a table that shows one.
+pub const OFFLINE_NOTE: &str = "offline schemes know the trace's future: belady (Belady's MIN) has the most hits any \
+policy can have on these accesses; band-min is an oracle policy for RMWs (a heuristic, not an optimum); the RMW \
+bound is the fewest band cleanings any policy can have with this cache and PB (proof: docs/bounds.md)\n";
+
+/// The distance of every scheme to the offline bounds: hits below Belady's MIN (when it ran)
+/// and RMWs over the offline RMW bound (when an offline scheme's pre-pass computed it). Empty
+/// when neither is there.
+pub fn bounds_section(c: &CompareReport) -> String {
+    bounds_table(&c.runs.iter().collect::<Vec<_>>())
+}
+
+/// Whether two runs replayed the same accesses on the same cache and PB sizes (an offline
+/// run's bounds then hold for the other).
+fn same_sizes(a: &RunReport, b: &RunReport) -> bool {
+    a.mode == b.mode
+        && a.sizing.cache_blocks == b.sizing.cache_blocks
+        && a.sizing.pb_blocks == b.sizing.pb_blocks
+        && a.config.trace == b.config.trace
+}
+
+/// [`bounds_section`] of a group of runs (a comparison, or one trace's rows of an experiment):
+/// each cached run beside the Belady run and the bound of its own sizes.
+pub fn bounds_table(runs: &[&RunReport]) -> String {
+    let belady_of = |r: &RunReport| {
+        runs.iter().copied().find(|b| b.policy.as_deref() == Some("belady") && same_sizes(b, r))
+    };
+    let bound_of = |r: &RunReport| {
+        runs.iter().copied().filter(|b| same_sizes(b, r)).find_map(|b| b.offline_bound.as_ref())
+    };
+    let cached: Vec<&RunReport> = runs.iter().copied().filter(|r| r.policy.is_some()).collect();
+    let any_belady = cached.iter().any(|r| belady_of(r).is_some());
+    let any_bound = cached.iter().any(|r| bound_of(r).is_some());
+    if !any_belady && !any_bound {
+        return String::new();
+    }
+    let hits = |r: &RunReport| r.total.counters.read_hits + r.total.counters.write_hits;
+    let mut header = vec!["scheme", "hits"];
+    if any_belady {
+        header.push("below MIN");
+    }
+    header.push("RMWs");
+    if any_bound {
+        header.extend(["RMW bound", "over bound"]);
+    }
+    let rows: Vec<Vec<String>> = cached
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.label.clone(), hits(r).to_string()];
+            if any_belady {
+                row.push(match belady_of(r).map(hits) {
+                    Some(0) | None => "-".into(),
+                    Some(best) => format!(
+                        "{} ({:.1}%)",
+                        best as i64 - hits(r) as i64,
+                        100.0 * (best as f64 - hits(r) as f64) / best as f64
+                    ),
+                });
+            }
+            let rmws = r.total.counters.drive.rmws;
+            row.push(rmws.to_string());
+            if any_bound {
+                match bound_of(r) {
+                    Some(b) => {
+                        row.push(b.rmw_lower_bound.to_string());
+                        row.push(over_bound(rmws, b.rmw_lower_bound));
+                    }
+                    None => row.extend(["-".to_string(), "-".to_string()]),
+                }
+            }
+            row
+        })
+        .collect();
+    let mut out = String::from("\ndistance to the offline bounds (whole run)\n");
+    out.push_str(&table(&header, &rows));
+    out.push_str(OFFLINE_NOTE);
+    out
+}
+
+/// `rmws` against the bound `lb`: the ratio and the excess.
+pub fn over_bound(rmws: u64, lb: u64) -> String {
+    if lb == 0 {
+        format!("+{rmws}")
+    } else {
+        format!("{:.2}x (+{})", rmws as f64 / lb as f64, rmws.saturating_sub(lb))
+    }
 }
 
 /// One line per cached scheme slower than SMR-only (the drive with no cache) in `group`, saying
@@ -617,7 +706,7 @@ pub fn breakdown_table(runs: &[&RunReport]) -> String {
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms,time_host_read_s,time_host_write_s,time_pb_read_s,time_pb_write_s,time_cache_s,time_destage_s,time_clean_band_read_s,time_clean_merge_s,time_clean_band_write_s,time_host_wait_s,time_overhead_s,time_seek_s,time_rotation_s,time_transfer_s,setup,io_unit,replay,time_scale,latency_p50_ms,latency_p90_ms,latency_p999_ms,latency_max_ms,ssd_queue_time_s,drive_queue_time_s,span_s,device_write_amplification,media_bytes_written,time_background_destage_s,time_background_clean_s,time_background_gc_s";
+pub const CSV_HEADER: &str = "label,window,mode,policy,drive,cache_blocks,pb_blocks,requests,read_requests,write_requests,skipped_requests,blocks_read,blocks_written,read_hits,write_hits,read_hit_ratio,write_hit_ratio,ssd_blocks_read,ssd_blocks_written,drive_blocks_read,drive_blocks_written,dirty_evictions,clean_evictions,pb_writes,pb_reads,rmws,band_bytes_read,band_bytes_written,pb_blocks_cleaned,write_amplification,ssd_read_time_s,ssd_write_time_s,drive_read_time_s,drive_write_time_s,total_time_s,latency_mean_ms,latency_p99_ms,time_host_read_s,time_host_write_s,time_pb_read_s,time_pb_write_s,time_cache_s,time_destage_s,time_clean_band_read_s,time_clean_merge_s,time_clean_band_write_s,time_host_wait_s,time_overhead_s,time_seek_s,time_rotation_s,time_transfer_s,setup,io_unit,replay,time_scale,latency_p50_ms,latency_p90_ms,latency_p999_ms,latency_max_ms,ssd_queue_time_s,drive_queue_time_s,span_s,device_write_amplification,media_bytes_written,time_background_destage_s,time_background_clean_s,time_background_gc_s,rmw_lower_bound";
 
 /// One CSV row per window (`total`, and `after-warmup` when present), without header.
 pub fn csv_rows(r: &RunReport) -> String {
@@ -676,7 +765,7 @@ pub fn csv_rows(r: &RunReport) -> String {
         let b = &c.drive.background;
         let _ = writeln!(
             out,
-            ",{setup},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            ",{setup},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.config.io_unit.name(),
             r.config.replay.name(),
             r.config.time_scale,
@@ -692,6 +781,11 @@ pub fn csv_rows(r: &RunReport) -> String {
             s_of(b.destage),
             s_of(b.clean()),
             s_of(b.gc()),
+            match (window, &r.offline_bound) {
+                ("total", Some(b)) => b.rmw_lower_bound.to_string(),
+                (_, Some(b)) => b.rmw_lower_bound_after_warmup.map(|x| x.to_string()).unwrap_or_default(),
+                _ => String::new(),
+            },
         );
     };
     row("total", &r.total);
@@ -763,6 +857,7 @@ pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
             .collect();
         out.push_str(&table(&header, &rows));
         out.push_str(&slower_than_no_cache(&group));
+        out.push_str(&bounds_table(&group));
         out.push('\n');
     }
     if e.experiment

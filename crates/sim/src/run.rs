@@ -156,6 +156,10 @@ pub struct RunReport {
     /// it. Enough to plot SMaRT's Figs. 3–5.
     #[serde(default)]
     pub latency_cdf: Vec<(f64, f64)>,
+    /// The offline RMW bound for this trace, cache and PB (docs/bounds.md): computed by the
+    /// pre-pass an offline policy's run makes, absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline_bound: Option<crate::bound::OfflineBound>,
     /// The configuration that produced this report.
     pub config: SimConfig,
 }
@@ -298,22 +302,7 @@ impl TraceReader for Tee<'_> {
 
 /// A temporary file in the temporary folder, already unlinked.
 fn anonymous_file() -> Option<std::fs::File> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir();
-    for _ in 0..16 {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!(".shingled-kept-{}-{n}.bin", std::process::id()));
-        let opened = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path);
-        match opened {
-            Ok(f) => {
-                let _ = std::fs::remove_file(&path);
-                return Some(f);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(_) => return None,
-        }
-    }
-    None
+    tempfile::tempfile().ok()
 }
 
 /// [`measure_until`] that also keeps the requests it parsed when the trace is neither a `bin`
@@ -567,19 +556,45 @@ fn replay(
         }
     };
     let has_cache = cache.is_some();
-    let mut engine = Engine::new(cfg.mode, cache, ssd, drive)
-        .with_io_unit(cfg.io_unit)
-        .with_replay(cfg.replay, cfg.time_scale);
-    let mut reader = match source {
-        Some(r) => r,
-        None => open_trace(&cfg.trace)?,
-    };
-    let limit = cfg.trace.limit.unwrap_or(u64::MAX);
     let warm_at = match cfg.warmup {
         Warmup::Requests(n) => Some(n),
         Warmup::Fraction(f) => Some((stats.map_or(0, |s| s.requests) as f64 * f) as u64),
         _ => None,
     };
+    // An offline policy: the trace's future from a pass over it first (the same trace, limit
+    // and mode), with the offline RMW bound computed on the way.
+    let prepass = match &cfg.cache {
+        Some(c) if c.policy.needs_future() => {
+            let sizes = crate::future::Sizes {
+                cache_blocks: sizing.cache_blocks,
+                pb_blocks: sizing.pb_blocks,
+                warm_at,
+            };
+            Some(crate::future::prepass_reader(
+                open_trace(&cfg.trace)?,
+                cfg.trace.limit,
+                cfg.mode,
+                drive.band_map(),
+                sizes,
+            )?)
+        }
+        _ => None,
+    };
+    let (future, offline_bound) = match prepass {
+        Some(p) => (Some(p.future), p.bound),
+        None => (None, None),
+    };
+    let mut engine = Engine::new(cfg.mode, cache, ssd, drive)
+        .with_io_unit(cfg.io_unit)
+        .with_replay(cfg.replay, cfg.time_scale);
+    if let Some(f) = future {
+        engine = engine.with_future(Box::new(f));
+    }
+    let mut reader = match source {
+        Some(r) => r,
+        None => open_trace(&cfg.trace)?,
+    };
+    let limit = cfg.trace.limit.unwrap_or(u64::MAX);
     let mut warm: Option<(u64, Counters, Histogram)> = None;
     let started = Instant::now();
     let mut read = 0u64;
@@ -650,6 +665,7 @@ fn replay(
         wall_time_s: wall,
         block_requests_per_s: if wall > 0.0 { blocks as f64 / wall } else { 0.0 },
         latency_cdf: engine.latency().cdf(),
+        offline_bound,
         config: cfg.clone(),
     })
 }
@@ -682,6 +698,12 @@ impl CompareReport {
     pub fn speedup_vs(&self, label: &str, of: &RunReport) -> Option<f64> {
         let base = self.run(label)?.total.total_time_s;
         (of.total.total_time_s > 0.0).then(|| base / of.total.total_time_s)
+    }
+
+    /// The offline RMW bound, when an offline scheme's pre-pass computed it (every such run
+    /// of one comparison computes the same: same trace, mode, cache, PB and bands).
+    pub fn offline_bound(&self) -> Option<&crate::bound::OfflineBound> {
+        self.runs.iter().find_map(|r| r.offline_bound.as_ref())
     }
 }
 

@@ -286,3 +286,9 @@ impl<D: BlockDevice> BlockDevice for Limited<D> {
         "limited".into()
     }
 }
+
+/// Every online policy: the data path refuses the offline ones (they need the trace's future),
+/// which `replay::offline_policies_are_refused` checks.
+pub fn online_policies() -> Vec<&'static str> {
+    shingled_cache::PolicyConfig::NAMES.iter().copied().filter(|n| !shingled_sim::is_offline(n)).collect()
+}

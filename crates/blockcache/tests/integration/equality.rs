@@ -165,7 +165,7 @@ fn same_counts_as_simulate_on_a_trace() {
     }
     let backing_blocks = base.drive.capacity().unwrap().0 / BLOCK as u64;
     let mut runs = 0;
-    for &name in shingled_cache::PolicyConfig::NAMES {
+    for name in crate::common::online_policies() {
         let spec = match name {
             "pore" => "pore:zone_size=16KiB".to_string(),
             "sac" | "most-cdc" => format!("{name}:band_size=16KiB"),
@@ -244,5 +244,5 @@ fn same_counts_as_simulate_on_a_trace() {
             }
         }
     }
-    assert_eq!(runs, shingled_cache::PolicyConfig::NAMES.len() * 8);
+    assert_eq!(runs, crate::common::online_policies().len() * 8);
 }

@@ -77,7 +77,7 @@ fn every_policy_and_mode(base: &SimConfig, band: Option<&str>, sizes: &[SizeSpec
         none.mode = mode;
         same(&none, &format!("{what} no cache {}", mode.name()));
     }
-    for &name in shingled_cache::PolicyConfig::NAMES {
+    for name in crate::common::online_policies() {
         for (mode, _) in Mode::ALL {
             for size in sizes {
                 let mut cfg = shingled_sim::scheme_config(base, &spec(name, band)).unwrap();
@@ -106,7 +106,7 @@ fn committed_trace_every_policy_and_mode() {
     }
     let sizes = [SizeSpec::Absolute(ByteSize(8 * 4096)), SizeSpec::Absolute(ByteSize(24 * 4096))];
     let (runs, rmws) = every_policy_and_mode(&base, Some("16KiB"), &sizes, "small.csv");
-    assert_eq!(runs, shingled_cache::PolicyConfig::NAMES.len() as u64 * 8);
+    assert_eq!(runs, crate::common::online_policies().len() as u64 * 8);
     assert!(rmws > 0, "the drive did no RMW: nothing was compared");
 }
 
@@ -133,7 +133,7 @@ fn synthetic_profiles_on_the_paper_drive() {
     let mut base = SimConfig::default();
     base.trace.path = "synth:wdev,scale=0.005".to_string();
     let (runs, rmws) = every_policy_and_mode(&base, None, &[SizeSpec::Fraction(0.02)], "wdev");
-    assert_eq!(runs, shingled_cache::PolicyConfig::NAMES.len() as u64 * 4);
+    assert_eq!(runs, crate::common::online_policies().len() as u64 * 4);
     assert!(rmws > 0, "the drive did no RMW: nothing was compared");
     base.trace.path = "synth:hm,scale=0.004".to_string();
     for &name in ["lru", "pore", "sac"].iter() {
@@ -154,7 +154,7 @@ fn real_traces_every_policy_and_mode() {
         let mut base = SimConfig::default();
         base.trace.path = p.to_string_lossy().into_owned();
         let (runs, _) = every_policy_and_mode(&base, None, &[SizeSpec::Fraction(0.02)], file);
-        assert_eq!(runs, shingled_cache::PolicyConfig::NAMES.len() as u64 * 4);
+        assert_eq!(runs, crate::common::online_policies().len() as u64 * 4);
     }
 }
 
@@ -165,4 +165,25 @@ fn cloudphysics_every_policy_and_mode() {
     let mut base = SimConfig::default();
     base.trace.path = p.to_string_lossy().into_owned();
     every_policy_and_mode(&base, None, &[SizeSpec::Fraction(0.05)], "cloudphysics");
+}
+
+/// The offline policies need the trace's future, which the data path has not: it refuses them
+/// (naming the policy) rather than run them blind, and so does the serving-cost check every
+/// `cache create`/`open` makes.
+#[test]
+fn offline_policies_are_refused() {
+    let text = std::fs::read_to_string(golden("tiny.toml")).unwrap();
+    let mut base = SimConfig::from_toml(&text).unwrap();
+    base.trace.path = golden("tiny.csv");
+    let stats = shingled_sim::measure(&base.trace, &base.drive.bands_or_default()).unwrap();
+    for name in ["belady", "band-min"] {
+        assert!(shingled_sim::is_offline(name));
+        let cfg = shingled_sim::scheme_config(&base, name).unwrap();
+        let e = replay(&cfg, &stats, &ReplayOptions::default(), &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains(name) && e.contains("offline"), "{e}");
+        let setup = shingled_blockcache::CacheSetup { policy: name.parse().unwrap(), ..Default::default() };
+        let e =
+            shingled_blockcache::memory::serving_cost(&setup, 1 << 16, 1024, 1000).unwrap_err().to_string();
+        assert!(e.contains(name) && e.contains("offline"), "{e}");
+    }
 }

@@ -152,6 +152,41 @@ pub trait Policy: Send + IntoAny {
     fn heap_bytes(&self) -> usize {
         0
     }
+    /// What the trace holds for the block about to be accessed: called before every block the
+    /// cache is asked about, hit or miss, read or write, when the replay knows the trace's
+    /// future (only for a policy whose builder says [`PolicyBuilder::needs_future`]; the
+    /// offline policies). Default: nothing.
+    fn foresee(&mut self, f: &Foresight) {
+        let _ = f;
+    }
+}
+
+/// The future of one block access, from a pass over the whole trace before the replay: what an
+/// offline policy (Belady's MIN, the band-level oracle) knows and an online one cannot.
+///
+/// Times are positions in the sequence of block accesses the cache is asked about (every 4 KiB
+/// block of every request the mode keeps, in trace order, counted from 0); [`Foresight::NEVER`]
+/// when there is none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Foresight {
+    /// This access's position.
+    pub now: u64,
+    /// The block accessed.
+    pub block: BlockNo,
+    /// Whether the access writes it.
+    pub write: bool,
+    /// When the block is next of use to a cache: its next access, or [`Foresight::NEVER`] when
+    /// there is none or when the mode drops a cached copy at that access (a write in read-only
+    /// mode invalidates the block, so keeping it until then gains nothing).
+    pub next_use: u64,
+    /// When any block of this block's band is next written (after `now`), or
+    /// [`Foresight::NEVER`] (also when the drive has no bands).
+    pub band_next_write: u64,
+}
+
+impl Foresight {
+    /// "Never again".
+    pub const NEVER: u64 = u64::MAX;
 }
 
 /// What lets [`crate::Cache`] recognise the policies it serves without a virtual call (LRU,
@@ -181,6 +216,13 @@ pub trait PolicyBuilder {
     /// Whether the policy reads [`PolicyContext::costs`] (then the simulator fits them on the
     /// drive model before building it).
     fn needs_costs(&self) -> bool {
+        false
+    }
+
+    /// Whether the policy is offline: it needs the trace's future ([`Policy::foresee`] before
+    /// every block), which only a replay of a whole trace known in advance can give (the
+    /// simulator; not a block device serving live requests, not a sampled curve).
+    fn needs_future(&self) -> bool {
         false
     }
 }

@@ -2,6 +2,8 @@
 //! uses) is at the crate root.
 
 pub mod arc;
+pub mod band_min;
+pub mod belady;
 pub mod fifo;
 pub(crate) mod interface;
 pub mod lru;

@@ -275,6 +275,16 @@ def _frame(results: Sequence[Result], runs=None):
         if "smr-only" in set(df["label"]):
             base = df.loc[df["label"] == "smr-only", "total_time_s"].iloc[0]
             df["vs_smr_only"] = base / df["total_time_s"].where(df["total_time_s"] > 0)
+        # The distance to the offline bounds (docs/bounds.md), when an offline scheme ran: hits
+        # below Belady's MIN, RMWs over the offline RMW bound.
+        hits = df["read_hits"] + df["write_hits"]
+        if "belady" in set(df["policy"].dropna()):
+            df["hits_below_min"] = hits[df["policy"] == "belady"].iloc[0] - hits
+        bound = next((r["offline_bound"] for r in (runs or []) if r.get("offline_bound")), None)
+        if bound is not None:
+            lb = bound["rmw_lower_bound"]
+            df["rmw_lower_bound"] = lb
+            df["rmws_over_bound"] = df["rmws"] / lb if lb > 0 else float("nan")
     return df
 
 
@@ -330,11 +340,17 @@ def experiment(
     unit: Optional[str] = None,
     sampling: Optional[str] = None,
     validate: Optional[int] = None,
+    offline: bool = False,
     **fields: Any,
 ):
     """Runs one of the papers' experiments (``shingled experiment NAME``); a DataFrame with a
     ``trace`` and a ``label`` column per cell, the report in ``df.attrs["report"]`` (with the
     paper's figures beside ours in ``report["paper"]``).
+
+    ``offline=True`` adds Belady's MIN and band-min for each set-up of the runs (``shingled
+    experiment NAME --offline``): rows labelled ``belady …`` and ``band-min …``, the offline
+    RMW bound in their runs' ``offline_bound`` (docs/bounds.md); they take no part in the
+    paper's claims.
 
     The runs use the paper's set-up (``pore`` or ``sac``) unless ``setup``, ``config`` or a
     drive field says otherwise, as on the command line.
@@ -384,7 +400,7 @@ def experiment(
     try:
         rep = json.loads(
             _core.experiment(name, cfg.to_json(), traces, mode, jobs, cb, paper_setup,
-                             json.dumps(curve) if curve else None)
+                             json.dumps(curve) if curve else None, bool(offline))
         )
     finally:
         close()

@@ -1,5 +1,6 @@
 //! Integration tests of the simulator, compiled as one binary.
 
+mod bounds;
 mod breakdown;
 mod claims;
 mod curve;
