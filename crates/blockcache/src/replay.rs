@@ -525,6 +525,7 @@ pub fn replay(
         block_requests_per_s: if wall > 0.0 { blocks as f64 / wall } else { 0.0 },
         latency_cdf: latency.cdf(),
         config: cfg.clone(),
+        series: None,
     };
     let mut data_path = DataPath {
         stats: match &target {

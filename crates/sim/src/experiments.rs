@@ -94,6 +94,7 @@ pub fn run_curve_experiment(
                 block_requests_per_s: 0.0,
                 latency_cdf: Vec::new(),
                 config: cfg.clone(),
+                series: None,
             });
         }
         stats.push(curve.stats.clone());

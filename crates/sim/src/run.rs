@@ -158,6 +158,9 @@ pub struct RunReport {
     pub latency_cdf: Vec<(f64, f64)>,
     /// The configuration that produced this report.
     pub config: SimConfig,
+    /// Metrics over time, one row per window of `config.interval` (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Vec<crate::series::Window>>,
 }
 
 /// Requests read from the trace per call.
@@ -581,6 +584,7 @@ fn replay(
         _ => None,
     };
     let mut warm: Option<(u64, Counters, Histogram)> = None;
+    let mut series = crate::series::Recorder::new(cfg, stats, reader.format_name())?;
     let started = Instant::now();
     let mut read = 0u64;
     // Requests are read a batch at a time and looked up ahead of their replay in two stages
@@ -613,6 +617,9 @@ fn replay(
         }
         next += 1;
         read += 1;
+        if let Some(s) = series.as_mut() {
+            s.before(&engine, &req)?;
+        }
         engine.process(&req);
         if warm.is_none() {
             let done = match (cfg.warmup, warm_at) {
@@ -651,6 +658,7 @@ fn replay(
         block_requests_per_s: if wall > 0.0 { blocks as f64 / wall } else { 0.0 },
         latency_cdf: engine.latency().cdf(),
         config: cfg.clone(),
+        series: series.map(|s| s.finish(&engine)).transpose()?,
     })
 }
 
