@@ -28,6 +28,7 @@ fn cases() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
         (vec!["experiment", "pore-ssd-size", "--interval", "-3s"], vec!["--interval", "\"-3s\""]),
         (vec!["sim", "--trace", T, "--series", "s.csv"], vec!["--series", "--interval"]),
         (vec!["curve", "--trace", T, "--interval", "100"], vec!["--interval", "full runs"]),
+        (vec!["cache", "replay", "--trace", T, "--interval", "100"], vec!["--interval", "cache replay"]),
         (
             vec!["cache", "create", "c.img", "--backing", "b.img", "--size", "-1"],
             vec!["--size", "-1", "negative"],
