@@ -533,6 +533,7 @@ pub fn replay(
         latency_cdf: latency.cdf(),
         offline_bound: None,
         config: cfg.clone(),
+        series: None,
     };
     let mut data_path = DataPath {
         stats: match &target {

@@ -99,18 +99,32 @@ pub struct EmitArgs {
     /// file written is printed on stderr.
     #[arg(long)]
     pub cdf: Option<PathBuf>,
+    /// With --interval: also write every run's metrics over time here: CSV, one row per run
+    /// and window (`group,label,index,first_request,…`: docs/metrics.md), or, when the name
+    /// ends in .png, one chart at exactly this path (hit ratio, RMWs, PB fill and modelled time
+    /// per window, a line per run; a row of panels per group of runs: an experiment's trace).
+    /// The file written is printed on stderr.
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
 }
 
 impl EmitArgs {
-    /// Checks `--out` and `--cdf` before any run, so a mistyped output fails at once.
-    pub fn check(&self) -> anyhow::Result<()> {
+    /// Checks `--out`, `--cdf` and `--series` before any run, so a mistyped output fails at
+    /// once (and `--series` without an interval: `interval` is the configuration's).
+    pub fn check(&self, interval: Option<shingled_sim::Interval>) -> anyhow::Result<()> {
         self.report.check()?;
-        if let Some(p) = &self.cdf {
+        for (flag, path) in [("--cdf", &self.cdf), ("--series", &self.series)] {
+            let Some(p) = path else { continue };
             if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
-                crate::plot::png_output(p).map_err(|e| anyhow::anyhow!("--cdf {e}"))?;
+                crate::plot::png_output(p).map_err(|e| anyhow::anyhow!("{flag} {e}"))?;
             } else {
-                crate::out::check("--cdf", p)?;
+                crate::out::check(flag, p)?;
             }
+        }
+        if self.series.is_some() && interval.is_none() {
+            anyhow::bail!(
+                "--series writes metrics over time: give --interval N (requests, or 60s of trace time)"
+            );
         }
         Ok(())
     }

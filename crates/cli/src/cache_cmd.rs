@@ -480,6 +480,12 @@ fn print_loss(loss: &Loss, backing: &Path, output: &OutputArgs) -> Result<()> {
 fn replay(a: ReplayArgs) -> Result<()> {
     a.output.start()?;
     let cfg = a.sim.to_config()?;
+    if cfg.interval.is_some() {
+        anyhow::bail!(
+            "cache replay: --interval (metrics over time) applies to `shingled sim`, `compare` and `experiment`, \
+             not to a replay through the block cache"
+        );
+    }
     let stats = shingled_sim::measure(&cfg.trace, &cfg.drive.bands_or_default())
         .with_context(|| format!("reading trace {}", cfg.trace.path))?;
     let total = cfg.trace.limit.map_or(stats.requests, |l| l.min(stats.requests));

@@ -69,6 +69,12 @@ pub struct SimArgs {
     /// After-warm-up window: none, cache-full, a request count, or a percentage of the trace.
     #[arg(long)]
     pub warmup: Option<String>,
+    /// Metrics over time: a window every N trace requests (10000 or 10000r) or every N seconds
+    /// of trace time (60s); each run's report gets a row per window (hit ratio, WA, RMWs, PB
+    /// fill, modelled time): after the table, in the JSON, and with --series FILE as CSV or a
+    /// chart.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub interval: Option<String>,
     /// Cache replacement policy (see `shingled policies`); `sim` takes a comma-separated list
     /// (`lru,sac,pore:scheme=cf,zone_size=10MiB`) and runs each.
     #[arg(long, short)]
@@ -189,6 +195,16 @@ impl SimArgs {
             || self.io_unit.is_some()
     }
 
+    /// The interval of metrics over time: `--interval`, else the configuration file's.
+    pub fn interval(&self) -> Result<Option<shingled_sim::Interval>> {
+        if let Some(i) = &self.interval {
+            return Ok(Some(parse("interval", i)?));
+        }
+        let Some(p) = &self.config else { return Ok(None) };
+        let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        Ok(SimConfig::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?.interval)
+    }
+
     /// The configuration: the file (or defaults) with every given flag applied.
     pub fn to_config(&self) -> Result<SimConfig> {
         let mut cfg = match &self.config {
@@ -238,6 +254,9 @@ impl SimArgs {
         }
         if let Some(w) = &self.warmup {
             cfg.warmup = parse("warmup", w)?;
+        }
+        if let Some(i) = &self.interval {
+            cfg.interval = Some(parse("interval", i)?);
         }
         if self.no_cache {
             cfg.cache = None;

@@ -130,6 +130,9 @@ pub fn run(a: CurveCmd) -> Result<()> {
     if a.sim.no_cache {
         bail!("curve: --no-cache has no cache to size; give --policy (default lru)");
     }
+    if a.sim.interval.is_some() {
+        bail!("curve: --interval applies to full runs (its points are sampled); use `shingled sim` or `compare`");
+    }
     if a.sim.policy.as_deref().is_some_and(|p| split_policies(p).is_empty()) {
         bail!("--policy names no policy");
     }

@@ -29,6 +29,7 @@ mod probe_cmd;
 mod progress;
 mod replay_cmd;
 mod report_cmd;
+mod series_out;
 mod served;
 mod stl_cmd;
 mod store_bench_cmd;
@@ -40,7 +41,7 @@ mod zone_cmd;
 
 use anyhow::{bail, Context, Result};
 use args::{Cli, Command, TraceCommand};
-use output::{Output, OutputArgs};
+use output::Output;
 use shingled_sim::report;
 
 fn main() {
@@ -302,11 +303,11 @@ fn sim_grid(a: &args::SimCmd, policies: &[String], sizes: &[String]) -> Result<(
     let bar = progress::Reporter::runs("sim");
     let report = experiments::run_experiment_with(exp, jobs, &|p| bar.update(p))?;
     bar.finish();
-    emit_experiment(&report, &a.emit.report, &a.emit.cdf)
+    emit_experiment(&report, &a.emit)
 }
 
 fn sim(a: args::SimCmd) -> Result<()> {
-    a.emit.check()?;
+    a.emit.check(a.sim.interval()?)?;
     let policies = a.sim.policy.as_deref().map(common_args::split_policies).unwrap_or_default();
     let sizes: Vec<String> = a
         .sim
@@ -353,16 +354,15 @@ fn sim(a: args::SimCmd) -> Result<()> {
         Output::Csv => format!("{}\n{}", report::CSV_HEADER, report::csv_rows(&r)),
     };
     a.emit.report.emit(&text)?;
-    write_cdf(
-        &a.emit.cdf,
-        &[(String::new(), r.label.clone(), &r)],
-        &format!("sim on {}", cfg.trace.path),
-        &[shingled_sim::describe_setup(&cfg)],
-    )
+    let runs = [(String::new(), r.label.clone(), &r)];
+    let what = format!("sim on {}", cfg.trace.path);
+    let setup = [shingled_sim::describe_setup(&cfg)];
+    series_out::write(&a.emit.series, &runs, &what, &setup)?;
+    write_cdf(&a.emit.cdf, &runs, &what, &setup)
 }
 
 fn compare(a: args::CompareCmd) -> Result<()> {
-    a.emit.check()?;
+    a.emit.check(a.sim.interval()?)?;
     let mut cfg = a.sim.to_config()?;
     if let Some(s) = &a.schemes {
         cfg.compare.schemes = s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect();
@@ -392,12 +392,10 @@ fn compare(a: args::CompareCmd) -> Result<()> {
     };
     a.emit.report.emit(&text)?;
     let runs: Vec<_> = report.runs.iter().map(|r| (String::new(), r.label.clone(), r)).collect();
-    write_cdf(
-        &a.emit.cdf,
-        &runs,
-        &format!("compare on {}", cfg.trace.path),
-        &[shingled_sim::describe_setup(&cfg)],
-    )
+    let what = format!("compare on {}", cfg.trace.path);
+    let setup = [shingled_sim::describe_setup(&cfg)];
+    series_out::write(&a.emit.series, &runs, &what, &setup)?;
+    write_cdf(&a.emit.cdf, &runs, &what, &setup)
 }
 
 fn experiment(a: args::ExperimentCmd) -> Result<()> {
@@ -409,7 +407,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
         }
         return Ok(());
     }
-    a.emit.check()?;
+    a.emit.check(a.sim.interval()?)?;
     if let Some(p) = &a.png {
         plot::png_output(p).map_err(|e| anyhow::anyhow!("--png {e}"))?;
     }
@@ -480,6 +478,14 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
                     a.name
                 );
             }
+            if a.sim.interval()?.is_some() {
+                bail!(
+                    "experiment {}: --interval applies to full runs (its points are sampled); run the \
+                     full-run form ({}) for metrics over time",
+                    a.name,
+                    a.name.strip_suffix("-curve").unwrap_or(&a.name)
+                );
+            }
             a.sampling.apply(opts)?;
             let bar = progress::Reporter::curve(&a.name);
             let stop = std::sync::atomic::AtomicBool::new(false);
@@ -495,7 +501,7 @@ fn experiment(a: args::ExperimentCmd) -> Result<()> {
             curve_cmd::experiment_charts(&report, png)?;
         }
     }
-    emit_experiment(&report, &a.emit.report, &a.emit.cdf)
+    emit_experiment(&report, &a.emit)
 }
 
 /// The flags an experiment would silently drop (it sets that part of every run itself, as its
@@ -542,9 +548,9 @@ fn ignored_experiment_flags(
 /// Prints an experiment report as a table, JSON or CSV (a `trace` column first).
 fn emit_experiment(
     report: &shingled_sim::experiments::ExperimentReport,
-    output: &OutputArgs,
-    cdf: &Option<std::path::PathBuf>,
+    emit: &args::EmitArgs,
 ) -> Result<()> {
+    let output = &emit.report;
     let text = match output.format() {
         Output::Table => report::experiment_table(report),
         Output::Json => serde_json::to_string_pretty(report)? + "\n",
@@ -577,7 +583,8 @@ fn emit_experiment(
     } else {
         format!("experiment {}: {}", e.name, e.title)
     };
-    write_cdf(cdf, &runs, &what, std::slice::from_ref(&e.setup))
+    series_out::write(&emit.series, &runs, &what, std::slice::from_ref(&e.setup))?;
+    write_cdf(&emit.cdf, &runs, &what, std::slice::from_ref(&e.setup))
 }
 
 fn trace(t: TraceCommand) -> Result<()> {

@@ -12,7 +12,7 @@
 //! * `--png FILE` draws the command's chart at exactly FILE. A command that draws several
 //!   charts writes each beside FILE, named FILE's stem + `-<name>.png` (`--png ev.png` gives
 //!   `ev-pb-iops.png`, `ev-bands-reads-4.png`; see [`chart_path`]).
-//! * Every file written besides the report (charts, `--cdf`, a command's other data files) is
+//! * Every file written besides the report (charts, `--cdf`, `--series`, a command's other data files) is
 //!   named on standard error.
 //!
 //! The commands that follow it: `sim`, `compare`, `experiment`, `curve`, `trace stats`, `drive

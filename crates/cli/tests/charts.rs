@@ -167,6 +167,61 @@ fn cdf_charts_and_csv_are_written_as_named() {
 }
 
 #[test]
+fn series_charts_and_csv_are_written_as_named() {
+    let compare = [
+        "compare",
+        "--trace",
+        "synth:wdev",
+        "--limit",
+        "20000",
+        "--interval",
+        "5000",
+        "--schemes",
+        "smr-only,lru,sac",
+        "--progress",
+        "none",
+    ];
+    let mut a = compare.to_vec();
+    a.extend(["--series", "series.png"]);
+    check(&a, &["series.png"]);
+    let mut a = compare.to_vec();
+    a.extend(["--series", "series.csv", "--output", "json"]);
+    check(&a, &["series.csv"]);
+    check(
+        &[
+            "sim",
+            "--trace",
+            "synth:wdev,scale=0.01",
+            "--interval",
+            "60s",
+            "--progress",
+            "none",
+            "--series",
+            "s.png",
+        ],
+        &["s.png"],
+    );
+    // An experiment: a row of panels per trace, one chart.
+    check(
+        &[
+            "experiment",
+            "pore-ssd-size",
+            "--on",
+            "synth:wdev,scale=0.005",
+            "--on",
+            "synth:hm,scale=0.005",
+            "--interval",
+            "2000",
+            "--progress",
+            "none",
+            "--series",
+            "e.png",
+        ],
+        &["e.png"],
+    );
+}
+
+#[test]
 fn report_drive_bench_store_bench_and_probe_list_their_files() {
     check(
         &[

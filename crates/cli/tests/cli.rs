@@ -118,6 +118,52 @@ fn compare_runs_the_schemes_asked() {
 /// A drive flag given to an experiment changes the experiment's own set-up (SAC's drive with a
 /// larger PB), not the default one's; its claims then say the set-up changed.
 #[test]
+fn compare_with_an_interval_reports_each_schemes_windows() {
+    let args = [
+        "compare",
+        "--trace",
+        "synth:wdev",
+        "--limit",
+        "20000",
+        "--interval",
+        "5000",
+        "--schemes",
+        "smr-only,lru,sac",
+        "--progress",
+        "none",
+    ];
+    let mut json = args.to_vec();
+    json.extend(["--output", "json"]);
+    let o = shingled(&json);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    for r in runs {
+        let s = r["series"].as_array().unwrap_or_else(|| panic!("{}: no series", r["label"]));
+        assert_eq!(s.len(), 4, "{}", r["label"]);
+        let sum = |k: &str| s.iter().map(|w| w[k].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(sum("requests"), 20_000);
+        assert_eq!(sum("rmws"), r["total"]["drive"]["rmws"].as_u64().unwrap(), "{}", r["label"]);
+        assert_eq!(sum("read_hits"), r["total"]["read_hits"].as_u64().unwrap());
+        assert_eq!(s[3]["last_request"], 20_000);
+        assert!(s[0]["pb_fill"].is_f64(), "a DM-SMR drive has a PB fill");
+    }
+    let o = shingled(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for label in ["smr-only", "lru", "sac"] {
+        let head =
+            format!("Metrics over time: {label} on synth:wdev (a window every 5000 requests; 4 windows)");
+        assert!(out.contains(&head), "{out}");
+    }
+    assert!(out.contains("15001-20000"), "{out}");
+    // Without --interval, nothing of it.
+    let o = shingled(&args[..5].iter().chain(&args[7..]).copied().collect::<Vec<_>>());
+    assert!(!stdout(&o).contains("Metrics over time"));
+}
+
+#[test]
 fn an_experiments_drive_flag_changes_its_own_setup() {
     let o = shingled(&[
         "experiment",

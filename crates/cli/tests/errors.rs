@@ -23,6 +23,12 @@ fn cases() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
         (vec!["sim", "--trace", T, "--limit", "NaN"], vec!["--limit", "NaN", "whole number"]),
         (vec!["sim", "--trace", T, "--time-scale", "-1"], vec!["--time-scale", "-1"]),
         (vec!["sim", "--trace", T, "--time-scale", "NaN"], vec!["--time-scale", "NaN", "finite"]),
+        (vec!["sim", "--trace", T, "--interval", "0"], vec!["--interval", "\"0\"", "more than 0"]),
+        (vec!["compare", "--trace", T, "--interval", "abc"], vec!["--interval", "\"abc\"", "request count"]),
+        (vec!["experiment", "pore-ssd-size", "--interval", "-3s"], vec!["--interval", "\"-3s\""]),
+        (vec!["sim", "--trace", T, "--series", "s.csv"], vec!["--series", "--interval"]),
+        (vec!["curve", "--trace", T, "--interval", "100"], vec!["--interval", "full runs"]),
+        (vec!["cache", "replay", "--trace", T, "--interval", "100"], vec!["--interval", "cache replay"]),
         (
             vec!["cache", "create", "c.img", "--backing", "b.img", "--size", "-1"],
             vec!["--size", "-1", "negative"],

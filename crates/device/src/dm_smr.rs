@@ -1591,6 +1591,10 @@ impl Drive for DmSmr {
         Some(&self.bands)
     }
 
+    fn pb_fill(&self) -> Option<(u64, u64)> {
+        Some((self.pb_valid_blocks(), self.pb_capacity_blocks()))
+    }
+
     /// Idle-time cleaning (with `idle_window_ms` set): once the drive has been idle for the
     /// window, it cleans the band of the oldest PB block, then the next, until the PB is empty or
     /// an RMW would start at or after `until`. An RMW that has started finishes, so the next
@@ -1707,6 +1711,22 @@ mod tests {
         d.write(Nanos(0), 5, 1);
         d.take_ops(&mut ops);
         assert_eq!(ops, [Append { block: 5, slot: 0 }, InPlace { block: 5, slot: 0 }]);
+    }
+
+    #[test]
+    fn pb_fill_counts_the_blocks_whose_latest_copy_is_in_the_pb() {
+        let mut d = tiny(PbFlavour::AppendOnly, PbFree::AtHead);
+        assert_eq!(Drive::pb_fill(&d), Some((0, 4)));
+        let mut now = Nanos(0);
+        now += d.write(now, 0, 3);
+        // A rewrite appends a new copy and invalidates the old one: still three blocks.
+        now += d.write(now, 1, 1);
+        assert_eq!(Drive::pb_fill(&d), Some((3, 4)));
+        // Block 8 needs a slot: band 0 (blocks 0..4) is cleaned, leaving block 8 alone.
+        d.write(now, 8, 1);
+        assert_eq!(Drive::pb_fill(&d), Some((1, 4)));
+        let cmr: Box<dyn Drive> = crate::DriveConfig::default_cmr().build(&BuildContext::default()).unwrap();
+        assert_eq!(cmr.pb_fill(), None);
     }
 
     #[test]

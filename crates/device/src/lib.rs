@@ -124,6 +124,12 @@ pub trait Drive: Send {
         None
     }
 
+    /// A DM-SMR drive's persistent buffer now: `(blocks whose latest copy is in it, its slots)`.
+    /// `None` for drives without one. Default: `None`.
+    fn pb_fill(&self) -> Option<(u64, u64)> {
+        None
+    }
+
     /// Tells the drive that the host issues nothing between `now` and `until` (an open-loop
     /// replay calls it for every gap between requests; a closed-loop replay never does). The
     /// drive may use the time for background work: a DM-SMR drive with an idle window cleans

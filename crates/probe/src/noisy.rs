@@ -116,6 +116,10 @@ impl<D: Drive + ?Sized> Drive for Noisy<D> {
         self.inner.band_map()
     }
 
+    fn pb_fill(&self) -> Option<(u64, u64)> {
+        self.inner.pb_fill()
+    }
+
     fn idle(&mut self, now: Nanos, until: Nanos) {
         let to_inner = |t: Nanos| Nanos((t.0 as i128 - self.skew).max(0) as u64);
         self.inner.idle(to_inner(now), to_inner(until));

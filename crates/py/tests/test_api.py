@@ -382,3 +382,31 @@ def test_absolute_sizes_read_the_trace_once_as_the_cli_does():
     warm = shingled.simulate(trace, policy="lru", cache="8MiB", drive__pb_size="4MiB", warmup="50%").to_dict()
     assert warm["sizing"]["written_range"] is not None
     assert warm["total"] == once["total"]
+
+
+def test_metrics_over_time_give_one_row_per_window_per_scheme_summing_to_the_totals(tmp_path):
+    res = shingled.compare(SYNTH, schemes=["smr-only", "lru", "sac"], interval=700, raw=True)
+    df = res.series()
+    n = res.results[0].report["total"]["requests"]
+    windows = -(-n // 700)
+    assert len(df) == 3 * windows
+    assert list(df["label"].unique()) == ["smr-only", "lru", "sac"]
+    for r in res.results:
+        w = r.series()
+        assert len(w) == windows and list(w["index"]) == list(range(windows))
+        assert w["requests"].sum() == r.requests
+        assert w["rmws"].sum() == r.rmws
+        assert w["read_hits"].sum() + w["write_hits"].sum() == r.read_hits + r.write_hits
+        assert abs(w["time_s"].sum() - r.total_time_s) < 1e-6
+        assert w["cumulative_hit_ratio"].iloc[-1] == pytest.approx(r.hit_ratio)
+        assert w["pb_fill"].between(0, 1).all()
+    fig = shingled.plot.series(res, out=tmp_path / "series.png")
+    assert (tmp_path / "series.png").stat().st_size > 0 and len(fig.axes) == 4
+    # Seconds of trace time; a run without an interval has no series.
+    r = shingled.simulate(SYNTH, interval="30s")
+    assert r.series()["first_time_s"].iloc[0] == 0.0 and r.report["config"]["interval"] == "30s"
+    with pytest.raises(ValueError, match="interval"):
+        shingled.simulate(SYNTH).series()
+    for bad, says in [(0, "must be more than 0"), ("abc", "invalid interval")]:
+        with pytest.raises(shingled.ConfigError, match=says):
+            shingled.simulate(SYNTH, interval=bad)

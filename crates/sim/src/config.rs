@@ -133,6 +133,73 @@ impl<'de> Deserialize<'de> for Warmup {
     }
 }
 
+/// The windows of a run's metrics over time ([`crate::Window`]): every so many trace requests,
+/// or every so many seconds of trace time (the requests' own timestamps).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Interval {
+    /// A window every this many trace requests (> 0).
+    Requests(u64),
+    /// A window every this many seconds of trace time (finite, > 0).
+    Seconds(f64),
+}
+
+impl std::str::FromStr for Interval {
+    type Err = ParseError;
+    /// `10000` or `10000r`: requests; `60s` or `0.5s`: seconds of trace time.
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let t = s.trim();
+        let bad = || ParseError::Interval(s.into());
+        let zero = || ParseError::IntervalZero(s.into());
+        if let Some(x) = t.strip_suffix('s') {
+            let x: f64 = x.trim().parse().map_err(|_| bad())?;
+            if !x.is_finite() || x < 0.0 {
+                return Err(bad());
+            }
+            // Below a nanosecond no two timestamps differ.
+            if x < 1e-9 {
+                return Err(zero());
+            }
+            return Ok(Interval::Seconds(x));
+        }
+        let n: u64 = t.strip_suffix('r').unwrap_or(t).trim().parse().map_err(|_| bad())?;
+        if n == 0 {
+            return Err(zero());
+        }
+        Ok(Interval::Requests(n))
+    }
+}
+
+impl std::fmt::Display for Interval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Interval::Requests(n) => write!(f, "{n}"),
+            Interval::Seconds(x) => write!(f, "{x}s"),
+        }
+    }
+}
+
+impl Serialize for Interval {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Interval {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use shingled_core::de::NumberOrString as N;
+        let text = match N::deserialize(d)? {
+            N::Number(n) => n.to_string(),
+            N::Float(x) => {
+                return Err(serde::de::Error::custom(format!(
+                    "invalid interval {x}: a request count is whole; give seconds of trace time as a string (\"{x}s\")"
+                )))
+            }
+            N::Text(t) => t,
+        };
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// The SSD cache: its size and its policy.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -188,6 +255,10 @@ pub struct SimConfig {
     /// When the "after warm-up" window starts.
     #[serde(default)]
     pub warmup: Warmup,
+    /// Metrics over time: a window every so many requests or seconds of trace time
+    /// (`RunReport::series`); none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Interval>,
     /// The SSD cache; absent for the no-cache baselines (SMR-only, CMR-only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheConfig>,
@@ -222,6 +293,7 @@ impl Default for SimConfig {
             trace: TraceSpec::default(),
             mode: Mode::default(),
             warmup: Warmup::default(),
+            interval: None,
             cache: Some(CacheConfig::default()),
             ssd: SsdConfig::default(),
             drive: default_drive(),
@@ -397,6 +469,42 @@ mod tests {
             e("soon".parse::<Warmup>().map(drop)),
             r#"invalid warm-up "soon": use none, cache-full, a request count or a percentage"#
         );
+    }
+
+    #[test]
+    fn an_interval_is_requests_or_seconds_and_a_bad_one_is_named() {
+        assert_eq!("10000".parse(), Ok(Interval::Requests(10_000)));
+        assert_eq!(" 10000r".parse(), Ok(Interval::Requests(10_000)));
+        assert_eq!("60s".parse(), Ok(Interval::Seconds(60.0)));
+        assert_eq!("0.5s".parse(), Ok(Interval::Seconds(0.5)));
+        let e = |s: &str| s.parse::<Interval>().unwrap_err().to_string();
+        let bad = |s: &str| {
+            format!("invalid interval {s:?}: use a request count (10000 or 10000r) or seconds of trace time (60s)")
+        };
+        for s in ["abc", "", "-5", "1.5", "5m", "xs", "-1s", "infs", "NaNs"] {
+            assert_eq!(e(s), bad(s), "{s}");
+        }
+        for s in ["0", "0r", "0s", "0.0s"] {
+            assert_eq!(e(s), format!("interval {s:?} must be more than 0"), "{s}");
+        }
+        for i in [Interval::Requests(7), Interval::Seconds(2.5)] {
+            assert_eq!(i.to_string().parse(), Ok(i));
+        }
+        let w = |t: &str| SimConfig::from_toml(&format!("interval = {t}")).map(|c| c.interval);
+        assert_eq!(w("5000"), Ok(Some(Interval::Requests(5000))));
+        assert_eq!(w("\"60s\""), Ok(Some(Interval::Seconds(60.0))));
+        assert_eq!(SimConfig::from_toml("").unwrap().interval, None);
+        assert!(!SimConfig::default().to_toml().contains("interval"), "absent when none");
+        let c = SimConfig { interval: Some(Interval::Seconds(60.0)), ..Default::default() };
+        assert_eq!(SimConfig::from_toml(&c.to_toml()).unwrap().interval, c.interval);
+        for (bad, says) in [
+            ("0", "must be more than 0"),
+            ("1.5", "invalid interval 1.5"),
+            ("\"x\"", "invalid interval \"x\""),
+        ] {
+            let e = w(bad).unwrap_err().message;
+            assert!(e.contains(says) && e.contains("interval"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -201,6 +201,8 @@ impl Scale {
 fn scaled_config(cell: &Cell, k: Scale) -> Result<SimConfig, SimError> {
     let mut cfg = cell.full.clone();
     cfg.trace.limit = None; // the sample was cut at the limit already
+                            // A sample's windows would not be the trace's: a mini-simulation records no series.
+    cfg.interval = None;
     let cache = cfg.cache.as_mut().expect("every cell has a cache");
     cache.size = SizeSpec::Absolute(ByteSize(scaled(cell.cache_blocks, k.cache) * BLOCK_SIZE));
     let mut policy = serde_json::to_value(&cache.policy).expect("policies serialize");

@@ -211,6 +211,11 @@ impl Engine {
         c
     }
 
+    /// The drive's persistent buffer now, `(valid blocks, slots)`; `None` without one.
+    pub fn pb_fill(&self) -> Option<(u64, u64)> {
+        self.t.drive.pb_fill()
+    }
+
     /// The per-request latency histogram so far.
     pub fn latency(&self) -> &Histogram {
         &self.t.latency

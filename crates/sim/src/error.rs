@@ -38,8 +38,8 @@ pub enum SimError {
     },
 }
 
-/// A mode, I/O unit, replay, warm-up or curve setting given as text that says none (`FromStr` of [`crate::Mode`],
-/// [`crate::IoUnit`], [`crate::Replay`], [`crate::Warmup`] and the curve's `Rate`, `Unit` and
+/// A mode, I/O unit, replay, warm-up, interval or curve setting given as text that says none (`FromStr` of [`crate::Mode`],
+/// [`crate::IoUnit`], [`crate::Replay`], [`crate::Warmup`], [`crate::Interval`] and the curve's `Rate`, `Unit` and
 /// `Sampling`; clap and Python print the message).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -62,6 +62,12 @@ pub enum ParseError {
     /// Neither a keyword, a request count nor a percentage.
     #[error("invalid warm-up {0:?}: use none, cache-full, a request count or a percentage")]
     Warmup(String),
+    /// Neither a request count nor seconds.
+    #[error("invalid interval {0:?}: use a request count (10000 or 10000r) or seconds of trace time (60s)")]
+    Interval(String),
+    /// An interval of no requests or no time.
+    #[error("interval {0:?} must be more than 0")]
+    IntervalZero(String),
     /// A curve's sampling rate that does not parse.
     #[error("invalid rate {0:?}: use auto, a fraction in (0, 1] or a percentage")]
     Rate(String),

@@ -95,6 +95,7 @@ pub fn run_curve_experiment(
                 latency_cdf: Vec::new(),
                 offline_bound: None,
                 config: cfg.clone(),
+                series: None,
             });
         }
         stats.push(curve.stats.clone());

@@ -28,6 +28,7 @@ mod plan;
 pub mod report;
 mod run;
 pub mod sample;
+mod series;
 mod setup;
 pub mod stack;
 pub mod stats_file;
@@ -36,7 +37,8 @@ pub use bound::{OfflineBound, RmwBound};
 pub use compare::{compare, compare_with};
 pub use config::{is_offline, scheme_config, setup, SetUp, SETUPS};
 pub use config::{
-    toml_error, CacheConfig, CompareOptions, ConfigTomlError, SimConfig, TraceSpec, Warmup, DEFAULT_TRACE,
+    toml_error, CacheConfig, CompareOptions, ConfigTomlError, Interval, SimConfig, TraceSpec, Warmup,
+    DEFAULT_TRACE,
 };
 pub use controller::Mode;
 pub use costs::{fit_costs, CostModel};
@@ -50,4 +52,5 @@ pub use run::{
     run_all_with, run_footprint, run_once, run_with, simulate, sizing, CompareReport, Footprint, Progress,
     RunReport, Sizing, PROGRESS_EVERY,
 };
+pub use series::{Window, MAX_WINDOWS};
 pub use setup::describe as describe_setup;

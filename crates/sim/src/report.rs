@@ -7,6 +7,8 @@ use crate::metrics::Metrics;
 use crate::run::{CompareReport, RunReport};
 use std::fmt::Write;
 
+pub mod series;
+
 /// Which optional lines a run's table shows (decided on the whole run, so both windows have the
 /// same lines).
 #[derive(Clone, Copy)]
@@ -241,6 +243,7 @@ pub fn run_table(r: &RunReport) -> String {
     if r.skipped_lines > 0 {
         let _ = writeln!(out, "{} malformed trace lines were skipped.", r.skipped_lines);
     }
+    out.push_str(&series::tables(&[r]));
     out
 }
 
@@ -350,6 +353,7 @@ pub fn compare_table(c: &CompareReport) -> String {
         out.push('\n');
         out.push_str(&crate::paper::claims_table(&c.paper));
     }
+    out.push_str(&series::tables(&c.runs.iter().collect::<Vec<_>>()));
     out
 }
 
@@ -881,6 +885,7 @@ pub fn experiment_table(e: &crate::experiments::ExperimentReport) -> String {
         out.push('\n');
         out.push_str(&crate::paper::claims_table(&e.paper));
     }
+    out.push_str(&series::tables(&e.runs.iter().collect::<Vec<_>>()));
     out
 }
 

@@ -162,6 +162,9 @@ pub struct RunReport {
     pub offline_bound: Option<crate::bound::OfflineBound>,
     /// The configuration that produced this report.
     pub config: SimConfig,
+    /// Metrics over time, one row per window of `config.interval` (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Vec<crate::series::Window>>,
 }
 
 /// Requests read from the trace per call.
@@ -596,6 +599,7 @@ fn replay(
     };
     let limit = cfg.trace.limit.unwrap_or(u64::MAX);
     let mut warm: Option<(u64, Counters, Histogram)> = None;
+    let mut series = crate::series::Recorder::new(cfg, stats, reader.format_name())?;
     let started = Instant::now();
     let mut read = 0u64;
     // Requests are read a batch at a time and looked up ahead of their replay in two stages
@@ -628,6 +632,9 @@ fn replay(
         }
         next += 1;
         read += 1;
+        if let Some(s) = series.as_mut() {
+            s.before(&engine, &req)?;
+        }
         engine.process(&req);
         if warm.is_none() {
             let done = match (cfg.warmup, warm_at) {
@@ -667,6 +674,7 @@ fn replay(
         latency_cdf: engine.latency().cdf(),
         offline_bound,
         config: cfg.clone(),
+        series: series.map(|s| s.finish(&engine)).transpose()?,
     })
 }
 

@@ -34,8 +34,8 @@ pub use formats::oracle::{write_oracle_general, OracleSummary};
 pub use formats::{Format, UnknownFormat};
 pub use mix::{mix, MixStream, MixSummary};
 pub use open::{
-    convert_file, convert_file_until, convert_file_with_stats, detect_format, open, open_stream, OpenOptions,
-    VolumeFilter,
+    convert_file, convert_file_until, convert_file_with_stats, detect_format, has_timestamps, open,
+    open_stream, OpenOptions, VolumeFilter,
 };
 pub use request::{Interruptible, Request, Rescaled, TraceReader};
 pub use stats::{footprint, trace_stats, BlockSet, Footprint, TraceStats};

@@ -301,6 +301,28 @@ fn build(
     })
 }
 
+/// Whether the requests of a reader whose [`crate::TraceReader::format_name`] is `format`,
+/// opened with `params`, carry the trace's own timestamps: `sac`, and `csv` without a
+/// `time-col`, number their lines instead (bad parameters: the open reports them, so `true`).
+pub fn has_timestamps(format: &str, params: Option<&str>) -> bool {
+    match format {
+        "sac" => false,
+        "csv" => CsvParams::parse(params.unwrap_or("")).map_or(true, |p| p.time_col.is_some()),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn line_numbered_formats_have_no_timestamps() {
+    assert!(!has_timestamps("sac", None));
+    assert!(!has_timestamps("csv", Some("obj-id-col=2")));
+    assert!(has_timestamps("csv", Some("obj-id-col=2,time-col=1")));
+    assert!(has_timestamps("csv", Some("obj-id-field=2,time-field=1")));
+    assert!(has_timestamps("msr", None));
+    assert!(has_timestamps("synth", None));
+}
+
 /// Keeps only the requests of one volume from any reader, counting the others in `filtered`.
 /// Format readers filter internally; this serves sources that do not (synthetic traces).
 pub struct VolumeFilter<R> {

@@ -36,7 +36,7 @@ from ._core import (
     ZonedError,
 )
 from ._probe import probe
-from ._result import Result, flatten_metrics
+from ._result import Result, flatten_metrics, series_frame
 from ._store_bench import StoreBenchResult, store_bench, store_benches
 from .blockcache import BlockCache, cache_inspect, cache_lost_blocks, cache_replay
 from .replay import replay, replay_frame
@@ -49,6 +49,7 @@ __all__ = [
     "Config",
     "Result",
     "CompareResult",
+    "series_frame",
     "simulate",
     "compare",
     "experiment",
@@ -240,7 +241,8 @@ def simulate(
     (``"2%"``) or ``False`` for no cache; ``mode``: ``read-write``, ``write-only``…; ``config``:
     the base `Config`; ``fields``: any other field, nested as ``drive__pb_size="1/128"``.
     ``progress``: ``callback(requests_done)`` or ``"tqdm"``; ``setup``: a named set-up
-    (`setups`), applied before ``drive``.
+    (`setups`), applied before ``drive``. ``interval=10000`` (requests) or ``interval="60s"``
+    (trace time), a field like any other, adds metrics over time: `Result.series`.
     """
     cfg = make_config(trace, policy, drive, cache, mode, config, setup, **fields)
     cb, close = _progress(progress, f"sim {cfg.label}")
@@ -264,6 +266,13 @@ class CompareResult:
     @property
     def frame(self):
         return _frame(self.results, self.report["runs"])
+
+    def series(self):
+        """Metrics over time of every scheme (a comparison with ``interval=``): one row per
+        scheme and window, ``label`` naming the scheme (`series_frame`)."""
+        import pandas as pd
+
+        return pd.concat([r.series() for r in self.results], ignore_index=True)
 
 
 def _frame(results: Sequence[Result], runs=None):
@@ -305,7 +314,9 @@ def compare(
     """Compares schemes on one trace (``shingled compare``): a DataFrame indexed by scheme, with
     the raw `CompareResult` in ``df.attrs["report"]`` (or returned with ``raw=True``). The
     report names its set-up (``report["setup"]``) and, in PORE's set-up, lists PORE's headline
-    figures beside ours (``report["paper"]``)."""
+    figures beside ours (``report["paper"]``). With ``interval=`` (as in `simulate`), every
+    scheme's metrics over time are in ``CompareResult.series()`` (``raw=True``) or
+    ``shingled.series_frame`` of each of ``df.attrs["report"]["runs"]``."""
     cfg = make_config(trace, policy, drive, cache, mode, config, setup, **fields)
     if schemes is not None:
         if isinstance(schemes, str):

@@ -53,6 +53,27 @@ def flatten_metrics(m: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
     return out
 
 
+def series_frame(report: Dict[str, Any], group: Optional[str] = None):
+    """A run report's metrics over time (``report["series"]``, present when the run had an
+    ``interval``) as a DataFrame: one row per window, ``label`` first (and ``group`` when given),
+    then the window's columns (``index``, ``first_request``, ``last_request``, ``requests``,
+    ``hit_ratio``, ``cumulative_hit_ratio``, ``write_amplification``, ``rmws``, ``pb_fill``,
+    ``time_s``…; docs/metrics.md, "Metrics over time"). ValueError when the run has none."""
+    import pandas as pd
+
+    windows = report.get("series")
+    if windows is None:
+        raise ValueError(
+            f"run {report.get('label')!r} has no metrics over time: run it with an interval "
+            "(interval=10000 requests, or interval=\"60s\" of trace time)"
+        )
+    df = pd.DataFrame(windows, columns=list(windows[0]) if windows else None)
+    df.insert(0, "label", report.get("label"))
+    if group is not None:
+        df.insert(0, "group", group)
+    return df
+
+
 class Result:
     """The report of one simulation (``shingled sim --output json``), with the main metrics as
     attributes: ``r.total_time_s``, ``r.read_hit_ratio``, ``r.write_amplification``, ``r.rmws``…
@@ -109,6 +130,10 @@ class Result:
                 "fraction": [p[1] for p in pts],
             }
         )
+
+    def series(self):
+        """Metrics over time (a run with ``interval=``): one row per window (`series_frame`)."""
+        return series_frame(self.report)
 
     def to_series(self):
         import pandas as pd

@@ -326,6 +326,49 @@ def cdf(results, ax=None, out=None, title: Optional[str] = None, log_x: bool = T
     return _done(fig, out)
 
 
+def series(results, out=None, title: Optional[str] = None):
+    """Metrics over time (runs with ``interval=``): hit ratio, RMWs, PB fill and modelled time
+    per window in four panels, one line per run, each window at its end (its last request, or
+    its end in trace time). ``results``: `Result`s, a `CompareResult`, or a DataFrame from
+    `Result.series` / `CompareResult.series` (several concatenated)."""
+    if hasattr(results, "results"):
+        results = results.results
+    ctx, seconds = "", None
+    if hasattr(results, "groupby"):
+        df = results
+    else:
+        import pandas as pd
+
+        results = list(results)
+        df = pd.concat([r.series() for r in results], ignore_index=True)
+        reports = [getattr(r, "report", {}) for r in results]
+        ctx = _runs_context(reports)
+        every = {str((r.get("config") or {}).get("interval", "")) for r in reports}
+        if len(every) == 1:
+            (every,) = every
+            if every.endswith("s"):
+                seconds = float(every[:-1])
+    plt = _plt()
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7), layout="constrained")
+    panels = [
+        ("hit_ratio", "hit ratio per window"),
+        ("rmws", "RMWs per window"),
+        ("pb_fill", "PB fill at the window's end"),
+        ("time_s", "modelled time per window (s)"),
+    ]
+    for ax, (col, name) in zip(axes.flat, panels):
+        for label, g in df.groupby("label", sort=False):
+            x = (g["index"] + 1) * seconds if seconds else g["last_request"]
+            ax.plot(x, g[col], marker=".", label=str(label))
+        ax.set_title(name, fontsize="medium")
+        ax.set_xlabel("trace time (s)" if seconds else "trace requests")
+        ax.grid(True, alpha=0.3)
+    axes.flat[0].legend()
+    head = title or "metrics over time"
+    fig.suptitle(f"{head}\n{ctx}" if ctx else head, fontsize="medium")
+    return _done(fig, out)
+
+
 def _runs_context(reports) -> str:
     """Trace, set-up, mode and replay of run reports (each part once when the runs share it)."""
     def one(values):

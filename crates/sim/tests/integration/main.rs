@@ -10,6 +10,7 @@ mod open_loop;
 mod pore_bands;
 mod properties;
 mod regimes;
+mod series;
 mod smart;
 mod stats_file;
 
