@@ -1019,3 +1019,31 @@ fn compare_shows_the_offline_bounds_and_offline_policies_are_refused_where_blind
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("band-min") && stderr(&o).contains("offline"), "{}", stderr(&o));
 }
+
+/// `experiment --offline` adds Belady's MIN and band-min per set-up of the runs, shows the
+/// distance to the bounds under each trace's table, and leaves the paper's claims as they were;
+/// a curve form refuses it.
+#[test]
+fn experiment_offline_adds_the_bounds_and_keeps_the_claims() {
+    let base = ["experiment", "pore-overall", "--on", "synth:wdev,scale=0.02", "--mode", "write-only"];
+    let run = |extra: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend(extra);
+        let o = shingled(&a);
+        assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+        o
+    };
+    let plain: serde_json::Value = serde_json::from_slice(&run(&["--output", "json"]).stdout).unwrap();
+    let off: serde_json::Value =
+        serde_json::from_slice(&run(&["--offline", "--output", "json"]).stdout).unwrap();
+    assert_eq!(plain["paper"], off["paper"], "the offline rows changed the paper's claims");
+    let labels: Vec<&str> =
+        off["runs"].as_array().unwrap().iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert!(labels.contains(&"belady") && labels.contains(&"band-min"), "{labels:?}");
+    assert_eq!(labels.len(), plain["runs"].as_array().unwrap().len() + 2, "one set-up: two offline rows");
+    let table = stdout(&run(&["--offline"]));
+    assert!(table.contains("distance to the offline bounds") && table.contains("RMW bound"), "{table}");
+    let o = shingled(&["experiment", "pore-ssd-size-curve", "--on", "synth:wdev,scale=0.02", "--offline"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("offline schemes need the whole trace"), "{}", stderr(&o));
+}

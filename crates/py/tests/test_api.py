@@ -269,6 +269,9 @@ def test_offline_schemes_bound_every_policy():
     assert (df["rmws"] >= bound).all()
     with pytest.raises(shingled.ConfigError, match="offline"):
         shingled.curve(SYNTH, policies=["belady"], cache_sizes=["2%"])
+    exp = shingled.experiment("pore-overall", traces=[SYNTH], mode="write-only", offline=True)
+    assert {"belady", "band-min"} <= set(exp["label"])
+    assert any(r.get("offline_bound") for r in exp.attrs["report"]["runs"])
 
 
 def test_errors_pickle_and_cross_process_pools(tmp_path):
