@@ -20,6 +20,8 @@ use shingled_trace::TraceReader;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Accesses per chunk of the backward pass.
 const CHUNK: usize = 1 << 16;
@@ -45,6 +47,44 @@ pub struct FutureFile {
     reader: BufReader<File>,
     now: u64,
     len: u64,
+    status: Arc<Status>,
+}
+
+/// What the replay did with the future, for [`FutureFile::status`]'s check afterwards.
+#[derive(Debug, Default)]
+pub struct Status {
+    used: AtomicU64,
+    len: u64,
+    error: Mutex<Option<std::io::Error>>,
+}
+
+impl Status {
+    /// An error if reading the future file failed, or if the replay asked for another number
+    /// of accesses than the pre-pass listed (the trace changed between the two reads).
+    pub fn check(&self) -> Result<(), SimError> {
+        if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(SimError::Prepass { what: "reading the future file", source: e });
+        }
+        let used = self.used.load(Ordering::Relaxed);
+        if used != self.len {
+            return Err(SimError::Config {
+                field: "trace",
+                reason: format!(
+                    "the offline pre-pass listed {} block accesses and the replay made {used}: the trace \
+                     changed between the two reads",
+                    self.len
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl FutureFile {
+    /// What the replay did with it, to [`Status::check`] once the replay is over.
+    pub fn status(&self) -> Arc<Status> {
+        self.status.clone()
+    }
 }
 
 impl Foreknowledge for FutureFile {
@@ -58,13 +98,19 @@ impl Foreknowledge for FutureFile {
         };
         if self.now < self.len {
             let mut rec = [0u8; 16];
-            // A read error leaves "never": the policy then decides as for a block not reused.
-            if self.reader.read_exact(&mut rec).is_ok() {
-                f.next_use = u64::from_le_bytes(rec[..8].try_into().expect("8 bytes"));
-                f.band_next_write = u64::from_le_bytes(rec[8..].try_into().expect("8 bytes"));
+            // A failed read leaves "never" here and fails the run afterwards (`Status::check`).
+            match self.reader.read_exact(&mut rec) {
+                Ok(()) => {
+                    f.next_use = u64::from_le_bytes(rec[..8].try_into().expect("8 bytes"));
+                    f.band_next_write = u64::from_le_bytes(rec[8..].try_into().expect("8 bytes"));
+                }
+                Err(e) => {
+                    self.status.error.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                }
             }
         }
         self.now += 1;
+        self.status.used.store(self.now, Ordering::Relaxed);
         f
     }
 }
@@ -183,5 +229,59 @@ fn backward(accesses: &File, n: u64, mode: Mode, bands: Option<&BandMap>) -> Res
     }
     let mut file = file;
     std::io::Seek::rewind(&mut file).map_err(io("reading the future file"))?;
-    Ok(FutureFile { reader: BufReader::with_capacity(1 << 20, file), now: 0, len: n })
+    let status = Arc::new(Status { len: n, ..Status::default() });
+    Ok(FutureFile { reader: BufReader::with_capacity(1 << 20, file), now: 0, len: n, status })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shingled_trace::Request;
+
+    fn reader(ops: &[(bool, u64)]) -> Box<dyn TraceReader> {
+        let reqs: Vec<Request> = ops
+            .iter()
+            .enumerate()
+            .map(|(i, &(w, b))| Request {
+                time_ns: i as u64,
+                volume: 0,
+                op: if w { Op::Write } else { Op::Read },
+                offset: b * 4096,
+                len: 4096,
+            })
+            .collect();
+        Box::new(crate::sample::InMemory::new(Arc::new(reqs), "test"))
+    }
+
+    #[test]
+    fn next_uses_worked_out_by_hand() {
+        // Accesses 0:r5 1:w7 2:r5 3:w5 4:r7. Read-write: 5 next at 2 then 3 then never; 7 at 4.
+        let ops = [(false, 5), (true, 7), (false, 5), (true, 5), (false, 7)];
+        let mut p = prepass_reader(reader(&ops), None, Mode::ReadWrite, None, Sizes::default()).unwrap();
+        let got: Vec<u64> = ops.iter().map(|&(w, b)| p.future.next(w, b).next_use).collect();
+        assert_eq!(got, [2, 4, 3, Foresight::NEVER, Foresight::NEVER]);
+        p.future.status().check().unwrap();
+        // Read-only: a write drops the copy, so 5 read at 2 is next "used" never (written at 3).
+        let mut p = prepass_reader(reader(&ops), None, Mode::ReadOnly, None, Sizes::default()).unwrap();
+        let got: Vec<u64> = ops.iter().map(|&(w, b)| p.future.next(w, b).next_use).collect();
+        assert_eq!(got, [2, 4, Foresight::NEVER, Foresight::NEVER, Foresight::NEVER]);
+        // Write-only: reads are not accesses; 7 (position 0) and 5 (position 1).
+        let mut p = prepass_reader(reader(&ops), None, Mode::WriteOnly, None, Sizes::default()).unwrap();
+        assert_eq!(p.future.next(true, 7).next_use, Foresight::NEVER);
+        assert_eq!(p.future.next(true, 5).next_use, Foresight::NEVER);
+        p.future.status().check().unwrap();
+    }
+
+    #[test]
+    fn a_replay_of_other_accesses_than_listed_fails_the_run() {
+        let ops = [(true, 1), (true, 2), (true, 1)];
+        let mut p = prepass_reader(reader(&ops), None, Mode::ReadWrite, None, Sizes::default()).unwrap();
+        p.future.next(true, 1);
+        let e = p.future.status().check().unwrap_err().to_string();
+        assert!(e.contains("listed 3 block accesses") && e.contains("made 1"), "{e}");
+        for _ in 0..3 {
+            p.future.next(true, 1);
+        }
+        assert!(p.future.status().check().is_err(), "one access too many");
+    }
 }

@@ -587,6 +587,7 @@ fn replay(
         Some(p) => (Some(p.future), p.bound),
         None => (None, None),
     };
+    let future_status = future.as_ref().map(|f| f.status());
     let mut engine = Engine::new(cfg.mode, cache, ssd, drive)
         .with_io_unit(cfg.io_unit)
         .with_replay(cfg.replay, cfg.time_scale);
@@ -654,6 +655,9 @@ fn replay(
         }
     }
     progress(read);
+    if let Some(s) = &future_status {
+        s.check()?;
+    }
     let wall = started.elapsed().as_secs_f64();
     let total_c = engine.counters();
     let blocks = total_c.blocks_read + total_c.blocks_written;
