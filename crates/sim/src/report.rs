@@ -243,6 +243,16 @@ pub fn run_table(r: &RunReport) -> String {
     if r.skipped_lines > 0 {
         let _ = writeln!(out, "{} malformed trace lines were skipped.", r.skipped_lines);
     }
+    if let Some(b) = &r.offline_bound {
+        let _ = writeln!(
+            out,
+            "\noffline RMW bound (no policy cleans fewer bands with this cache and PB; docs/bounds.md): {}; \
+             this run's RMWs: {} ({})",
+            b.rmw_lower_bound,
+            r.total.counters.drive.rmws,
+            over_bound(r.total.counters.drive.rmws, b.rmw_lower_bound)
+        );
+    }
     out.push_str(&series::tables(&[r]));
     out
 }
