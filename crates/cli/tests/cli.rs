@@ -1002,7 +1002,7 @@ fn compare_shows_the_offline_bounds_and_offline_policies_are_refused_where_blind
     let o =
         shingled(&["sim", "-c", &cfg, "--trace", &trace, "--policy", "band-min", "--cache-size", "24blocks"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains(&format!("offline RMW bound (no policy cleans fewer")), "{}", stdout(&o));
+    assert!(stdout(&o).contains("offline RMW bound (no policy cleans fewer"), "{}", stdout(&o));
     let o = shingled(&["curve", "-c", &cfg, "--trace", &trace, "--policy", "belady", "--progress", "none"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("belady is offline"), "{}", stderr(&o));
