@@ -211,6 +211,21 @@ mod tests {
     }
 
     #[test]
+    fn one_large_window_beats_small_ones_when_bands_are_small() {
+        // C + P = 2, every block its own band, six distinct writes: at the end at most two
+        // blocks are in the cache or the PB, so four bands were cleaned. Windows of 3 distinct
+        // blocks (m = 1) see only 1 + 1; windows of 5 (m = 2) 3 + 0; one window of all six 4.
+        let bands = band_map(1, 6);
+        let mut b = RmwBound::new(1, 1);
+        for blk in 0..6 {
+            b.write(blk, bands.band_of(blk));
+        }
+        let r = b.finish();
+        assert_eq!(r.rmw_lower_bound, 4);
+        assert_eq!(r.window_multiple, 4, "the first multiple reaching it: no window closes");
+    }
+
+    #[test]
     fn rewrites_inside_the_cache_need_nothing() {
         let bands = band_map(2, 3);
         let mut b = RmwBound::new(2, 1);
