@@ -938,37 +938,28 @@ fn convert_to_oracle_general_and_back() {
 fn compare_shows_the_offline_bounds_and_offline_policies_are_refused_where_blind() {
     let cfg = data("golden/tiny.toml");
     let trace = data("golden/small.csv");
-    let schemes = "lru,sac:band_size=16KiB,belady,band-min";
-    let o = shingled(&[
-        "compare",
-        "-c",
-        &cfg,
-        "--trace",
-        &trace,
-        "--schemes",
-        schemes,
-        "--cache-size",
-        "24blocks",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = stdout(&o);
+    let compare = |output: &str| {
+        let schemes = "lru,sac:band_size=16KiB,belady,band-min";
+        let o = shingled(&[
+            "compare",
+            "-c",
+            &cfg,
+            "--trace",
+            &trace,
+            "--schemes",
+            schemes,
+            "--cache-size",
+            "24blocks",
+            "--output",
+            output,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let s = compare("table");
     assert!(s.contains("distance to the offline bounds") && s.contains("RMW bound"), "{s}");
     assert!(s.contains("below MIN") && s.contains("over bound"), "{s}");
-    let o = shingled(&[
-        "compare",
-        "-c",
-        &cfg,
-        "--trace",
-        &trace,
-        "--schemes",
-        schemes,
-        "--cache-size",
-        "24blocks",
-        "--output",
-        "json",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&compare("json")).unwrap();
     let runs = v["runs"].as_array().unwrap();
     let bound = runs[2]["offline_bound"]["rmw_lower_bound"].as_u64().expect("belady's run carries the bound");
     assert_eq!(runs[3]["offline_bound"]["rmw_lower_bound"].as_u64(), Some(bound));
@@ -980,20 +971,7 @@ fn compare_shows_the_offline_bounds_and_offline_policies_are_refused_where_blind
         assert!(hits(r) <= hits(&runs[2]), "{} beats Belady's MIN", r["label"]);
         assert!(r["total"]["drive"]["rmws"].as_u64().unwrap() >= bound, "{} under the bound", r["label"]);
     }
-    let o = shingled(&[
-        "compare",
-        "-c",
-        &cfg,
-        "--trace",
-        &trace,
-        "--schemes",
-        schemes,
-        "--cache-size",
-        "24blocks",
-        "--output",
-        "csv",
-    ]);
-    let csv = stdout(&o);
+    let csv = compare("csv");
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let col = header.iter().position(|h| *h == "rmw_lower_bound").expect("a rmw_lower_bound column");
     let belady_row = csv.lines().find(|l| l.starts_with("belady,total")).unwrap();

@@ -4,6 +4,7 @@
 //! ones written back in any order) on the DM-SMR model itself, which finds the fewest RMWs
 //! possible and checks the bound below it and band-min above it.
 
+use super::properties::{arb_mode, arb_trace};
 use super::*;
 use proptest::prelude::*;
 use shingled_core::SplitMix64;
@@ -101,25 +102,6 @@ fn band_min_hand_checked() {
     assert_eq!((hits, wb, rmws), (0, 4, 1));
     // C + P = 5 and five distinct blocks are written: the bound is 0.
     assert_eq!(bound.unwrap().rmw_lower_bound, 0);
-}
-
-fn arb_trace() -> impl Strategy<Value = Vec<Request>> {
-    proptest::collection::vec((any::<bool>(), 0u64..48, 1u32..4), 1..200).prop_map(|v| {
-        v.into_iter()
-            .enumerate()
-            .map(|(i, (w, b, n))| Request {
-                time_ns: i as u64,
-                volume: 0,
-                op: if w { Op::Write } else { Op::Read },
-                offset: b * 4096,
-                len: n * 4096,
-            })
-            .collect()
-    })
-}
-
-fn arb_mode() -> impl Strategy<Value = Mode> {
-    prop_oneof![Just(Mode::ReadWrite), Just(Mode::WriteOnly), Just(Mode::ReadOnly), Just(Mode::WriteCache)]
 }
 
 proptest! {

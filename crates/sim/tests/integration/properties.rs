@@ -32,7 +32,7 @@ impl Drive for Recording {
     }
 }
 
-fn arb_trace() -> impl Strategy<Value = Vec<Request>> {
+pub(crate) fn arb_trace() -> impl Strategy<Value = Vec<Request>> {
     proptest::collection::vec((any::<bool>(), 0u64..96, 1u32..4), 1..250).prop_map(|v| {
         v.into_iter()
             .enumerate()
@@ -47,7 +47,7 @@ fn arb_trace() -> impl Strategy<Value = Vec<Request>> {
     })
 }
 
-fn arb_mode() -> impl Strategy<Value = Mode> {
+pub(crate) fn arb_mode() -> impl Strategy<Value = Mode> {
     prop_oneof![Just(Mode::ReadWrite), Just(Mode::WriteOnly), Just(Mode::ReadOnly), Just(Mode::WriteCache)]
 }
 
