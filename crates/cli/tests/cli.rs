@@ -115,8 +115,8 @@ fn compare_runs_the_schemes_asked() {
     assert!(stderr(&o).contains("bogus"), "{}", stderr(&o));
 }
 
-/// A drive flag given to an experiment changes the experiment's own set-up (SAC's drive with a
-/// larger PB), not the default one's; its claims then say the set-up changed.
+/// `--interval` gives each scheme's windows: in the JSON (summing to the run's totals) and as a
+/// table per run after the report; nothing of it without the flag.
 #[test]
 fn compare_with_an_interval_reports_each_schemes_windows() {
     let args = [
@@ -163,6 +163,8 @@ fn compare_with_an_interval_reports_each_schemes_windows() {
     assert!(!stdout(&o).contains("Metrics over time"));
 }
 
+/// A drive flag given to an experiment changes the experiment's own set-up (SAC's drive with a
+/// larger PB), not the default one's; its claims then say the set-up changed.
 #[test]
 fn an_experiments_drive_flag_changes_its_own_setup() {
     let o = shingled(&[
