@@ -320,7 +320,7 @@ pub fn compare_table(c: &CompareReport) -> String {
         })
         .collect();
     out.push_str(&table(&header, &rows));
-    out.push_str(&bounds_section(c));
+    out.push_str(&bounds_table(&c.runs.iter().collect::<Vec<_>>()));
     if c.runs.iter().any(|r| r.config.replay == crate::Replay::Open) {
         out.push_str("\nopen loop: response time per request (completion − arrival, queueing included)\n");
         let header = [
@@ -372,13 +372,6 @@ pub const OFFLINE_NOTE: &str = "offline schemes know the trace's future: belady 
 policy can have on these accesses; band-min is an oracle policy for RMWs (a heuristic, not an optimum); the RMW \
 bound is the fewest band cleanings any policy can have with this cache and PB (proof: docs/bounds.md)\n";
 
-/// The distance of every scheme to the offline bounds: hits below Belady's MIN (when it ran)
-/// and RMWs over the offline RMW bound (when an offline scheme's pre-pass computed it). Empty
-/// when neither is there.
-pub fn bounds_section(c: &CompareReport) -> String {
-    bounds_table(&c.runs.iter().collect::<Vec<_>>())
-}
-
 /// Whether two runs replayed the same accesses on the same cache and PB sizes (an offline
 /// run's bounds then hold for the other).
 fn same_sizes(a: &RunReport, b: &RunReport) -> bool {
@@ -388,8 +381,10 @@ fn same_sizes(a: &RunReport, b: &RunReport) -> bool {
         && a.config.trace == b.config.trace
 }
 
-/// [`bounds_section`] of a group of runs (a comparison, or one trace's rows of an experiment):
-/// each cached run beside the Belady run and the bound of its own sizes.
+/// The distance of every cached run of a group (a comparison, or one trace's rows of an
+/// experiment) to the offline bounds of its own sizes: hits below Belady's MIN (when it ran)
+/// and RMWs over the offline RMW bound (when an offline scheme's pre-pass computed it). Empty
+/// when neither is there.
 pub fn bounds_table(runs: &[&RunReport]) -> String {
     let belady_of = |r: &RunReport| {
         runs.iter().copied().find(|b| b.policy.as_deref() == Some("belady") && same_sizes(b, r))

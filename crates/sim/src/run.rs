@@ -711,12 +711,6 @@ impl CompareReport {
         let base = self.run(label)?.total.total_time_s;
         (of.total.total_time_s > 0.0).then(|| base / of.total.total_time_s)
     }
-
-    /// The offline RMW bound, when an offline scheme's pre-pass computed it (every such run
-    /// of one comparison computes the same: same trace, mode, cache, PB and bands).
-    pub fn offline_bound(&self) -> Option<&crate::bound::OfflineBound> {
-        self.runs.iter().find_map(|r| r.offline_bound.as_ref())
-    }
 }
 
 /// Where a batch of runs stands, for progress displays.
