@@ -5,6 +5,10 @@ use crate::{BlockMeta, BlockTable, Foresight, Policy, Slot, NIL};
 use shingled_core::BlockNo;
 use std::ops::Range;
 
+/// Requests are looked up ahead when the cache's structures exceed this many times the core's
+/// second-level cache ([`Cache::looks_ahead_at_requests`]).
+const REQUESTS_AHEAD_L2_MULTIPLE: usize = 2;
+
 /// In a batch of victims, how many removals ahead a victim's meta is prefetched …
 const BATCH_META_AHEAD: usize = 16;
 /// … and its index line.
@@ -22,6 +26,8 @@ pub struct Cache {
     /// The next victim the policy named at the latest eviction ([`Cache::next_victim`]), or
     /// [`NIL`].
     next_victim: Slot,
+    /// Whether a replay should look its requests up ahead ([`Cache::looks_ahead_at_requests`]).
+    requests_ahead: bool,
 }
 
 /// The policy, held as its own type when it is one whose per-request work is a few list
@@ -83,12 +89,28 @@ impl std::fmt::Debug for Cache {
 impl Cache {
     /// An empty cache of `capacity` blocks managed by `policy`.
     pub fn new(capacity: u32, policy: Box<dyn Policy>) -> Self {
-        Cache {
+        let mut cache = Cache {
             table: BlockTable::new(capacity),
             policy: Held::new(policy),
             victims: Vec::with_capacity(64),
             next_victim: NIL,
-        }
+            requests_ahead: false,
+        };
+        cache.requests_ahead =
+            cache.heap_bytes() > REQUESTS_AHEAD_L2_MULTIPLE * shingled_core::mem::l2_cache_bytes();
+        cache
+    }
+
+    /// Whether a replay should look its requests up ahead of serving them
+    /// ([`Cache::prefetch_lookups`], [`Cache::prefetch_hits`]): when the cache's structures
+    /// ([`Cache::heap_bytes`]) are more than twice the core's second-level cache
+    /// ([`shingled_core::mem::l2_cache_bytes`]). Smaller ones are mostly served from the
+    /// core's own caches, where the look-ahead's second lookup of every block only costs time
+    /// (measured in docs/benchmarks.md: 19% of LRU's CPU time on a 2.3 MB table with a 2 MiB
+    /// L2; a third less CPU on tables of 5 MB and more with a 512 KiB one).
+    #[inline]
+    pub fn looks_ahead_at_requests(&self) -> bool {
+        self.requests_ahead
     }
 
     /// Turns looking ahead at the next victims on or off (by default on from
@@ -170,7 +192,7 @@ impl Cache {
     /// policy bug, not an input error.
     pub fn insert(&mut self, block: BlockNo, dirty: bool, evicted: &mut Vec<BlockMeta>) {
         debug_assert!(self.table.slot_of(block).is_none(), "block {block} already cached");
-        let Cache { table, policy, victims, next_victim } = self;
+        let Cache { table, policy, victims, next_victim, .. } = self;
         with_policy!(policy, p => insert_with(table, &mut **p, victims, next_victim, block, dirty, evicted));
     }
 

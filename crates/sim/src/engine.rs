@@ -226,6 +226,13 @@ impl Engine {
         self.t.clock
     }
 
+    /// Whether the replay should look requests up ahead ([`Engine::prefetch_far`],
+    /// [`Engine::prefetch_near`]): with a cache whose structures outgrow the core's caches
+    /// ([`Cache::looks_ahead_at_requests`]).
+    pub fn looks_ahead_at_requests(&self) -> bool {
+        self.ctl.cache().is_some_and(|c| c.looks_ahead_at_requests())
+    }
+
     /// Look-ahead's first stage, for a request a few places ahead of the one being replayed:
     /// prefetches the index lines (and the policy's ghost lines) its blocks' lookups will read.
     /// A hint and a hash per block, no wait; changes nothing.

@@ -605,11 +605,13 @@ fn replay(
     let mut read = 0u64;
     // Requests are read a batch at a time and looked up ahead of their replay in two stages
     // (`Engine::prefetch_far`, `Engine::prefetch_near`), so that their cache misses overlap
-    // with the replay of the requests before them instead of stalling it.
+    // with the replay of the requests before them instead of stalling it; only where the cache
+    // outgrows the core's caches (`Engine::looks_ahead_at_requests`).
     let mut buf: Vec<shingled_trace::Request> = Vec::with_capacity(READ_BATCH + LOOK_FAR);
     let mut next = 0usize;
     let mut fetched = 0u64;
     let mut at_end = false;
+    let look_ahead = engine.looks_ahead_at_requests();
     loop {
         if !at_end && buf.len() - next <= LOOK_FAR {
             buf.drain(..next);
@@ -625,11 +627,13 @@ fn replay(
             at_end = got == 0;
         }
         let Some(&req) = buf.get(next) else { break };
-        if let Some(r) = buf.get(next + LOOK_FAR) {
-            engine.prefetch_far(r);
-        }
-        if let Some(r) = buf.get(next + LOOK_NEAR) {
-            engine.prefetch_near(r);
+        if look_ahead {
+            if let Some(r) = buf.get(next + LOOK_FAR) {
+                engine.prefetch_far(r);
+            }
+            if let Some(r) = buf.get(next + LOOK_NEAR) {
+                engine.prefetch_near(r);
+            }
         }
         next += 1;
         read += 1;
