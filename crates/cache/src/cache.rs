@@ -106,8 +106,8 @@ impl Cache {
     /// ([`Cache::heap_bytes`]) are more than twice the core's second-level cache
     /// ([`shingled_core::mem::l2_cache_bytes`]). Smaller ones are mostly served from the
     /// core's own caches, where the look-ahead's second lookup of every block only costs time
-    /// (measured in docs/benchmarks.md: 19% of LRU's CPU time on a 2.3 MB table with a 2 MiB
-    /// L2; a third less CPU on tables of 5 MB and more with a 512 KiB one).
+    /// (docs/benchmarks.md: on the Intel VM, 2 MiB of L2, LRU on a 2.3 MB table took a fifth
+    /// more CPU with it; on the AMD VM a 5 MB one took a third less).
     #[inline]
     pub fn looks_ahead_at_requests(&self) -> bool {
         self.requests_ahead
