@@ -35,6 +35,10 @@ import statistics
 import subprocess
 import sys
 import time
+import os
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from machine import describe as describe_machine, line as machine_line  # noqa: E402
 
 DEFAULT_SIZES = "1GiB:200MiB,4GiB:800MiB,16GiB:3.2GiB"
 # report fields that depend on the host, not on the simulation
@@ -97,6 +101,8 @@ def main():
         if not sep or not cache or not pb:
             sys.exit(f"--sizes: {pair!r} is not CACHE:PB (e.g. 1GiB:200MiB)")
         sizes.append((cache, pb))
+    machine = describe_machine()
+    print(machine_line(machine))
     sides = {"baseline": a.baseline, "new": a.new}
     cells = {}
     for r in range(a.rounds):
@@ -149,8 +155,8 @@ def main():
         print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"trace": a.trace, "baseline": a.baseline, "new": a.new, "rounds": a.rounds,
-                       "extra": a.extra, "rows": rows}, f, indent=2)
+            json.dump({"machine": machine, "trace": a.trace, "baseline": a.baseline, "new": a.new,
+                       "rounds": a.rounds, "extra": a.extra, "rows": rows}, f, indent=2)
 
 
 if __name__ == "__main__":

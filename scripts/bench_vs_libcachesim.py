@@ -45,6 +45,8 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from machine import describe as describe_machine, line as machine_line  # noqa: E402
 
 
 # our policy names for libCacheSim's
@@ -143,6 +145,8 @@ def main():
         import libcachesim as lcs
 
     results = []
+    machine = describe_machine()
+    print(machine_line(machine))
     with tempfile.TemporaryDirectory() as tmp:
         work = a.work or tmp
         os.makedirs(work, exist_ok=True)
@@ -202,7 +206,8 @@ def main():
                 sys.stdout.flush()
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"peers": dict(peers), "also": dict(also), "results": results}, f, indent=2)
+            json.dump({"machine": machine, "peers": dict(peers), "also": dict(also), "results": results}, f,
+                      indent=2)
 
 
 if __name__ == "__main__":
