@@ -1,8 +1,8 @@
 """What machine a benchmark ran on: CPU model, cores, the per-core L2 and the L3, kernel.
 
-Speed ratios against another program depend on the machine as much as on the code (the same
-builds of `shingled` and libCacheSim's `cachesim` compare 2.2-3.6x on one 2 vCPU VM kind and
-1.4-1.9x on another: docs/benchmarks.md), so the benchmark scripts print this line first and
+Speed ratios against another program depend on the machine as much as on the code (LRU beside
+libCacheSim's `cachesim` measured 2.2-3.6x on one 2 vCPU VM kind and 1.4-1.7x on another with
+builds of the same day: docs/benchmarks.md), so the benchmark scripts print this line first and
 keep it in their JSON.
 """
 import os
