@@ -319,30 +319,62 @@ fn read_super(p: &Path, dev: &mut FileZoned) -> Result<StoredFormat> {
 /// `Store::open_read_only`, so that nothing is written to the files.
 fn open_front(devices: &Devices, read_only: bool) -> Result<(Front, Vec<StoredFormat>)> {
     let paths = devices.all()?;
+    let (devs, supers) = open_devs(&paths, read_only)?;
+    Ok((front_on(devs, &supers, &paths, read_only, true)?, supers))
+}
+
+/// Opens every device file of the store and reads its format back.
+fn open_devs(paths: &[PathBuf], read_only: bool) -> Result<(Vec<FileZoned>, Vec<StoredFormat>)> {
     let mut devs = Vec::new();
     let mut supers = Vec::new();
-    for p in &paths {
+    for p in paths {
         let mut d = open_dev(p, !read_only)?;
         supers.push(read_super(p, &mut d)?);
         devs.push(d);
     }
+    Ok((devs, supers))
+}
+
+/// The store on opened devices, read-only or not; `notes`: say on stderr where recovery stepped
+/// over damage to load an older checkpoint (every command says so once, on stderr, so that its
+/// output stays what it was).
+fn front_on(
+    devs: Vec<FileZoned>,
+    supers: &[StoredFormat],
+    paths: &[PathBuf],
+    read_only: bool,
+    notes: bool,
+) -> Result<Front> {
     let mut stores = Vec::new();
-    for ((p, d), s) in paths.iter().zip(devs).zip(&supers) {
+    for ((p, d), s) in paths.iter().zip(devs).zip(supers) {
         let st = if read_only {
             shingled_store::Store::open_read_only(d, s.config.clone())
         } else {
             shingled_store::Store::open(d, s.config.clone())
         };
         let st = st.with_context(|| format!("opening the store on {}", p.display()))?;
-        // Recovery stepped over damage to load an older checkpoint: said on every command
-        // (stderr, so a command's output stays what it was).
-        for note in st.recovery_report().map(|r| r.checkpoint_fallback).unwrap_or_default() {
-            eprintln!("{}: recovery: {note}", p.display());
+        if notes {
+            for note in st.recovery_report().map(|r| r.checkpoint_fallback).unwrap_or_default() {
+                eprintln!("{}: recovery: {note}", p.display());
+            }
         }
         stores.push(st);
     }
-    let front = StoreFront::from_stores(stores).map_err(|e| with_paths(e, &paths))?;
-    Ok((front, supers))
+    StoreFront::from_stores(stores).map_err(|e| with_paths(e, paths))
+}
+
+/// A read-only front for reading, and `spares` more handles on the same device files (the
+/// same locks, [`FileZoned::try_clone_for_reading`]), each set to be opened as another
+/// read-only front ([`front_on`]) for a reader beside the first. Nothing writes through any.
+fn open_readers(devices: &Devices, spares: usize) -> Result<(Front, Vec<Vec<FileZoned>>, Vec<StoredFormat>)> {
+    let paths = devices.all()?;
+    let (devs, supers) = open_devs(&paths, true)?;
+    let mut sets = Vec::new();
+    for _ in 0..spares {
+        let set = devs.iter().map(|d| d.try_clone_for_reading().map_err(|e| anyhow!("{e}")));
+        sets.push(set.collect::<Result<Vec<_>>>()?);
+    }
+    Ok((front_on(devs, &supers, &paths, true, true)?, sets, supers))
 }
 
 /// A front error with the drive number replaced by its device path.

@@ -664,3 +664,55 @@ fn get_in_pieces_verifies_every_piece_before_writing_it() {
         o.stdout.len()
     );
 }
+
+/// `get` reads a chunk of many pieces with two readers taking pieces in turn: the bytes come out
+/// in order; a damaged piece stops it before any of that piece's bytes is written (standard
+/// output holds exactly the pieces before it, and `-o FILE` leaves no file); of two damaged
+/// pieces, read by different readers, the first in the chunk is the one reported.
+#[test]
+fn get_with_two_readers_writes_in_order_and_stops_at_the_first_damaged_piece() {
+    const MIB: usize = 1 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let dev = dir.path().join("dev.zbd");
+    let dev = s(&dev);
+    ok(&["store", "format", dev, "--create", "--zones", "12", "--zone-size", "16MiB", "--metazones", "2"]);
+    let data = bytes(21, 6 * MIB + 12345);
+    let f = dir.path().join("six.bin");
+    std::fs::write(&f, &data).unwrap();
+    let id = put_ids(&ok(&["store", "put", dev, s(&f)]))[0].clone();
+    assert_eq!(shingled(&["store", "get", dev, &id]).stdout, data);
+
+    // Damage the bytes at chunk offsets 3.5 MiB (the fourth piece) and 2.5 MiB (the third):
+    // find each in the device file by its content.
+    let damage = |img: &mut Vec<u8>, at: usize| {
+        let needle = &data[at..at + 64];
+        let p = img.windows(64).position(|w| w == needle).expect("chunk data in the device file");
+        img[p + 5] ^= 0x10;
+    };
+    let clean = std::fs::read(dev).unwrap();
+    let mut img = clean.clone();
+    damage(&mut img, 3 * MIB + MIB / 2);
+    std::fs::write(dev, &img).unwrap();
+    let o = shingled(&["store", "get", dev, &id]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("corrupt data") && e.contains("chunk offset 3"), "{e}");
+    assert_eq!(o.stdout.len(), 3 * MIB, "only the pieces before the damaged one are written");
+    assert_eq!(o.stdout, data[..3 * MIB]);
+    let out = dir.path().join("back.bin");
+    let e = fails(&["store", "get", dev, &id, "-o", s(&out)]);
+    assert!(e.contains("corrupt data"), "{e}");
+    assert!(!out.exists(), "a failed get left {}", out.display());
+
+    damage(&mut img, 2 * MIB + MIB / 2);
+    std::fs::write(dev, &img).unwrap();
+    for _ in 0..5 {
+        let o = shingled(&["store", "get", dev, &id]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains("corrupt data") && e.contains("chunk offset 2"), "{e}");
+        assert_eq!(o.stdout, data[..2 * MIB]);
+    }
+    std::fs::write(dev, &clean).unwrap();
+    ok(&["store", "get", dev, &id, "-o", s(&out)]);
+    assert_eq!(std::fs::read(&out).unwrap(), data);
+}

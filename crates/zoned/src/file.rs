@@ -107,6 +107,28 @@ impl FileZoned<FileStorage> {
     pub fn is_direct(&self) -> bool {
         self.storage.is_direct()
     }
+
+    /// A second handle on the same open device file, holding the same lock
+    /// ([`FileStorage::try_clone`]), with a copy of this handle's zone state: for reading
+    /// beside it (`store get`'s second reader). The two states are apart from here on, so
+    /// neither handle may write while the other is used.
+    pub fn try_clone_for_reading(&self) -> Result<Self> {
+        let name = self.storage.name();
+        let storage =
+            self.storage.try_clone().map_err(|e| ZonedError::io(format!("opening {name} again"), e))?;
+        Ok(FileZoned {
+            storage,
+            set: self.set.clone(),
+            data_offset: self.data_offset,
+            table_offset: self.table_offset,
+            nr_pages: self.nr_pages,
+            gens: self.gens.clone(),
+            dirty: self.dirty.clone(),
+            data_unsynced: false,
+            stats: FileStats::default(),
+            damage: self.damage.clone(),
+        })
+    }
 }
 
 /// Where the backup copy of the header lives: the last 4 KiB before the data region, when the
@@ -660,6 +682,28 @@ mod tests {
         seal(&mut b);
         assert_eq!(check(&b, 0), "generation 3 cannot live in copy 0");
         assert_eq!(check_page(&b, 0, 1, &info).unwrap(), 3);
+    }
+
+    /// A second handle for reading shares the first's lock (a third open of the file is still
+    /// refused) and reads what was written through the first.
+    #[test]
+    fn a_second_handle_reads_beside_the_first_under_its_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.zbd");
+        let mut d = FileZoned::create(&path, &cfg(), FileOptions::default()).unwrap();
+        let z5 = d.report_zone(5).unwrap().start;
+        let data: Vec<u8> = (0..8192u32).map(|i| (i * 7 % 251) as u8).collect();
+        d.write(z5, &data).unwrap();
+        let mut r = d.try_clone_for_reading().unwrap();
+        let mut back = vec![0u8; 8192];
+        r.read(z5, &mut back).unwrap();
+        assert_eq!(back, data);
+        assert_eq!(r.report_zone(5).unwrap().wp, d.report_zone(5).unwrap().wp);
+        assert!(FileZoned::open(&path, FileOptions::default()).is_err(), "the lock is held");
+        drop(d);
+        assert!(FileZoned::open(&path, FileOptions::default()).is_err(), "the second handle holds it");
+        drop(r);
+        FileZoned::open(&path, FileOptions::default()).unwrap();
     }
 
     #[test]

@@ -114,6 +114,19 @@ impl FileStorage {
         FileStorage::with_file(path, file, mode)
     }
 
+    /// A second handle on the same open file (the same open file description, so the same
+    /// lock): for a second reader beside this one. Both may read at the same time; a write
+    /// through one is in the file for the other's reads (the page cache is one).
+    pub fn try_clone(&self) -> io::Result<FileStorage> {
+        Ok(FileStorage {
+            path: self.path.clone(),
+            file: self.file.try_clone()?,
+            direct: self.direct.as_ref().map(File::try_clone).transpose()?,
+            mode: self.mode,
+            bounce: Vec::new(),
+        })
+    }
+
     fn with_file(path: &Path, file: File, mode: IoMode) -> io::Result<FileStorage> {
         crate::lock::lock(&file, path, crate::lock::LockKind::Exclusive)?;
         let direct = match mode {

@@ -1,26 +1,28 @@
 //! `store get`, `ls` and `rm`.
 
 use super::ids::{parts_of, resolve_id, Part};
-use super::{close, list_paths, open_front, stream_name, with_paths, GetArgs, LsArgs, RmArgs};
+use super::{
+    close, front_on, list_paths, open_front, open_readers, stream_name, with_paths, GetArgs, LsArgs, RmArgs,
+};
 use anyhow::{anyhow, bail, Context, Result};
 use shingled_store::ChunkPiece;
 use std::io::{IoSlice, Write};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
 
-/// User bytes per piece `get` reads (one record of the default 1 MiB): the buffers stay in
-/// the caches between the kernel's copy into them and the CRCs (8 MiB pieces measured 1.6×
-/// the system time).
+/// User bytes per piece `get` reads (one record of the default 1 MiB): a piece stays in the
+/// reading core's caches between the kernel's copy into it and its CRCs (8 MiB pieces measured
+/// 1.6× the system time).
 const PIECE: u64 = 1 << 20;
-/// Pieces in flight: one being read, one being verified and written, one waiting between.
-const PIECES: usize = 3;
+/// Readers `get` runs, each on its own handle of the store, taking pieces in turn.
+const READERS: usize = 2;
 /// Most buffers per vectored write (Linux's `IOV_MAX`).
 const IOV_MAX: usize = 1024;
 
 pub(super) fn get(a: GetArgs) -> Result<()> {
     let paths = a.devices.all()?;
-    let (mut front, _) = open_front(&a.devices, true)?;
+    let (mut front, spares, supers) = open_readers(&a.devices, READERS - 1)?;
     let id = resolve_id(&front, &a.id, &paths)?;
     let (_, c) = front.chunk(id).ok_or_else(|| anyhow!("no chunk {id} in {}", list_paths(&paths)))?;
     // A file stored in parts is its parts, joined.
@@ -61,7 +63,22 @@ pub(super) fn get(a: GetArgs) -> Result<()> {
                 &mut stdout
             }
         };
-        copy_out(&mut front, &pieces, &paths, out, &what)?;
+        // The pieces to read, in order.
+        let mut plan = Vec::new();
+        for &(part, len) in &pieces {
+            let drive = front.chunk(part).map_or(0, |(d, _)| d);
+            plan.extend((0..len.div_ceil(PIECE)).map(|k| {
+                let pos = k * PIECE;
+                (part, pos, (len - pos).min(PIECE), drive)
+            }));
+        }
+        // More readers, each a read-only store on the spare handles, where there are pieces
+        // for them (one reader per piece at most).
+        let mut readers = vec![front];
+        for devs in spares.into_iter().take(plan.len().saturating_sub(1)) {
+            readers.push(front_on(devs, &supers, &paths, true, false)?);
+        }
+        copy_out(readers, &plan, &paths, out, &what)?;
     }
     if let Some(f) = file {
         f.commit().map_err(|e| anyhow::anyhow!("writing {e}"))?;
@@ -69,56 +86,75 @@ pub(super) fn get(a: GetArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes the user bytes of `parts` to `out`. The device is read here, piece by piece, into
-/// [`PIECES`] reused buffers; another thread verifies each piece (every slice's CRC and
-/// footer) and only then writes it, so reading the next piece overlaps verifying and writing
-/// this one, and no byte is copied in user space. A corrupt slice stops the copy before any
-/// of its piece is written.
+/// One piece of a chunk to copy out: part, offset in it, length, and the drive holding it.
+type Piece = (shingled_store::ChunkId, u64, u64, usize);
+
+/// Writes the pieces of `plan` to `out`, in order. Reader `k` of the `readers` (each its own
+/// handle on the store) takes pieces `k`, `k + readers`, …: it reads a piece into its own
+/// reused buffer, verifies it (every slice's CRC and footer) on the same core while the bytes
+/// are in its caches, and writes it once every piece before it is written. So the kernel's
+/// copies and the CRCs of consecutive pieces run on all cores at once, and no byte is copied
+/// in user space. A corrupt or unreadable piece stops the copy before any of its bytes is
+/// written; of several failing pieces, the first in the chunk is reported.
 fn copy_out(
-    front: &mut super::Front,
-    parts: &[Part],
+    readers: Vec<super::Front>,
+    plan: &[Piece],
     paths: &[PathBuf],
     out: &mut (dyn Write + Send),
     what: &str,
 ) -> Result<()> {
-    let (full_tx, full_rx) = mpsc::sync_channel::<(ChunkPiece, usize)>(PIECES);
-    let (empty_tx, empty_rx) = mpsc::channel::<ChunkPiece>();
-    for _ in 0..PIECES {
-        empty_tx.send(ChunkPiece::new()).expect("the receiver is here");
+    /// Whose turn it is to write, and the first piece that failed.
+    struct Turn<'o> {
+        next: usize,
+        failed: Option<usize>,
+        out: &'o mut (dyn Write + Send),
     }
-    std::thread::scope(|s| {
-        let writer = s.spawn(move || -> Result<()> {
-            for (p, drive) in full_rx {
-                p.verify().map_err(|e| anyhow!("{}: {e}", paths[drive].display()))?;
-                write_piece(out, &p).with_context(|| what.to_string())?;
-                // The reader may have stopped (an error); the buffer is then dropped.
-                let _ = empty_tx.send(p);
+    let n = readers.len();
+    let turn = Mutex::new(Turn { next: 0, failed: None, out });
+    let cv = Condvar::new();
+    let lock = || turn.lock().unwrap_or_else(|e| e.into_inner());
+    // Reader `k`: `Err((piece, error))` for the piece it failed on.
+    let work = |mut front: super::Front, k: usize| -> std::result::Result<(), (usize, anyhow::Error)> {
+        let mut p = ChunkPiece::new();
+        for (i, &(part, pos, len, drive)) in plan.iter().enumerate().skip(k).step_by(n) {
+            let failed = |e: anyhow::Error| {
+                let mut t = lock();
+                t.failed = Some(t.failed.map_or(i, |f| f.min(i)));
+                cv.notify_all();
+                (i, e)
+            };
+            front.read_raw(part, pos, len, &mut p).map_err(|e| failed(with_paths(e, paths)))?;
+            p.verify().map_err(|e| failed(anyhow!("{}: {e}", paths[drive].display())))?;
+            let mut t = lock();
+            while t.next != i && t.failed.is_none_or(|f| f > i) {
+                t = cv.wait(t).unwrap_or_else(|e| e.into_inner());
             }
-            out.flush().with_context(|| what.to_string())
-        });
-        let mut read_error = None;
-        'parts: for &(part, len) in parts {
-            let drive = front.chunk(part).map_or(0, |(d, _)| d);
-            let mut pos = 0;
-            while pos < len {
-                // No buffer back: the writer stopped on an error, which join reports.
-                let Ok(mut p) = empty_rx.recv() else { break 'parts };
-                let n = (len - pos).min(PIECE);
-                if let Err(e) = front.read_raw(part, pos, n, &mut p) {
-                    read_error = Some(with_paths(e, paths));
-                    break 'parts;
-                }
-                if full_tx.send((p, drive)).is_err() {
-                    break 'parts;
-                }
-                pos += n;
+            if t.failed.is_some_and(|f| f < i) {
+                // An earlier piece failed: this one is not written.
+                return Ok(());
             }
+            if let Err(e) = write_piece(t.out, &p) {
+                drop(t);
+                return Err(failed(anyhow::Error::new(e).context(what.to_string())));
+            }
+            t.next += 1;
+            cv.notify_all();
         }
-        drop(full_tx);
-        // The writer's error is about bytes before any the reader failed on.
-        writer.join().unwrap_or_else(|e| std::panic::resume_unwind(e))?;
-        read_error.map_or(Ok(()), Err)
-    })
+        Ok(())
+    };
+    let results: Vec<_> = std::thread::scope(|s| {
+        let mut it = readers.into_iter().enumerate();
+        let (_, first) = it.next().expect("at least one reader");
+        let others: Vec<_> = it.map(|(k, f)| s.spawn(move || work(f, k))).collect();
+        let mut all = vec![work(first, 0)];
+        all.extend(others.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
+        all
+    });
+    if let Some((_, e)) = results.into_iter().filter_map(|r| r.err()).min_by_key(|(i, _)| *i) {
+        return Err(e);
+    }
+    let t = turn.into_inner().unwrap_or_else(|e| e.into_inner());
+    t.out.flush().with_context(|| what.to_string())
 }
 
 /// Writes the asked-for bytes of `p` (verified) to `out` in vectored writes.
