@@ -26,8 +26,6 @@ pub struct Cache {
     /// The next victim the policy named at the latest eviction ([`Cache::next_victim`]), or
     /// [`NIL`].
     next_victim: Slot,
-    /// Whether a replay should look its requests up ahead ([`Cache::looks_ahead_at_requests`]).
-    requests_ahead: bool,
 }
 
 /// The policy, held as its own type when it is one whose per-request work is a few list
@@ -89,16 +87,12 @@ impl std::fmt::Debug for Cache {
 impl Cache {
     /// An empty cache of `capacity` blocks managed by `policy`.
     pub fn new(capacity: u32, policy: Box<dyn Policy>) -> Self {
-        let mut cache = Cache {
+        Cache {
             table: BlockTable::new(capacity),
             policy: Held::new(policy),
             victims: Vec::with_capacity(64),
             next_victim: NIL,
-            requests_ahead: false,
-        };
-        cache.requests_ahead =
-            cache.heap_bytes() > REQUESTS_AHEAD_L2_MULTIPLE * shingled_core::mem::l2_cache_bytes();
-        cache
+        }
     }
 
     /// Whether a replay should look its requests up ahead of serving them
@@ -108,9 +102,8 @@ impl Cache {
     /// core's own caches, where the look-ahead's second lookup of every block only costs time
     /// (docs/benchmarks.md: on the Intel VM, 2 MiB of L2, LRU on a 2.3 MB table took a fifth
     /// more CPU with it; on the AMD VM a 5 MB one took a third less).
-    #[inline]
     pub fn looks_ahead_at_requests(&self) -> bool {
-        self.requests_ahead
+        self.heap_bytes() > REQUESTS_AHEAD_L2_MULTIPLE * shingled_core::mem::l2_cache_bytes()
     }
 
     /// Turns looking ahead at the next victims on or off (by default on from
@@ -192,7 +185,7 @@ impl Cache {
     /// policy bug, not an input error.
     pub fn insert(&mut self, block: BlockNo, dirty: bool, evicted: &mut Vec<BlockMeta>) {
         debug_assert!(self.table.slot_of(block).is_none(), "block {block} already cached");
-        let Cache { table, policy, victims, next_victim, .. } = self;
+        let Cache { table, policy, victims, next_victim } = self;
         with_policy!(policy, p => insert_with(table, &mut **p, victims, next_victim, block, dirty, evicted));
     }
 

@@ -123,7 +123,8 @@ impl FileZoned<FileStorage> {
             table_offset: self.table_offset,
             nr_pages: self.nr_pages,
             gens: self.gens.clone(),
-            dirty: self.dirty.clone(),
+            // Nothing for this handle to write back: the first one owns any pending metadata.
+            dirty: vec![false; self.dirty.len()],
             data_unsynced: false,
             stats: FileStats::default(),
             damage: self.damage.clone(),
