@@ -4,8 +4,8 @@
 //! An open [`CachedDevice`](crate::CachedDevice) holds, per physical slot: the data path's slot
 //! word (8 bytes: the block and the flags of the slot's in-memory and durable records) and a
 //! policy-slot → physical-slot entry (4 bytes per policy slot); the policy's block table (24
-//! bytes of block meta, a free-list entry and a hash index of 8 bytes per bucket, 2 buckets per
-//! slot up to 2^24 slots and 8/5 above: 16 or 12.8 bytes per slot); and
+//! bytes of block meta, a free-list entry and a hash index of 8 bytes per bucket, 3 buckets per
+//! slot up to 2^24 slots and 8/5 above: 24 or 12.8 bytes per slot); and
 //! the policy's own structures (LRU: 8 bytes per slot for its list). The recycled free slots
 //! take 4 bytes each (about the reserve, 1/64 of the slots, once the cache is full).
 //! Formatting holds none of this per slot: the record area is written in chunks.

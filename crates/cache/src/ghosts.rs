@@ -13,7 +13,7 @@
 //! hash table maps a block to its list and stamp, so the table and the rings are the only
 //! memory a ghost touches. The table follows [`crate::BlockIndex`]: 8-byte buckets, open
 //! addressing with linear probing from a home bucket computed from the hash's top bits,
-//! backward-shift removal (no tombstones, no rehash, fixed at construction), load ≤ 1/2 (5/8 for
+//! backward-shift removal (no tombstones, no rehash, fixed at construction), load ≤ 1/4 (5/8 for
 //! the largest). A bucket holds 30 bits of the block's hash (the tag), the list and the stamp;
 //! the key itself is read from the ring only when a tag matches (the ring entry a ghost hit
 //! overwrites anyway). A trim knows its block's list and stamp, so it removes the bucket whose
@@ -37,8 +37,10 @@ const OCCUPIED: u64 = 1 << 33;
 const LIST_BIT: u64 = 1 << 32;
 const TAG_MASK: u64 = !((1 << TAG_SHIFT) - 1);
 
-/// Tables of up to this many entries keep their load at 1/2, larger ones at 5/8 (as the block
-/// table's index).
+/// Tables of up to this many entries keep their load at 1/4, larger ones at 5/8. A miss probes
+/// the ghosts as well as the block index and an eviction both removes and inserts a ghost, so
+/// short probes pay more here than in the block index: at 1/4 rather than 1/2, ARC on synth:hm
+/// at 2% took a tenth less CPU (docs/benchmarks.md, "The block index's load").
 const SMALL: usize = 1 << 24;
 
 /// Fibonacci hashing (see [`crate::BlockIndex`]): a bijection whose top bits depend on every
@@ -100,7 +102,7 @@ impl Ghosts {
     fn buckets_for(capacity: u32) -> usize {
         let c = capacity as usize;
         if c <= SMALL {
-            (2 * c).max(8)
+            (4 * c).max(8)
         } else {
             (c * 8).div_ceil(5)
         }
@@ -499,7 +501,7 @@ mod tests {
     fn full_ghosts_refuse_a_push_and_heap_is_fixed_plus_rings() {
         let mut g = Ghosts::new(3);
         let table = g.heap_bytes();
-        assert_eq!(table, 8 * 8);
+        assert_eq!(table, 4 * 3 * 8, "four 8-byte buckets per ghost of room");
         for b in 0..3 {
             assert!(g.push_front(0, b));
         }

@@ -7,12 +7,15 @@
 //! hit touches anyway), so a miss costs one cache line and a hit two: the bucket's and the
 //! meta's. Open addressing with linear probing; a removal shifts the following entries of its
 //! cluster back (no tombstones), so probe lengths never degrade under churn and a table of fixed capacity never
-//! rehashes. The load stays at or below 1/2 of the buckets (5/8 for the largest tables):
-//! linear probing's clusters grow fast beyond (measured: at 3/4, five probes per operation).
+//! rehashes. The load stays at or below 1/3 of the buckets (5/8 for the largest tables):
+//! linear probing's clusters grow fast with the load (measured: at 3/4, five probes per
+//! operation), and every probe beyond the first is a branch the CPU mispredicts often. At 1/3
+//! rather than 1/2, LRU above the DM-SMR model took 16% less CPU on synth:prn at 2% (98,925
+//! slots) and SAC 17% less at a 1 GiB cache (docs/benchmarks.md, "The block index's load").
 //!
 //! The home bucket of a key is computed from its tag alone (the tag scaled to the bucket count,
-//! so the count need not be a power of two and the table costs 16 bytes per entry, 12.8 in the largest tables), so an
-//! entry's home is known from the bucket alone when entries are shifted. The hash is a
+//! so the count need not be a power of two and the table costs 24 bytes per entry, 12.8 in the
+//! largest tables), so an entry's home is known from the bucket alone when entries are shifted. The hash is a
 //! bijection (an odd multiplication), so distinct blocks never share a full
 //! hash; two share a tag with probability 2⁻³² per comparison.
 
@@ -25,9 +28,9 @@ fn hash(block: BlockNo) -> u64 {
     block.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
-/// Indexes of up to this many entries (a 64 GiB cache of 4 KiB blocks) keep their load at 1/2,
-/// larger ones at 5/8: probes are shorter at 1/2, but a 1 TiB cache's index would then cost
-/// 16 bytes per slot instead of 12.8.
+/// Indexes of up to this many entries (a 64 GiB cache of 4 KiB blocks) keep their load at 1/3,
+/// larger ones at 5/8: probes are shorter at 1/3, but a 1 TiB cache's index would then cost
+/// 24 bytes per slot instead of 12.8.
 const SMALL: usize = 1 << 24;
 
 /// The index. `capacity` entries at most, fixed at construction.
@@ -39,7 +42,7 @@ pub struct BlockIndex {
 }
 
 impl BlockIndex {
-    /// An index for up to `capacity` entries (2 or 8/5 buckets per entry, at least 8).
+    /// An index for up to `capacity` entries (3 or 8/5 buckets per entry, at least 8).
     pub fn with_capacity(capacity: u32) -> Self {
         BlockIndex { buckets: vec![0; Self::buckets_for(capacity)], len: 0, capacity }
     }
@@ -48,7 +51,7 @@ impl BlockIndex {
     pub fn buckets_for(capacity: u32) -> usize {
         let c = capacity as usize;
         if c <= SMALL {
-            (2 * c).max(8)
+            (3 * c).max(8)
         } else {
             (c * 8).div_ceil(5)
         }

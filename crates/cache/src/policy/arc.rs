@@ -34,7 +34,7 @@ const B2: usize = 1;
 ///
 /// Victim choice is O(1); `p` is a real number as in the paper. Memory: besides the cached
 /// blocks' links (8 bytes a slot) and a T2 bit per slot, up to `c` remembered block numbers:
-/// a hash table of 16 bytes per ghost of room and rings of 8 to 32 bytes per ghost. Dirty
+/// a hash table of 32 bytes per ghost of room and rings of 8 to 32 bytes per ghost. Dirty
 /// victims are written back by the caller like any other; ARC ignores dirtiness, so above a
 /// DM-SMR drive its write-backs scatter like LRU's. Do not use it where evicting a dirty block
 /// costs much more than a clean one (SMR-aware policies weigh that), nor expect it to help on a
