@@ -410,16 +410,31 @@ proptest! {
     fn arc_bounds(c in 1u32..24, ops in arb_ops(64)) {
         let (mut cache, arc) = inspectable(ArcPolicy::new(c), c);
         let mut ev = Vec::new();
+        // What is cached, from the outcomes alone: a remembered (ghost) block never answers a
+        // lookup as cached, and an eviction or invalidation names a cached block.
+        let mut cached = std::collections::HashSet::new();
         for (b, op) in ops {
             match op {
                 Some(w) => {
-                    if cache.access(b, w).is_none() {
+                    let hit = cache.access(b, w).is_some();
+                    prop_assert_eq!(hit, cached.contains(&b), "block {}", b);
+                    if !hit {
                         ev.clear();
                         cache.insert(b, w, &mut ev);
                         prop_assert!(ev.len() <= 1);
+                        for e in &ev {
+                            prop_assert!(cached.remove(&e.block), "evicted {} was not cached", e.block);
+                        }
+                        cached.insert(b);
                     }
                 }
-                None => { cache.invalidate(b); }
+                None => {
+                    let was = cache.invalidate(b).is_some();
+                    prop_assert_eq!(was, cached.remove(&b), "invalidated block {}", b);
+                }
+            }
+            for x in 0..64 {
+                prop_assert_eq!(cache.peek(x).is_some(), cached.contains(&x), "block {}", x);
             }
             let s = arc.lock().unwrap().debug_sizes();
             prop_assert_eq!(s.t1 + s.t2, cache.table().len());
