@@ -40,7 +40,7 @@ const TAG_MASK: u64 = !((1 << TAG_SHIFT) - 1);
 /// Tables of up to this many entries keep their load at 1/4, larger ones at 5/8. A miss probes
 /// the ghosts as well as the block index and an eviction both removes and inserts a ghost, so
 /// short probes pay more here than in the block index: at 1/4 rather than 1/2, ARC on synth:hm
-/// at 2% took a tenth less CPU (docs/benchmarks.md, "The block index's load").
+/// at 2% took 8% less CPU (docs/benchmarks.md, "The block index's load").
 const SMALL: usize = 1 << 24;
 
 /// Fibonacci hashing (see [`crate::BlockIndex`]): a bijection whose top bits depend on every
