@@ -15,9 +15,9 @@
 //!
 //! The home bucket of a key is computed from its tag alone (the tag scaled to the bucket count,
 //! so the count need not be a power of two and the table costs 24 bytes per entry, 12.8 in the
-//! largest tables), so an entry's home is known from the bucket alone when entries are shifted. The hash is a
-//! bijection (an odd multiplication), so distinct blocks never share a full
-//! hash; two share a tag with probability 2⁻³² per comparison.
+//! largest tables), so an entry's home is known from the bucket alone when entries are shifted.
+//! The hash is a bijection (an odd multiplication), so distinct blocks never share a full hash;
+//! two share a tag with probability 2⁻³² per comparison.
 
 use shingled_core::BlockNo;
 

@@ -30,7 +30,7 @@ pub struct BlockMeta {
 ///
 /// The table changes only through [`crate::Cache`]; policies get `&BlockTable` and read it.
 /// Memory per slot: 24 bytes of meta (a free slot holds block number `u64::MAX`), a free-list entry, and the index
-/// ([`BlockIndex`]: 8 bytes per bucket, 4/3 to 8/3 buckets per slot, a hash tag and the slot),
+/// ([`BlockIndex`]: 8-byte buckets holding a hash tag and the slot, 3 per slot, 8/5 beyond 2^24 slots),
 /// whose keys are read from the meta — a block number is stored once.
 #[derive(Debug)]
 pub struct BlockTable {
