@@ -82,7 +82,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use shingled_core::{BlockNo, ByteSize, BLOCK_SIZE};
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::binary_heap::{BinaryHeap, PeekMut};
 use std::fmt;
 
 /// The artifact's zone: 5000 blocks = 20,480,000 bytes ("20 MB", §5.2).
@@ -972,8 +972,11 @@ impl Sac {
     }
 
     /// The target band holding dirty blocks whose LRU tail is oldest.
+    /// A stale entry is updated in place at the top of the heap (`PeekMut`), as PORE's.
     fn frozen_band(&mut self, table: &BlockTable) -> Option<u32> {
-        while let Some(&Reverse((stamp, i))) = self.tails.peek() {
+        loop {
+            let mut top = self.tails.peek_mut()?;
+            let Reverse((stamp, i)) = *top;
             let b = &self.bands[i as usize];
             match b.dirty.back() {
                 Some(tail) if b.is_target => {
@@ -981,15 +984,13 @@ impl Sac {
                     if now == stamp {
                         return Some(i);
                     }
-                    self.tails.pop();
-                    self.tails.push(Reverse((now, i)));
+                    *top = Reverse((now, i));
                 }
                 _ => {
-                    self.tails.pop();
+                    PeekMut::pop(top);
                 }
             }
         }
-        None
     }
 
     // ---- victims ----------------------------------------------------------------------------
