@@ -145,3 +145,58 @@ fn band_sources() {
         assert!(e.to_string().contains("band"), "{e}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
+
+    /// MOST against a model of what is cached: every eviction takes exactly the cached blocks of
+    /// one band, in block order, and that band holds the most cached dirty blocks (the most
+    /// cached blocks when none is dirty, or always with `score = cached`); invalidations (writes
+    /// around the cache) remove single blocks from their band.
+    #[test]
+    fn most_evicts_whole_bands_of_the_highest_score(
+        capacity in 1u32..12,
+        cached_score in proptest::bool::ANY,
+        ops in proptest::collection::vec((0u64..40, 0u8..10), 1..300),
+    ) {
+        let cfg = MostConfig { band_size: None, score: if cached_score { MostScore::Cached } else { MostScore::Dirty } };
+        let mut c = Cache::new(capacity, PolicyConfig::Most(cfg).build(&ctx(capacity)).unwrap());
+        let mut model = std::collections::BTreeMap::<BlockNo, bool>::new();
+        let mut ev: Vec<BlockMeta> = Vec::new();
+        for (b, op) in ops {
+            if op == 0 {
+                proptest::prop_assert_eq!(c.invalidate(b).is_some(), model.remove(&b).is_some());
+                continue;
+            }
+            let w = op % 2 == 0;
+            if c.access(b, w).is_some() {
+                proptest::prop_assert!(model.contains_key(&b), "hit on {} not cached", b);
+                *model.get_mut(&b).unwrap() |= w;
+                continue;
+            }
+            proptest::prop_assert!(!model.contains_key(&b), "miss on cached {}", b);
+            let score = |band: u64, m: &std::collections::BTreeMap<BlockNo, bool>, dirty_only: bool| {
+                m.iter().filter(|&(&k, &d)| k / 4 == band && (d || !dirty_only)).count()
+            };
+            let full = model.len() as u32 == capacity;
+            let any_dirty = model.values().any(|&d| d);
+            let dirty_only = !cached_score && any_dirty;
+            let best = (0..10).map(|band| score(band, &model, dirty_only)).max().unwrap();
+            ev.clear();
+            c.insert(b, w, &mut ev);
+            proptest::prop_assert_eq!(ev.is_empty(), !full);
+            if let Some(first) = ev.first() {
+                let band = first.block / 4;
+                let expected: Vec<(BlockNo, bool)> =
+                    model.iter().filter(|&(&k, _)| k / 4 == band).map(|(&k, &d)| (k, d)).collect();
+                let got: Vec<(BlockNo, bool)> = ev.iter().map(|m| (m.block, m.dirty)).collect();
+                proptest::prop_assert_eq!(&got, &expected, "band {}", band);
+                proptest::prop_assert_eq!(score(band, &model, dirty_only), best, "band {} is not a best band", band);
+                for (k, _) in expected {
+                    model.remove(&k);
+                }
+            }
+            model.insert(b, w);
+        }
+    }
+}

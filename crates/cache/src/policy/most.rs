@@ -1,7 +1,7 @@
 //! MOST: evict the band with the most cached dirty blocks.
 
 use crate::buckets::MaxBuckets;
-use crate::{BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot};
+use crate::{BlockTable, Policy, PolicyBuilder, PolicyContext, PolicyError, Slot};
 use serde::{Deserialize, Serialize};
 use shingled_core::{BandMap, BlockNo, ByteSize, BLOCK_SIZE};
 use std::sync::Arc;
@@ -83,12 +83,19 @@ impl BandOf {
 ///
 /// Band choice is O(1) (counters bucketed by count); victims are returned in block order.
 /// Ties between bands of equal count go to the band that reached the count most recently.
+/// Each band's cached slots are kept in a vector of their own, in no order (a removal moves the
+/// last one into the hole): taking a band's victims reads one array, where a linked list would
+/// be a chain of dependent loads across the cache's memory. A band's vector is freed when it
+/// empties, as it does when the band is evicted, so the vectors hold about 4 bytes per cached
+/// block plus 4 of position per slot.
 #[derive(Debug)]
 pub struct Most {
     bands: BandOf,
     score: MostScore,
-    links: Links,
-    band_lists: Vec<List>,
+    /// Each band's cached slots, in no order.
+    members: Vec<Vec<Slot>>,
+    /// Each cached slot's index in its band's `members`.
+    pos: Vec<u32>,
     dirty: MaxBuckets,
     /// Cached blocks per band; not kept while `twin` (it would equal `dirty`).
     cached: MaxBuckets,
@@ -105,8 +112,8 @@ impl Most {
         Most {
             bands,
             score,
-            links: Links::with_capacity(capacity as usize),
-            band_lists: Vec::new(),
+            members: Vec::new(),
+            pos: vec![0; capacity as usize],
             dirty: MaxBuckets::new(),
             cached: MaxBuckets::new(),
             twin: true,
@@ -116,8 +123,8 @@ impl Most {
     #[inline]
     fn band(&mut self, block: BlockNo) -> u32 {
         let b = self.bands.of(block);
-        if b as usize >= self.band_lists.len() {
-            self.band_lists.resize((b as usize + 1).max(self.band_lists.len() * 2), List::default());
+        if b as usize >= self.members.len() {
+            self.members.resize((b as usize + 1).max(self.members.len() * 2), Vec::new());
         }
         b
     }
@@ -155,7 +162,9 @@ impl Policy for Most {
     fn on_insert(&mut self, t: &BlockTable, slot: Slot) {
         let m = *t.meta(slot);
         let b = self.band(m.block);
-        self.links.push_front(&mut self.band_lists[b as usize], slot);
+        let members = &mut self.members[b as usize];
+        self.pos[slot as usize] = members.len() as u32;
+        members.push(slot);
         if !m.dirty {
             self.split_twin();
         }
@@ -175,13 +184,23 @@ impl Policy for Most {
     fn select_victims(&mut self, t: &BlockTable, _incoming: BlockNo, victims: &mut Vec<Slot>) {
         let Some(b) = self.victim_band() else { return };
         let start = victims.len();
-        victims.extend(self.links.iter_back(&self.band_lists[b as usize]));
+        victims.extend_from_slice(&self.members[b as usize]);
         t.sort_by_block(&mut victims[start..]);
     }
     fn on_remove(&mut self, t: &BlockTable, slot: Slot) {
         let m = *t.meta(slot);
         let b = self.band(m.block);
-        self.links.remove(&mut self.band_lists[b as usize], slot);
+        let members = &mut self.members[b as usize];
+        let i = self.pos[slot as usize] as usize;
+        debug_assert_eq!(members.get(i), Some(&slot), "MOST: slot {slot} not where its band holds it");
+        members.swap_remove(i);
+        if let Some(&moved) = members.get(i) {
+            self.pos[moved as usize] = i as u32;
+        }
+        if members.is_empty() {
+            // The band was evicted: give its room back (a band refills from empty).
+            *members = Vec::new();
+        }
         if !self.twin {
             self.cached.dec(b);
         }
@@ -196,8 +215,10 @@ impl Policy for Most {
         self.dirty.dec(b);
     }
     fn heap_bytes(&self) -> usize {
-        self.links.heap_bytes()
-            + self.band_lists.len() * std::mem::size_of::<List>()
+        // As when the cache is full: a position and a member entry per slot (the vectors'
+        // growth room not counted), and the bands' vector headers.
+        self.pos.capacity() * (std::mem::size_of::<u32>() + std::mem::size_of::<Slot>())
+            + self.members.capacity() * std::mem::size_of::<Vec<Slot>>()
             + self.dirty.heap_bytes()
             + self.cached.heap_bytes()
     }
