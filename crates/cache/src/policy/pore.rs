@@ -19,7 +19,7 @@ use crate::{BlockTable, Links, List, Policy, PolicyBuilder, PolicyContext, Polic
 use serde::{Deserialize, Serialize};
 use shingled_core::{BandMap, BlockNo, ByteSize};
 use std::cmp::{Ordering, Reverse};
-use std::collections::binary_heap::{BinaryHeap, PeekMut};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 /// The base replacement order that ranks blocks inside the framework.
@@ -698,29 +698,14 @@ impl Pore {
     }
 
     /// The open zone whose list's tail is the oldest, and that tail's last access.
-    ///
-    /// A stale entry is updated in place at the top of the heap (`PeekMut`): the zone whose tail
-    /// was just evicted usually still holds one of the oldest tails, so its entry sinks a level
-    /// or two, where a pop and a push would take it to the bottom and back.
     fn oldest_open_tail(&mut self, table: &BlockTable) -> Option<(u64, Slot)> {
-        loop {
-            let mut top = self.tails.peek_mut()?;
-            let Reverse((stamp, z)) = *top;
-            let zone = &self.zones[z as usize];
-            match zone.list.back() {
-                Some(tail) if zone.open => {
-                    let now = table.meta(tail).last_access;
-                    if now == stamp {
-                        // Read only: dropping `top` leaves the heap as it is.
-                        return Some((now, tail));
-                    }
-                    *top = Reverse((now, z));
-                }
-                _ => {
-                    PeekMut::pop(top);
-                }
-            }
-        }
+        let zones = &self.zones;
+        let fresh = super::fresh_min(&mut self.tails, |z| {
+            let zone = &zones[z as usize];
+            let tail = zone.list.back().filter(|_| zone.open)?;
+            Some((table.meta(tail).last_access, tail))
+        });
+        fresh.map(|(now, _, tail)| (now, tail))
     }
 }
 

@@ -82,7 +82,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use shingled_core::{BlockNo, ByteSize, BLOCK_SIZE};
 use std::cmp::{Ordering, Reverse};
-use std::collections::binary_heap::{BinaryHeap, PeekMut};
+use std::collections::BinaryHeap;
 use std::fmt;
 
 /// The artifact's zone: 5000 blocks = 20,480,000 bytes ("20 MB", §5.2).
@@ -972,25 +972,14 @@ impl Sac {
     }
 
     /// The target band holding dirty blocks whose LRU tail is oldest.
-    /// A stale entry is updated in place at the top of the heap (`PeekMut`), as PORE's.
     fn frozen_band(&mut self, table: &BlockTable) -> Option<u32> {
-        loop {
-            let mut top = self.tails.peek_mut()?;
-            let Reverse((stamp, i)) = *top;
-            let b = &self.bands[i as usize];
-            match b.dirty.back() {
-                Some(tail) if b.is_target => {
-                    let now = table.meta(tail).last_access;
-                    if now == stamp {
-                        return Some(i);
-                    }
-                    *top = Reverse((now, i));
-                }
-                _ => {
-                    PeekMut::pop(top);
-                }
-            }
-        }
+        let bands = &self.bands;
+        let fresh = super::fresh_min(&mut self.tails, |i| {
+            let b = &bands[i as usize];
+            let tail = b.dirty.back().filter(|_| b.is_target)?;
+            Some((table.meta(tail).last_access, ()))
+        });
+        fresh.map(|(_, i, ())| i)
     }
 
     // ---- victims ----------------------------------------------------------------------------
