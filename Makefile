@@ -1,13 +1,19 @@
 # One command runs locally exactly what CI runs: `make check`.
 CARGO ?= cargo
 
-.PHONY: demo install test rust-test pytest check check-long fmt lint bench
+.PHONY: demo pgo install test rust-test pytest check check-long fmt lint bench
 
 ## Build the release binary (cargo's progress shown: the first build takes minutes) and compare
 ## the cache schemes on a generated MSR-like trace.
 demo:
 	$(CARGO) build --release -p shingled-cli
 	./target/release/shingled compare
+
+## Build `shingled` with profile-guided optimisation into target/pgo/shingled (an instrumented
+## build, a training run on generated traces, the optimised build; about 7 minutes on two cores;
+## needs llvm-profdata of rustc's LLVM version: scripts/build_pgo.sh says which).
+pgo:
+	scripts/build_pgo.sh
 
 ## Install `shingled` into ~/.cargo/bin (cargo's default install root).
 install:
