@@ -81,6 +81,8 @@ check-long:
 	python3 scripts/reproduction.py --check
 	python3 scripts/drive_models_tables.py --bin target/release/shingled --check
 	python3 scripts/cache_replay_table.py --bin target/release/shingled --check
+	@# The profile-guided build reports what the release build reports (needs llvm-profdata).
+	scripts/build_pgo.sh --check
 
 ## Benchmarks (release); results go in docs/benchmarks.md by hand.
 bench:

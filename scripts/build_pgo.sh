@@ -3,6 +3,7 @@
 # training run of it on generated traces, then the release build optimised with that profile.
 #
 #   scripts/build_pgo.sh            # -> target/pgo/shingled
+#   scripts/build_pgo.sh --check    # then: its outputs against the plain release build's
 #
 # The training workload is generated here (MSR-shaped `synth:` volumes src, wdev, stg and usr, an
 # MSR CSV written by awk, a small chunk store) and is none of the traces docs/benchmarks.md
@@ -20,6 +21,12 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT="$ROOT/target/pgo"
 CARGO=${CARGO:-cargo}
+check=0
+case "${1:-}" in
+  "") ;;
+  --check) check=1 ;;
+  *) echo "usage: scripts/build_pgo.sh [--check]" >&2; exit 2 ;;
+esac
 
 major=$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
 host=$(rustc -vV | sed -n 's/^host: //p')
@@ -97,8 +104,44 @@ cd "$ROOT"
 "$profdata" merge -o "$OUT/merged.profdata" "$OUT/profiles"
 
 echo "build_pgo: 3/3 release build with the profile (target/pgo/use)"
+# From scratch: cargo does not see a new profile (the same RUSTFLAGS), so a crate it kept would
+# keep the old profile.
+rm -rf "$OUT/use"
 RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$OUT/merged.profdata" CARGO_TARGET_DIR="$OUT/use" \
   $CARGO build --release -p shingled-cli
 cp "$OUT/use/release/shingled" "$OUT/shingled"
 rm -rf "$OUT/train"
 echo "build_pgo: done: $OUT/shingled"
+
+if [ "$check" = 1 ]; then
+  # The optimised binary must report what the plain release build reports, on traces it was not
+  # trained on: every field of the JSON report but the wall-clock ones.
+  echo "build_pgo: checking target/pgo/shingled against the plain release build"
+  $CARGO build --release -p shingled-cli
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+  runs=(
+    "--trace synth:hm,scale=0.2 --policy lru --mode read-write --cache-size 2%"
+    "--trace synth:hm,scale=0.2 --policy arc --mode read-write --cache-size 2%"
+    "--trace synth:prn,scale=0.1 --policy s3-fifo --mode read-write --cache-size 2%"
+    "--trace synth:prn,scale=0.1 --policy sac --mode write-only --cache-size 4%"
+    "--trace synth:prn,scale=0.1 --policy most --mode write-only --cache-size 4%"
+    "--trace synth:prn,scale=0.1 --policy pore --mode write-only --cache-size 4%"
+    "--trace tests/data/traces/msr.csv.gz --policy sac --cache-size 5%"
+  )
+  for i in "${!runs[@]}"; do
+    # shellcheck disable=SC2086
+    target/release/shingled --progress none sim ${runs[$i]} --output json >"$dir/plain$i.json"
+    # shellcheck disable=SC2086
+    "$OUT/shingled" --progress none sim ${runs[$i]} --output json >"$dir/pgo$i.json"
+    python3 - "$dir/plain$i.json" "$dir/pgo$i.json" "${runs[$i]}" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+clock = ("wall_time_s", "block_requests_per_s")  # the only fields that may differ
+diff = sorted(k for k in set(a) | set(b) if k not in clock and a.get(k) != b.get(k))
+if diff:
+    sys.exit(f"build_pgo: the PGO build's {', '.join(diff)} differ from the release build's for sim {sys.argv[3]}")
+print(f"build_pgo: the same report: sim {sys.argv[3]}")
+PY
+  done
+fi
