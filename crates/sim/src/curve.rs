@@ -36,7 +36,7 @@
 use crate::config::{SimConfig, Warmup};
 use crate::metrics::Counters;
 use crate::parallel::parallel;
-use crate::run::{open_trace, sizing, Limited, PROGRESS_EVERY};
+use crate::run::{open_trace_ahead, sizing, Limited, PROGRESS_EVERY};
 use crate::sample::{InMemory, Sampled, Selector, Units};
 use crate::stack::StackDistances;
 use crate::{CostModel, ParseError, Replay, SimError};
@@ -712,7 +712,8 @@ fn exact_pass(
 ) -> Result<(Option<StackDistances>, f64), SimError> {
     use shingled_trace::TraceReader;
     let started = Instant::now();
-    let mut reader = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
+    let mut reader =
+        Limited { inner: open_trace_ahead(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
     let mut s = StackDistances::new(base.mode)?;
     let (mut n, mut processed, mut warm) = (0u64, 0u64, warm_at.is_none());
     while let Some(r) = reader.next_request()? {

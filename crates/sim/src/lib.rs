@@ -48,9 +48,9 @@ pub use error::{ParseError, SimError};
 pub use histogram::{Histogram, LatencySummary};
 pub use metrics::{Counters, Metrics};
 pub use run::{
-    footprint_for, footprint_keeping, measure, measure_until, needs_footprint, open_trace, run, run_all,
-    run_all_with, run_footprint, run_once, run_with, simulate, sizing, CompareReport, Footprint, Progress,
-    RunReport, Sizing, PROGRESS_EVERY,
+    footprint_for, footprint_keeping, measure, measure_until, needs_footprint, open_trace, open_trace_ahead,
+    run, run_all, run_all_with, run_footprint, run_once, run_with, simulate, sizing, CompareReport,
+    Footprint, Progress, RunReport, Sizing, PROGRESS_EVERY,
 };
 pub use series::{Window, MAX_WINDOWS};
 pub use setup::describe as describe_setup;

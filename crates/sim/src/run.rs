@@ -50,6 +50,13 @@ pub fn open_trace(spec: &TraceSpec) -> Result<Box<dyn TraceReader>, SimError> {
     Ok(Box::new(r))
 }
 
+/// [`open_trace`] for one pass through the whole trace: a text, compressed or generated trace is
+/// decoded on another thread while the caller works ([`shingled_trace::decode_ahead`]: the same
+/// requests, errors and counts).
+pub fn open_trace_ahead(spec: &TraceSpec) -> Result<Box<dyn TraceReader>, SimError> {
+    Ok(shingled_trace::decode_ahead(open_trace(spec)?))
+}
+
 /// One pass over the trace for its footprint (PORE Table I figures), which sizes the cache and
 /// the persistent buffer. Honours `limit`. A `bin` trace's statistics are kept beside it
 /// ([`crate::stats_file`]): read from there when current, written there after a pass.
@@ -69,7 +76,7 @@ pub fn measure_until(
     if let Some(s) = crate::stats_file::load(spec, bands) {
         return Ok(s);
     }
-    let reader = open_trace(spec)?;
+    let reader = open_trace_ahead(spec)?;
     let mut limited = Limited { inner: reader, left: spec.limit.unwrap_or(u64::MAX) };
     match shingled_trace::trace_stats(&mut shingled_trace::Interruptible::new(&mut limited, stop), bands) {
         Ok(s) => {
@@ -321,7 +328,7 @@ fn measure_keeping(
     if let Some(s) = crate::stats_file::load(spec, bands) {
         return Ok(Footprint { stats: s, kept: None });
     }
-    let reader = open_trace(spec)?;
+    let reader = open_trace_ahead(spec)?;
     let format = reader.format_name();
     let costly = !matches!(format, "bin" | "synth");
     let mut file = if costly { anonymous_file() } else { None };
@@ -574,7 +581,7 @@ fn replay(
                 warm_at,
             };
             Some(crate::future::prepass_reader(
-                open_trace(&cfg.trace)?,
+                open_trace_ahead(&cfg.trace)?,
                 cfg.trace.limit,
                 cfg.mode,
                 drive.band_map(),
@@ -596,7 +603,7 @@ fn replay(
     }
     let mut reader = match source {
         Some(r) => r,
-        None => open_trace(&cfg.trace)?,
+        None => open_trace_ahead(&cfg.trace)?,
     };
     let limit = cfg.trace.limit.unwrap_or(u64::MAX);
     let mut warm: Option<(u64, Counters, Histogram)> = None;

@@ -14,6 +14,7 @@
 //! # Ok::<(), shingled_trace::TraceError>(())
 //! ```
 
+mod ahead;
 mod direct;
 mod error;
 mod formats;
@@ -27,6 +28,7 @@ pub mod mix;
 pub mod stats;
 pub mod synth;
 
+pub use ahead::{decode_ahead, DecodeAhead};
 pub use binary::{convert, convert_with_stats, refuse_same_file, BinaryReader, BinaryWriter, ConvertSummary};
 pub use direct::{trace_stats_file, trace_stats_file_threads};
 pub use error::TraceError;

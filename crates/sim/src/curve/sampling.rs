@@ -56,7 +56,10 @@ pub(super) fn unit_traffic(
     stop: &AtomicBool,
 ) -> Result<Vec<(u64, u64, u64)>, SimError> {
     use shingled_trace::TraceReader;
-    let mut reader = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
+    let mut reader = Limited {
+        inner: crate::run::open_trace_ahead(&base.trace)?,
+        left: base.trace.limit.unwrap_or(u64::MAX),
+    };
     let mut per: rustc_hash::FxHashMap<u64, (u64, u64)> = Default::default();
     let mut n = 0u64;
     while let Some(r) = reader.next_request()? {
@@ -132,7 +135,10 @@ pub(super) fn read_sample(
 ) -> Result<Sample, SimError> {
     use shingled_trace::TraceReader;
     let started = Instant::now();
-    let inner = Limited { inner: open_trace(&base.trace)?, left: base.trace.limit.unwrap_or(u64::MAX) };
+    let inner = Limited {
+        inner: crate::run::open_trace_ahead(&base.trace)?,
+        left: base.trace.limit.unwrap_or(u64::MAX),
+    };
     let format = inner.inner.format_name();
     let inner = Counted { inner, read: 0, told: 0, tick };
     let mut reader = Sampled::new(inner, units.clone(), sel);

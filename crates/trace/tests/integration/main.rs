@@ -2,6 +2,7 @@
 //! `tests/data/traces/` at the workspace root; `tests/data/traces/README.md` lists what each
 //! one holds.
 
+mod ahead;
 mod binary;
 mod detect;
 mod errors;
