@@ -7,7 +7,11 @@
 //! [`TraceReader::filtered`] as the inner reader would report them after the requests handed out
 //! so far (each batch carries the points where the inner reader's counts changed, so a caller that
 //! stops early — a request limit — reads the counts of what it took, not of what the thread had
-//! read ahead). The thread reads at most [`DEPTH`] batches ahead; dropping the reader stops it.
+//! read ahead). The thread reads at most [`DEPTH`] batches ahead; dropping the reader stops it at
+//! its next hand-over (without waiting for it).
+//!
+//! A batch is handed over when it is full or the trace has ended, so a trace read from a pipe
+//! reaches the caller a batch at a time, not a request at a time.
 //!
 //! It pays where decoding costs about as much as what the caller does with a request (text,
 //! gzip, generated traces); a `bin` trace decodes faster than a hand-over between cores, so
@@ -101,6 +105,7 @@ impl DecodeAhead {
 
     fn start(reader: Box<dyn TraceReader>) -> Result<Box<DecodeAhead>, Box<dyn TraceReader>> {
         let format = reader.format_name();
+        let (skipped, filtered) = (reader.skipped(), reader.filtered());
         let (tx, rx) = mpsc::sync_channel::<Msg>(DEPTH);
         let (spare_tx, spare_rx) = mpsc::channel::<Vec<Request>>();
         // The reader goes to the thread through a slot the calling thread can take it back from
@@ -122,8 +127,8 @@ impl DecodeAhead {
                 cur: Batch { requests: Vec::new(), marks: Vec::new() },
                 pos: 0,
                 mark: 0,
-                skipped: 0,
-                filtered: 0,
+                skipped,
+                filtered,
                 done: false,
                 counted: false,
             })),
@@ -277,11 +282,11 @@ impl TraceReader for DecodeAhead {
 impl Drop for DecodeAhead {
     fn drop(&mut self) {
         // Dropping the receiver makes the thread's next send fail, so it stops within a batch.
+        // It is not waited for: its reader may be blocked reading a pipe that has nothing more
+        // to give yet, and the caller has stopped reading. A panic of it after that is not the
+        // caller's either.
         self.rx = None;
-        if let Some(t) = self.thread.take() {
-            // A panic of the thread after the caller stopped reading is not the caller's.
-            let _ = t.join();
-        }
+        self.thread = None;
         if self.counted {
             LIVE.fetch_sub(1, Ordering::AcqRel);
         }

@@ -127,16 +127,45 @@ fn an_error_after_the_same_requests() {
     assert!(err.to_string().starts_with("t.csv:6001:"), "{err}");
 }
 
-/// Dropping the reader mid-trace stops its thread: the drop joins it, so a thread left blocked on
-/// its full channel would hang this test.
+/// Dropping the reader does not wait for its thread, whose reader may be blocked (a pipe with
+/// nothing more yet): here the reader blocks after ten requests until a watchdog opens its gate
+/// five seconds later, and the caller drops it without reading, so a drop that waited for the
+/// thread would return only after the watchdog fired.
 #[test]
-fn dropping_stops_the_thread() {
-    let r = open("synth:prn", &OpenOptions::default()).unwrap();
-    let mut r = ahead(r);
-    for _ in 0..10 {
-        r.next_request().unwrap().unwrap();
+fn dropping_does_not_wait_for_a_blocked_reader() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{mpsc, Arc};
+    struct Stuck {
+        n: u32,
+        gate: mpsc::Receiver<()>,
     }
+    impl TraceReader for Stuck {
+        fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+            self.n += 1;
+            if self.n > 10 {
+                let _ = self.gate.recv();
+                return Ok(None);
+            }
+            Ok(Some(Request { time_ns: 0, volume: 0, op: shingled_core::Op::Write, offset: 0, len: 4096 }))
+        }
+        fn format_name(&self) -> &'static str {
+            "stuck"
+        }
+    }
+    let (open_gate, gate) = mpsc::channel();
+    let r = ahead(Box::new(Stuck { n: 0, gate }));
+    // Until the ten requests are decoded and the thread is blocked on the gate (a batch is
+    // handed over when full or at the end, so none reaches the caller before the gate opens).
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let fired = Arc::new(AtomicBool::new(false));
+    let flag = fired.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        flag.store(true, Ordering::SeqCst);
+        let _ = open_gate.send(());
+    });
     drop(r);
+    assert!(!fired.load(Ordering::SeqCst), "dropping waited for the blocked reader");
 }
 
 /// A reader that panics: the panic reaches the caller, as it would on the caller's thread.
