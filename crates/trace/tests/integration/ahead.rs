@@ -3,7 +3,7 @@
 //! dropping it mid-trace stops the thread.
 
 use proptest::prelude::*;
-use shingled_trace::{open, open_stream, DecodeAhead, Format, OpenOptions, Request, TraceError, TraceReader};
+use shingled_trace::{open_stream, DecodeAhead, Format, OpenOptions, Request, TraceError, TraceReader};
 use std::path::Path;
 
 fn msr(text: &str, skip_bad_lines: bool, volume: Option<u32>) -> Box<dyn TraceReader> {
