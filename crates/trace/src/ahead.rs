@@ -160,8 +160,8 @@ impl DecodeAhead {
             }
             let msg = match self.rx.as_ref().map(|rx| rx.recv()) {
                 Some(Ok(m)) => m,
-                // The thread stopped without saying why: it panicked (re-raised here, as the
-                // reader's panic would have been on this thread) or was stopped by a drop.
+                // The thread stopped without sending the end or an error: it panicked (re-raised
+                // here, as the reader's panic would have been on this thread).
                 _ => {
                     self.done = true;
                     self.rethrow();
@@ -174,9 +174,9 @@ impl DecodeAhead {
                     old.requests.clear();
                     // The thread may have finished: then the vector is simply dropped.
                     let _ = self.spare.send(old.requests);
+                    // Marks count from one request handed out: none applies yet.
                     self.pos = 0;
                     self.mark = 0;
-                    self.apply_marks();
                 }
                 Msg::End { skipped, filtered } => {
                     self.skipped = skipped;
