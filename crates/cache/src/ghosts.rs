@@ -292,6 +292,7 @@ impl Ghosts {
 
     /// Remembers `block` (not remembered yet) at the MRU end of list `l`. Returns `false`, and
     /// remembers nothing, when `capacity` ghosts are remembered: the caller trims first.
+    #[inline]
     pub(crate) fn push_front(&mut self, l: usize, block: BlockNo) -> bool {
         debug_assert!(self.find(block).is_none(), "ghost {block} remembered twice");
         if self.total() >= self.capacity {
@@ -319,6 +320,7 @@ impl Ghosts {
     }
 
     /// Forgets the LRU ghost of list `l`, returning its block.
+    #[inline]
     pub(crate) fn pop_back(&mut self, l: usize) -> Option<BlockNo> {
         let r = &mut self.rings[l];
         if r.live == 0 {

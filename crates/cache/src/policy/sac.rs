@@ -444,12 +444,19 @@ pub struct Sac {
     cold_until: u64,
     /// `(cold_until + 1) % ticks.len()`.
     judge_pos: usize,
+    /// The latest tick [`Sac::record_tick`] recorded and its place in `ticks`, so that the next
+    /// tick's place is found without a division.
+    rec_tick: u64,
+    rec_pos: usize,
     /// Cached blocks (one per slot in use).
     cached: u64,
     cold_clean: u64,
     dirty_total: u64,
     bands: Vec<Band>,
     band_index: FxHashMap<u64, u32>,
+    /// The band [`Sac::band_idx`] found last, as (number, index); number `u64::MAX` when none.
+    /// Writes come in runs of blocks of one band, so most lookups are answered here.
+    last_band: (u64, u32),
     free_bands: Vec<u32>,
     /// Bands holding dirty blocks (TBS's candidates before the cooldown filter).
     dirty_bands: Vec<u32>,
@@ -491,11 +498,14 @@ impl Sac {
             ticks: vec![NIL; p.hot_window as usize + 1],
             cold_until: 0,
             judge_pos: 1 % (p.hot_window as usize + 1),
+            rec_tick: 0,
+            rec_pos: 0,
             cached: 0,
             cold_clean: 0,
             dirty_total: 0,
             bands: Vec::new(),
             band_index: FxHashMap::default(),
+            last_band: (u64::MAX, 0),
             free_bands: Vec::new(),
             dirty_bands: Vec::new(),
             cooling: Vec::new(),
@@ -682,7 +692,17 @@ impl Sac {
 
     // ---- bands ------------------------------------------------------------------------------
 
+    #[inline]
     fn band_idx(&mut self, number: u64) -> u32 {
+        if self.last_band.0 == number {
+            return self.last_band.1;
+        }
+        let i = self.band_idx_lookup(number);
+        self.last_band = (number, i);
+        i
+    }
+
+    fn band_idx_lookup(&mut self, number: u64) -> u32 {
         if let Some(&i) = self.band_index.get(&number) {
             return i;
         }
@@ -705,6 +725,9 @@ impl Sac {
         let b = &self.bands[i as usize];
         debug_assert!(b.dirty.is_empty() && !b.is_target && !b.cooling && b.pos == NIL);
         self.band_index.remove(&b.number);
+        if self.last_band.0 == b.number {
+            self.last_band = (u64::MAX, 0);
+        }
         self.free_bands.push(i);
     }
 
@@ -848,9 +871,22 @@ impl Sac {
     #[inline]
     fn record_tick(&mut self, table: &BlockTable, slot: Slot) {
         let t = table.clock();
-        let n = self.ticks.len() as u64;
-        self.judge_ticks(table, t.saturating_sub(n));
-        self.ticks[(t % n) as usize] = slot;
+        let n = self.ticks.len();
+        self.judge_ticks(table, t.saturating_sub(n as u64));
+        let pos = if t == self.rec_tick.wrapping_add(1) {
+            let p = self.rec_pos + 1;
+            if p == n {
+                0
+            } else {
+                p
+            }
+        } else {
+            (t % n as u64) as usize
+        };
+        debug_assert_eq!(pos as u64, t % n as u64);
+        self.rec_tick = t;
+        self.rec_pos = pos;
+        self.ticks[pos] = slot;
     }
 
     /// Steps the look-ahead walk ([`Sac::walk`]) one slot on: reads the links of the slot
@@ -1170,7 +1206,13 @@ impl Policy for Sac {
         if u > self.cold_until {
             // Its latest access is still to be judged: the ring must not judge it after the
             // slot has left (nor when a later block reuses it).
-            let at = (u % self.ticks.len() as u64) as usize;
+            // Tick `cold_until + 1` is at `judge_pos`, and `u` is less than a ring ahead.
+            let n = self.ticks.len();
+            let mut at = self.judge_pos + (u - self.cold_until - 1) as usize;
+            if at >= n {
+                at -= n;
+            }
+            debug_assert_eq!(at as u64, u % n as u64);
             debug_assert_eq!(self.ticks[at], slot);
             self.ticks[at] = NIL;
         }
