@@ -39,6 +39,7 @@ import os
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from machine import describe as describe_machine, line as machine_line  # noqa: E402
+from text_table import print_table  # noqa: E402
 
 DEFAULT_SIZES = "1GiB:200MiB,4GiB:800MiB,16GiB:3.2GiB"
 # report fields that depend on the host, not on the simulation
@@ -147,12 +148,8 @@ def main():
               f"{r['new_cpu_s']:.2f}", f"{r['baseline_m_blocks_per_cpu_s']:.2f}",
               f"{r['new_m_blocks_per_cpu_s']:.2f}", f"{r['new_m_lines_per_cpu_s']:.2f}",
               f"{r['ratio']:.2f}x"] for r in rows]
-    widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(head)]
     print(f"trace {a.trace}, write-only, medians of {a.rounds} interleaved rounds, CPU time (user + sys)")
-    print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-    print("  ".join("-" * w for w in widths))
-    for row in table:
-        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print_table(head, table)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"machine": machine, "trace": a.trace, "baseline": a.baseline, "new": a.new,

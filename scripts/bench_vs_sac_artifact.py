@@ -39,6 +39,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from machine import describe as describe_machine, line as machine_line  # noqa: E402
+from text_table import print_table  # noqa: E402
 
 # our policy names → the artifact's
 ARTIFACT = {"lru": "LRU", "most": "MOST", "most-cdc": "MOST_CDC", "sac": "SAC"}
@@ -211,11 +212,7 @@ def main():
                       f"{r['ratio_text']:.1f}x", f"{r['ratio_bin']:.1f}x",
                       f"{ca['hits']:,} / {co['hits']:,}", f"{ca['dirty_evictions']:,} / {co['dirty_evictions']:,}",
                       f"{ca['rmws']:,} / {co['rmws']:,}"])
-    widths = [max(len(h), *(len(row[i]) for row in table)) for i, h in enumerate(head)]
-    print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-    print("  ".join("-" * w for w in widths))
-    for row in table:
-        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print_table(head, table)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"machine": machine, "trace": a.trace, "bin": a.bin, "artifact": a.artifact,
