@@ -21,10 +21,11 @@ impl LineFormat for Sac {
     }
 }
 
-/// The request of a line in the artifact's own spelling — `0` or `1`, one space, unsigned digits,
-/// one space, at most 19 digits, nothing after — read in one pass; `None` for any other line
-/// (signs, tabs, several spaces, trailing blanks, comments, errors), which [`general`] reads.
-/// Where both read a line they give the same request (a property test checks).
+/// The request of a line in the artifact's own spelling — `0` or `1`, one space, 1 to 19
+/// digits, one space, 1 to 19 digits, nothing after — read in one pass; `None` for any other
+/// line (signs, tabs, several spaces, trailing blanks or fields, errors), which [`general`]
+/// reads. Where this reads a line, `general` gives the same request (an exhaustive test over
+/// lines built from such pieces checks).
 #[inline]
 fn fast(line: &[u8], lineno: u64) -> Option<Request> {
     let op = match line {
