@@ -60,7 +60,7 @@ def artifact_size(s):
     n = float(m.group(1)) * UNITS[m.group(2)]
     for suffix, unit in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
         if n % unit == 0:
-            return f"{int(n // unit)}{suffix}", int(n)
+            return f"{int(n // unit)}{suffix}"
     sys.exit(f"--sizes: {s!r} is not a whole number of KiB")
 
 
@@ -156,7 +156,7 @@ def main():
         cache, sep, pb = pair.partition(":")
         if not sep:
             sys.exit(f"--sizes: {pair!r} is not CACHE:PB (e.g. 1GiB:200MiB)")
-        sizes.append((cache, pb, artifact_size(cache)[0], artifact_size(pb)[0]))
+        sizes.append((cache, pb, artifact_size(cache), artifact_size(pb)))
     work = a.work or tempfile.mkdtemp(prefix="bench-sac-")
     os.makedirs(os.path.join(work, "logs"), exist_ok=True)  # the artifact writes ./logs/iolat.log
     text = os.path.join(work, os.path.basename(a.trace) + ".sac")
