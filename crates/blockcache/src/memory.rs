@@ -68,6 +68,7 @@ pub fn serving_cost(
     };
     let policy_at = |c: u32| -> Result<u64> {
         let ctx = PolicyContext {
+            block_span: None,
             capacity_blocks: c,
             bands: bands.clone(),
             pb_blocks: setup.pb_blocks,

@@ -87,8 +87,15 @@ impl std::fmt::Debug for Cache {
 impl Cache {
     /// An empty cache of `capacity` blocks managed by `policy`.
     pub fn new(capacity: u32, policy: Box<dyn Policy>) -> Self {
+        Self::with_span(capacity, policy, None)
+    }
+
+    /// An empty cache of `capacity` blocks managed by `policy`, for blocks below `span` (known
+    /// from the trace's statistics or the drive's size): a table over a small enough span
+    /// finds a block by its number alone. Blocks beyond `span` are still cached.
+    pub fn with_span(capacity: u32, policy: Box<dyn Policy>, span: Option<u64>) -> Self {
         Cache {
-            table: BlockTable::new(capacity),
+            table: BlockTable::with_span(capacity, span),
             policy: Held::new(policy),
             victims: Vec::with_capacity(64),
             next_victim: NIL,
@@ -225,7 +232,7 @@ impl Cache {
 
     /// Approximate heap bytes of the table and the policy structures.
     pub fn heap_bytes(&self) -> usize {
-        BlockTable::heap_bytes_for(self.table.capacity()) + self.policy.get().heap_bytes()
+        self.table.heap_bytes() + self.policy.get().heap_bytes()
     }
 }
 

@@ -19,6 +19,11 @@
 //! overwrites anyway). A trim knows its block's list and stamp, so it removes the bucket whose
 //! contents equal them exactly, without reading anything else. So a trim touches one bucket line
 //! (prefetched when the previous trim ended), a push one, and a lookup one.
+//!
+//! When the blocks' span is known and small ([`Ghosts::with_span`]), a block below it has its
+//! list and stamp in a direct array indexed by the block number instead (30 bits of the stamp:
+//! a ring never holds 2³⁰ entries there), so that a lookup, push or trim is one array access
+//! with no probing and no key to check.
 
 use shingled_core::mem::prefetch;
 use shingled_core::BlockNo;
@@ -27,6 +32,18 @@ use std::collections::VecDeque;
 /// Marks a ring entry whose ghost left from the middle. A real block may carry this number too:
 /// then [`Ghosts::tomb_live`] says so and the table decides (see [`Ghosts::is_live`]).
 const TOMB: BlockNo = BlockNo::MAX;
+
+/// A dense entry: 0 for none, else 1 + the list (bit 30) and the stamp's low 30 bits.
+const DENSE_STAMP: u32 = (1 << 30) - 1;
+
+/// Dense arrays serve ghost tables of fewer than this many ghosts (their rings stay below 2³⁰
+/// entries: at most twice the live ghosts plus [`MIN_DEAD_TO_COMPACT`]).
+const DENSE_MAX_CAPACITY: u32 = 1 << 28;
+
+#[inline]
+fn dense_entry(l: usize, stamp: u32) -> u32 {
+    1 + (((l as u32) << 30) | (stamp & DENSE_STAMP))
+}
 
 /// Rings compact when their dead entries exceed both their live ones and this.
 const MIN_DEAD_TO_COMPACT: usize = 32;
@@ -69,6 +86,7 @@ struct Ring {
 /// What [`Ghosts::find`] found: where the ghost's bucket is, its list and its stamp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Found {
+    /// The hash bucket, or `usize::MAX` for a block in the dense array.
     bucket: usize,
     /// The list remembering the block.
     pub(crate) list: usize,
@@ -81,21 +99,62 @@ pub(crate) struct Found {
 pub(crate) struct Ghosts {
     capacity: u32,
     rings: [Ring; 2],
-    /// The hash table: 0 for an empty bucket, else [`bucket`] of a live ghost.
+    /// The hash table: 0 for an empty bucket, else [`bucket`] of a live ghost. Blocks below
+    /// `dense.len()` are in `dense` instead.
     buckets: Vec<u64>,
+    /// Per block below its length: 0, or [`dense_entry`] of its ghost.
+    dense: Vec<u32>,
+    /// Whether `buckets` has its full size (it starts small when `dense` is there).
+    hash_sized: bool,
     /// A live ghost has block number [`TOMB`].
     tomb_live: bool,
 }
 
 impl Ghosts {
     /// Room for `capacity` ghosts in all lists together.
+    #[cfg(test)]
     pub(crate) fn new(capacity: u32) -> Self {
+        Self::with_span(capacity, None)
+    }
+
+    /// Room for `capacity` ghosts, of blocks mostly below `span`: with a span small enough
+    /// (as [`crate::BlockTable::dense_pays`] decides for the block table) those blocks go to a
+    /// direct array, the others to the hash table.
+    pub(crate) fn with_span(capacity: u32, span: Option<u64>) -> Self {
+        let dense = span
+            .filter(|&s| capacity < DENSE_MAX_CAPACITY && crate::BlockTable::dense_pays(capacity, s))
+            .unwrap_or(0) as usize;
         Ghosts {
             capacity,
             rings: Default::default(),
-            buckets: vec![0; Self::buckets_for(capacity)],
+            buckets: vec![0; if dense > 0 { 8 } else { Self::buckets_for(capacity) }],
+            dense: vec![0; dense],
+            hash_sized: dense == 0,
             tomb_live: false,
         }
+    }
+
+    /// Whether `block` is held in the dense array.
+    #[inline]
+    fn is_dense(&self, block: BlockNo) -> bool {
+        block < self.dense.len() as u64
+    }
+
+    /// The hash table at its full size (it starts at 8 buckets when a dense array serves the
+    /// expected blocks; a block beyond them grows it once, before it holds anything).
+    #[inline]
+    fn hash_room(&mut self) {
+        if !self.hash_sized {
+            self.buckets = vec![0; Self::buckets_for(self.capacity)];
+            self.hash_sized = true;
+        }
+    }
+
+    /// The full stamp of a dense entry of list `l` (its ring holds fewer than 2³⁰ entries).
+    #[inline]
+    fn dense_stamp(&self, l: usize, low: u32) -> u32 {
+        let base = self.rings[l].base;
+        base.wrapping_add(low.wrapping_sub(base) & DENSE_STAMP)
     }
 
     /// Buckets of a table for `capacity` ghosts.
@@ -182,6 +241,11 @@ impl Ghosts {
     /// The ghost remembering `block`, if any.
     #[inline]
     pub(crate) fn find(&self, block: BlockNo) -> Option<Found> {
+        if self.is_dense(block) {
+            let v = self.dense[block as usize].checked_sub(1)?;
+            let list = (v >> 30) as usize;
+            return Some(Found { bucket: usize::MAX, list, stamp: self.dense_stamp(list, v) });
+        }
         let h = hash(block);
         let tag = (h & TAG_MASK) | OCCUPIED;
         let mut i = self.home(h);
@@ -213,7 +277,7 @@ impl Ghosts {
     fn settle_front(&mut self, l: usize) {
         while let Some(&b) = self.rings[l].blocks.front() {
             if self.is_live(b, l, self.rings[l].base) {
-                prefetch(&self.buckets, self.home(hash(b)));
+                self.prefetch_push(b);
                 return;
             }
             let r = &mut self.rings[l];
@@ -225,8 +289,14 @@ impl Ghosts {
     /// Forgets the ghost `found` describes (no other change since [`Ghosts::find`] returned it).
     pub(crate) fn remove_found(&mut self, found: Found) {
         let Found { bucket: i, list: l, stamp } = found;
-        debug_assert_eq!(self.buckets[i], bucket(self.entry(l, stamp), l, stamp));
-        self.remove_at(i);
+        if i == usize::MAX {
+            let block = self.entry(l, stamp);
+            debug_assert_eq!(self.dense[block as usize], dense_entry(l, stamp));
+            self.dense[block as usize] = 0;
+        } else {
+            debug_assert_eq!(self.buckets[i], bucket(self.entry(l, stamp), l, stamp));
+            self.remove_at(i);
+        }
         let r = &mut self.rings[l];
         let pos = stamp.wrapping_sub(r.base) as usize;
         if r.blocks[pos] == TOMB {
@@ -274,8 +344,13 @@ impl Ghosts {
                 continue;
             }
             if kept != i {
-                let at = self.position_exact(bucket(b, l, stamp)).expect("a live ghost is in the table");
-                self.buckets[at] = bucket(b, l, base.wrapping_add(kept as u32));
+                let new = base.wrapping_add(kept as u32);
+                if self.is_dense(b) {
+                    self.dense[b as usize] = dense_entry(l, new);
+                } else {
+                    let at = self.position_exact(bucket(b, l, stamp)).expect("a live ghost is in the table");
+                    self.buckets[at] = bucket(b, l, new);
+                }
                 slice[kept] = b;
             }
             kept += 1;
@@ -307,6 +382,11 @@ impl Ghosts {
         let stamp = r.base.wrapping_add(r.blocks.len() as u32);
         r.blocks.push_back(block);
         r.live += 1;
+        if self.is_dense(block) {
+            self.dense[block as usize] = dense_entry(l, stamp);
+            return true;
+        }
+        self.hash_room();
         let want = bucket(block, l, stamp);
         let mut i = self.home(want);
         while self.buckets[i] != 0 {
@@ -331,8 +411,12 @@ impl Ghosts {
         let stamp = r.base;
         r.base = r.base.wrapping_add(1);
         r.live -= 1;
-        let i = self.position_exact(bucket(block, l, stamp)).expect("a live ghost is in the table");
-        self.remove_at(i);
+        if self.is_dense(block) {
+            self.dense[block as usize] = 0;
+        } else {
+            let i = self.position_exact(bucket(block, l, stamp)).expect("a live ghost is in the table");
+            self.remove_at(i);
+        }
         if block == TOMB {
             self.tomb_live = false;
         }
@@ -345,13 +429,17 @@ impl Ghosts {
     /// changes nothing).
     #[inline]
     pub(crate) fn prefetch_push(&self, block: BlockNo) {
-        prefetch(&self.buckets, self.home(hash(block)));
+        if self.is_dense(block) {
+            prefetch(&self.dense, block as usize);
+        } else {
+            prefetch(&self.buckets, self.home(hash(block)));
+        }
     }
 
     /// Heap bytes: the table and the rings.
     pub(crate) fn heap_bytes(&self) -> usize {
         let ring: usize = self.rings.iter().map(|r| r.blocks.capacity()).sum();
-        (self.buckets.len() + ring) * std::mem::size_of::<u64>()
+        (self.buckets.len() + ring) * std::mem::size_of::<u64>() + self.dense.len() * 4
     }
 }
 
@@ -381,7 +469,8 @@ mod tests {
             prop_assert_eq!(g.len(l) as usize, m.lists[l].len());
         }
         prop_assert_eq!(g.total() as usize, m.total());
-        let occupied = g.buckets.iter().filter(|&&b| b != 0).count();
+        let occupied =
+            g.buckets.iter().filter(|&&b| b != 0).count() + g.dense.iter().filter(|&&v| v != 0).count();
         prop_assert_eq!(occupied, m.total());
         for &k in keys {
             prop_assert_eq!(g.find(k).map(|f| f.list), m.find(k), "block {}", k);
@@ -397,11 +486,13 @@ mod tests {
         Ok(())
     }
 
-    /// Block numbers drawn from a small set including [`TOMB`] itself, and 0.
+    /// Block numbers drawn from a small set including [`TOMB`] itself, 0, and small numbers
+    /// (below a dense array's span).
     fn key(k: u8) -> BlockNo {
         match k {
             0 => TOMB,
             1 => 0,
+            2..=29 => k as u64,
             k => (k as u64).wrapping_mul(0x1234_5678_9abc) >> 7,
         }
     }
@@ -412,9 +503,11 @@ mod tests {
         #[test]
         fn matches_a_model(
             cap in 0u32..48,
+            span in prop_oneof![Just(None), Just(Some(16u64)), Just(Some(1000u64))],
             ops in proptest::collection::vec((0u8..4, 0u8..2, 0u8..80), 0..700),
         ) {
-            let mut g = Ghosts::new(cap);
+            let mut g = Ghosts::with_span(cap, span);
+            prop_assert_eq!(g.dense.len() as u64, span.unwrap_or(0));
             let mut m = Model::default();
             let keys: Vec<BlockNo> = (0..80).map(key).collect();
             for (op, l, k) in ops {
@@ -447,9 +540,10 @@ mod tests {
         #[test]
         fn compaction_keeps_order(
             n in 40u64..400,
+            span in prop_oneof![Just(None), Just(Some(1500u64))],
             hits in proptest::collection::vec(any::<prop::sample::Index>(), 0..400),
         ) {
-            let mut g = Ghosts::new(n as u32);
+            let mut g = Ghosts::with_span(n as u32, span);
             let mut m = Model::default();
             for b in 0..n {
                 prop_assert!(g.push_front(1, b * 7 + 3));

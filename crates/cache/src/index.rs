@@ -62,6 +62,12 @@ impl BlockIndex {
         Self::buckets_for(capacity) * std::mem::size_of::<u64>()
     }
 
+    /// Entries it can hold.
+    #[inline]
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
     /// Entries held.
     #[inline]
     pub fn len(&self) -> u32 {

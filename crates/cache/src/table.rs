@@ -32,8 +32,18 @@ pub struct BlockMeta {
 /// Memory per slot: 24 bytes of meta (a free slot holds block number `u64::MAX`), a free-list entry, and the index
 /// ([`BlockIndex`]: 8-byte buckets holding a hash tag and the slot, 3 per slot, 8/5 beyond 2^24 slots),
 /// whose keys are read from the meta — a block number is stored once.
+///
+/// When the blocks' span is known and small enough ([`BlockTable::dense_pays`]), blocks below
+/// it are found in a direct array of `u32` (slot + 1, or 0) indexed by the block number: one
+/// load, no hashing, no probing, no key to compare, and a request's consecutive blocks share a
+/// cache line. Blocks beyond the span still go to the hash index, so the span is a hint, never
+/// a limit.
 #[derive(Debug)]
 pub struct BlockTable {
+    /// Slot + 1 of each block below `dense.len()` (0: not cached), when the blocks' span is known
+    /// and small enough; those blocks never enter `index`.
+    dense: Vec<u32>,
+    /// Blocks at or beyond `dense.len()`. Allocated at its full size on the first such block.
     index: BlockIndex,
     meta: Vec<BlockMeta>,
     free: Vec<Slot>,
@@ -48,9 +58,16 @@ pub struct BlockTable {
 impl BlockTable {
     /// An empty table of `capacity` slots (`1 <= capacity < u32::MAX`).
     pub fn new(capacity: u32) -> Self {
+        Self::with_span(capacity, None)
+    }
+
+    /// An empty table of `capacity` slots for blocks mostly below `span`.
+    pub fn with_span(capacity: u32, span: Option<u64>) -> Self {
         assert!((1..Slot::MAX).contains(&capacity), "cache capacity {capacity} out of range");
+        let dense_len = span.filter(|&s| Self::dense_pays(capacity, s)).unwrap_or(0) as usize;
         BlockTable {
-            index: BlockIndex::with_capacity(capacity),
+            dense: vec![0; dense_len],
+            index: BlockIndex::with_capacity(if dense_len > 0 { 0 } else { capacity }),
             meta: vec![BlockMeta { block: FREE, ..BlockMeta::default() }; capacity as usize],
             free: (0..capacity).rev().collect(),
             capacity,
@@ -78,6 +95,23 @@ impl BlockTable {
         let cap = capacity as usize;
         let meta = cap * (std::mem::size_of::<BlockMeta>() + std::mem::size_of::<Slot>());
         BlockIndex::heap_bytes_for(capacity) + meta
+    }
+
+    /// Heap bytes of this table.
+    pub fn heap_bytes(&self) -> usize {
+        let cap = self.capacity as usize;
+        let meta = cap * (std::mem::size_of::<BlockMeta>() + std::mem::size_of::<Slot>());
+        self.dense.len() * 4 + BlockIndex::heap_bytes_for(self.index.capacity()) + meta
+    }
+
+    /// Whether a direct array over `span` blocks is used for a table of `capacity` slots: when
+    /// it takes no more memory than the hash index would (4 bytes per block of the span against
+    /// 24 per slot), or at most 64 MiB. Its pages are touched only where blocks are, so a
+    /// sparse span costs less than its size. Measured on synth:hm at 2% (an array 50 times
+    /// the slots): LRU above the DM-SMR model took 20% less CPU, ARC 31% less
+    /// (docs/benchmarks.md, "A direct block index").
+    pub fn dense_pays(capacity: u32, span: u64) -> bool {
+        span.saturating_mul(4) <= (BlockIndex::heap_bytes_for(capacity) as u64).max(64 << 20)
     }
 
     /// Number of slots.
@@ -118,6 +152,9 @@ impl BlockTable {
     /// The slot caching `block`, if cached.
     #[inline]
     pub fn slot_of(&self, block: BlockNo) -> Option<Slot> {
+        if let Some(&v) = self.dense.get(block as usize) {
+            return v.checked_sub(1);
+        }
         let meta = &self.meta;
         self.index.find(block, |s| meta[s as usize].block == block)
     }
@@ -158,20 +195,27 @@ impl BlockTable {
     /// ([`BlockTable::prefetch_meta`]): the block number is read from it.
     #[inline]
     pub(crate) fn warm_remove(&self, slot: Slot) {
-        self.index.prefetch(self.meta[slot as usize].block);
+        self.prefetch_lookup(self.meta[slot as usize].block);
     }
 
     /// The slot `block` is probably cached in (its index entry's, found by the hash tag alone,
     /// without reading the meta), for look-ahead; `None` if it is not cached.
     #[inline]
     pub(crate) fn likely_slot(&self, block: BlockNo) -> Option<Slot> {
+        if let Some(&v) = self.dense.get(block as usize) {
+            return v.checked_sub(1);
+        }
         self.index.find_tag(block)
     }
 
     /// Prefetches the index line a lookup of `block` reads first (look-ahead; changes nothing).
     #[inline]
     pub fn prefetch_lookup(&self, block: BlockNo) {
-        self.index.prefetch(block);
+        if (block as usize) < self.dense.len() {
+            shingled_core::mem::prefetch(&self.dense, block as usize);
+        } else {
+            self.index.prefetch(block);
+        }
     }
 
     /// Records an access to a cached slot; a write makes it dirty. Returns `true` if it was
@@ -198,7 +242,15 @@ impl BlockTable {
         self.clock += 1;
         debug_assert!(self.slot_of(block).is_none(), "block {block} inserted twice");
         self.meta[slot as usize] = BlockMeta { block, last_access: self.clock, hits: 1, dirty };
-        self.index.insert(block, slot);
+        match self.dense.get_mut(block as usize) {
+            Some(v) => *v = slot + 1,
+            None => {
+                if self.index.capacity() < self.capacity {
+                    self.index = BlockIndex::with_capacity(self.capacity);
+                }
+                self.index.insert(block, slot)
+            }
+        }
         self.dirty += dirty as u32;
         slot
     }
@@ -208,7 +260,12 @@ impl BlockTable {
     pub(crate) fn remove(&mut self, slot: Slot) -> BlockMeta {
         let m = self.meta[slot as usize];
         debug_assert!(m.block != FREE, "removing a free slot {slot}");
-        self.index.remove(m.block, slot);
+        match self.dense.get_mut(m.block as usize) {
+            Some(v) => *v = 0,
+            None => {
+                self.index.remove(m.block, slot);
+            }
+        }
         self.meta[slot as usize].block = FREE;
         self.dirty -= m.dirty as u32;
         self.free.push(slot);

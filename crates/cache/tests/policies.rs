@@ -11,6 +11,7 @@ use std::sync::Arc;
 fn context(capacity: u32) -> PolicyContext {
     let bands = BandMap::build(&BandConfig::Fixed { size: ByteSize(4 * 4096) }, ByteSize(1 << 30)).unwrap();
     PolicyContext {
+        block_span: None,
         capacity_blocks: capacity,
         bands: Some(Arc::new(bands)),
         pb_blocks: Some(8),
@@ -208,5 +209,88 @@ fn looking_ahead_changes_no_eviction() {
         if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
             panic!("{name}: eviction {i} differs: {:?} with look-ahead, {:?} without", a[i], b[i]);
         }
+    }
+}
+
+/// A cache of every registered policy built with a block span, so that blocks below it are
+/// found through direct arrays (the block table's, ARC's and S3-FIFO's ghosts') and the rest
+/// through the hash indexes.
+fn cache_with_span(name: &str, capacity: u32, span: u64) -> Cache {
+    let cfg = PolicyConfig::default_for(name).unwrap();
+    let ctx = PolicyContext { block_span: Some(span), ..context(capacity) };
+    Cache::with_span(capacity, cfg.build(&ctx).unwrap(), Some(span))
+}
+
+/// Replays `ops` and returns, per access, whether it hit, and every eviction in order.
+fn replay_outcomes(cache: &mut Cache, ops: &[(BlockNo, bool)]) -> (Vec<bool>, Vec<BlockMeta>) {
+    let mut hits = Vec::with_capacity(ops.len());
+    let mut all = Vec::new();
+    let mut ev = Vec::new();
+    for &(b, w) in ops {
+        let hit = cache.access(b, w).is_some();
+        hits.push(hit);
+        if !hit {
+            ev.clear();
+            cache.insert(b, w, &mut ev);
+            all.extend_from_slice(&ev);
+        }
+    }
+    (hits, all)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Where a block is found (a direct array below the span, the hash index beyond it, the
+    /// span covering none, some or all of the blocks) changes no outcome of any policy: the
+    /// same hits and the same evictions in the same order as without a span.
+    #[test]
+    fn a_block_span_changes_no_outcome(
+        capacity in 1u32..40,
+        span in prop_oneof![Just(0u64), 1u64..130, Just(200_000u64)],
+        ops in proptest::collection::vec((0u64..120, any::<bool>()), 1..600),
+    ) {
+        // A few blocks beyond every span (still inside the context's bands).
+        let ops: Vec<(BlockNo, bool)> =
+            ops.into_iter().map(|(b, w)| (if b % 17 == 16 { 250_000 + b } else { b }, w)).collect();
+        for &name in PolicyConfig::NAMES {
+            let mut hashed = cache_for(name, capacity);
+            let mut dense = cache_with_span(name, capacity, span);
+            let (h1, e1) = replay_outcomes(&mut hashed, &ops);
+            let (h2, e2) = replay_outcomes(&mut dense, &ops);
+            prop_assert_eq!(h1, h2, "{}: hits differ", name);
+            prop_assert_eq!(e1, e2, "{}: evictions differ", name);
+            for &(b, _) in &ops {
+                prop_assert_eq!(hashed.peek(b).copied(), dense.peek(b).copied(), "{}: block {}", name, b);
+            }
+        }
+    }
+}
+
+/// The same at a size where the caches look ahead at their victims, over a stream that evicts
+/// several times the capacity, with a span covering half the blocks.
+#[test]
+fn a_block_span_changes_no_eviction_with_look_ahead() {
+    use rand_pcg::rand_core::{RngCore, SeedableRng};
+    let capacity = shingled_cache::LOOK_AHEAD_MIN_SLOTS;
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(0x5ba1);
+    let ops: Vec<(BlockNo, bool)> = (0..8 * capacity as u64)
+        .map(|i| {
+            let r = rng.next_u64();
+            let b = if r % 4 == 0 { 10 * capacity as u64 + i } else { (r >> 8) % (2 * capacity as u64) };
+            (b, (r >> 4) % 3 != 0)
+        })
+        .collect();
+    for &name in PolicyConfig::NAMES {
+        let mut hashed = cache_for(name, capacity);
+        let mut dense = cache_with_span(name, capacity, capacity as u64);
+        let (h1, e1) = replay_outcomes(&mut hashed, &ops);
+        let (h2, e2) = replay_outcomes(&mut dense, &ops);
+        assert!(e1.len() > 4 * capacity as usize, "{name}: only {} evictions", e1.len());
+        assert_eq!(h1, h2, "{name}: hits differ");
+        if let Some(i) = (0..e1.len().min(e2.len())).find(|&i| e1[i] != e2[i]) {
+            panic!("{name}: eviction {i} differs: {:?} hashed, {:?} dense", e1[i], e2[i]);
+        }
+        assert_eq!(e1.len(), e2.len(), "{name}: eviction counts differ");
     }
 }

@@ -271,7 +271,7 @@ impl<P: HasSac + Send + 'static> Rig<P> {
 }
 
 fn ctx(capacity: u32, pb: Option<u64>, costs: SmrCosts) -> PolicyContext {
-    PolicyContext { capacity_blocks: capacity, bands: None, pb_blocks: pb, seed: 1, costs }
+    PolicyContext { capacity_blocks: capacity, bands: None, pb_blocks: pb, seed: 1, costs, block_span: None }
 }
 
 /// 4-block bands.

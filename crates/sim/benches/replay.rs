@@ -67,6 +67,7 @@ fn main() {
                 let ssd = cfg.ssd.build().unwrap();
                 let cache = cfg.cache.as_ref().map(|c| {
                     let pctx = PolicyContext {
+                        block_span: None,
                         capacity_blocks: sz.cache_blocks as u32,
                         bands: drive.band_map().cloned().map(Arc::new),
                         pb_blocks: sz.pb_blocks,

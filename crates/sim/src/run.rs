@@ -555,14 +555,22 @@ fn replay(
             if c.policy.needs_costs() {
                 sizing.costs = Some(costs);
             }
+            // Every block lies below the trace's end (checked above against the drive) and the
+            // drive's capacity; either bound lets block-keyed structures be direct arrays.
+            let span = [stats.map(|s| s.max_end), capacity.map(|c| c.0)]
+                .into_iter()
+                .flatten()
+                .min()
+                .map(|end| end.div_ceil(shingled_core::BLOCK_SIZE));
             let pctx = PolicyContext {
+                block_span: span,
                 capacity_blocks: sizing.cache_blocks as u32,
                 bands: drive.band_map().cloned().map(Arc::new),
                 pb_blocks: sizing.pb_blocks,
                 seed: 0,
                 costs,
             };
-            Some(Cache::new(sizing.cache_blocks as u32, c.policy.build(&pctx)?))
+            Some(Cache::with_span(sizing.cache_blocks as u32, c.policy.build(&pctx)?, span))
         }
     };
     let has_cache = cache.is_some();

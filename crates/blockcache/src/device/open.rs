@@ -38,6 +38,7 @@ fn build_cache(sb: &Superblock, log: &RemovalLog) -> Result<Cache> {
         None => None,
     };
     let ctx = PolicyContext {
+        block_span: None,
         capacity_blocks: sb.capacity,
         bands,
         pb_blocks: s.pb_blocks,

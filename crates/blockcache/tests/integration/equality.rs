@@ -76,6 +76,7 @@ fn counting_cache(setup: &CacheSetup, capacity: u32, backing_blocks: u64) -> Cac
         .as_ref()
         .map(|b| Arc::new(BandMap::build(b, ByteSize(backing_blocks * BLOCK as u64)).unwrap()));
     let ctx = PolicyContext {
+        block_span: None,
         capacity_blocks: capacity,
         bands,
         pb_blocks: setup.pb_blocks,

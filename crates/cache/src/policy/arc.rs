@@ -13,7 +13,7 @@ pub struct ArcConfig {}
 
 impl PolicyBuilder for ArcConfig {
     fn build(&self, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
-        Ok(Box::new(ArcPolicy::new(ctx.capacity_blocks)))
+        Ok(Box::new(ArcPolicy::with_span(ctx.capacity_blocks, ctx.block_span)))
     }
 }
 
@@ -83,6 +83,12 @@ pub struct ArcSizes {
 impl ArcPolicy {
     /// An ARC for a cache of `capacity` slots.
     pub fn new(capacity: u32) -> Self {
+        Self::with_span(capacity, None)
+    }
+
+    /// An ARC for a cache of `capacity` slots whose ghosts are of blocks mostly below `span`
+    /// ([`crate::PolicyContext::block_span`]).
+    pub fn with_span(capacity: u32, span: Option<u64>) -> Self {
         ArcPolicy {
             c: capacity,
             p: 0.0,
@@ -90,7 +96,7 @@ impl ArcPolicy {
             t1: List::default(),
             t2: List::default(),
             in_t2: vec![0; (capacity as usize).div_ceil(64)],
-            ghosts: Ghosts::new(capacity),
+            ghosts: Ghosts::with_span(capacity, span),
             victim: None,
             incoming: None,
         }

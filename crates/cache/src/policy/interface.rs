@@ -21,6 +21,10 @@ pub struct PolicyContext {
     /// Drive I/O costs that cost-aware policies (SAC's Clean/Dirty Comparator) weigh. The
     /// simulator fits them on the drive model; [`SmrCosts::PAPER`] holds the SAC paper's.
     pub costs: SmrCosts,
+    /// The blocks' span, when known (every block number, or nearly every, below it: the
+    /// trace's statistics or the device's size): structures keyed by block number may then be
+    /// direct arrays ([`crate::BlockTable::dense_pays`]). Blocks beyond it are still served.
+    pub block_span: Option<u64>,
 }
 
 /// The drive costs a cost-aware policy uses to compare evicting clean and dirty blocks

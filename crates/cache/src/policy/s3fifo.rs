@@ -38,7 +38,7 @@ impl Default for S3FifoConfig {
 
 impl PolicyBuilder for S3FifoConfig {
     fn build(&self, ctx: &PolicyContext) -> Result<Box<dyn Policy>, PolicyError> {
-        Ok(Box::new(S3Fifo::new(ctx.capacity_blocks, self)?))
+        Ok(Box::new(S3Fifo::with_span(ctx.capacity_blocks, self, ctx.block_span)?))
     }
 }
 
@@ -111,6 +111,12 @@ pub struct S3FifoSizes {
 impl S3Fifo {
     /// An S3-FIFO for a cache of `capacity` slots, after validating `cfg`.
     pub fn new(capacity: u32, cfg: &S3FifoConfig) -> Result<Self, PolicyError> {
+        Self::with_span(capacity, cfg, None)
+    }
+
+    /// [`S3Fifo::new`] whose ghosts are of blocks mostly below `span`
+    /// ([`crate::PolicyContext::block_span`]).
+    pub fn with_span(capacity: u32, cfg: &S3FifoConfig, span: Option<u64>) -> Result<Self, PolicyError> {
         if !(cfg.small_ratio > 0.0 && cfg.small_ratio < 1.0) {
             return Err(PolicyError::Field {
                 policy: "s3-fifo",
@@ -137,7 +143,7 @@ impl S3Fifo {
             small_target,
             move_threshold: cfg.move_threshold,
             ghost_capacity,
-            ghosts: Ghosts::new(ghost_capacity),
+            ghosts: Ghosts::with_span(ghost_capacity, span),
             small_victim: None,
         })
     }

@@ -40,6 +40,7 @@ fn replay(
     let cfg = PolicyConfig::default_for(policy).unwrap();
     let bands = drive.band_map().cloned();
     let ctx = PolicyContext {
+        block_span: None,
         capacity_blocks: capacity,
         bands: bands.clone().map(Arc::new),
         pb_blocks: Some(pb),

@@ -37,6 +37,7 @@ pub fn tiny_smr(pb: u64, band: u64, flavour: PbFlavour, free: PbFree) -> Box<dyn
 /// An engine with a cache of `capacity` blocks under `policy` above `drive`.
 pub fn engine(mode: Mode, policy: &str, capacity: u32, drive: Box<dyn Drive>) -> Engine {
     let ctx = PolicyContext {
+        block_span: None,
         capacity_blocks: capacity,
         bands: drive.band_map().cloned().map(Arc::new),
         // PORE's period and SAC's cycle default to the PB size; any small value exercises them.
