@@ -106,12 +106,11 @@ impl BlockTable {
 
     /// Whether a direct array over `span` blocks is used for a table of `capacity` slots: when
     /// it takes no more memory than the hash index would (4 bytes per block of the span against
-    /// 24 per slot), or at most 64 MiB. Its pages are touched only where blocks are, so a
-    /// sparse span costs less than its size. Measured on synth:hm at 2% (an array 50 times
+    /// 24 per slot), or at most 64 MiB ([`shingled_core::mem::direct_array_pays`]). Measured on synth:hm at 2% (an array 50 times
     /// the slots): LRU above the DM-SMR model took 20% less CPU, ARC 31% less
     /// (docs/benchmarks.md, "A direct block index").
     pub fn dense_pays(capacity: u32, span: u64) -> bool {
-        span.saturating_mul(4) <= (BlockIndex::heap_bytes_for(capacity) as u64).max(64 << 20)
+        shingled_core::mem::direct_array_pays(span, BlockIndex::heap_bytes_for(capacity))
     }
 
     /// Number of slots.

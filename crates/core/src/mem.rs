@@ -91,6 +91,17 @@ pub fn prefetch<T>(items: &[T], index: usize) {
     let _ = (items, index);
 }
 
+/// A direct array indexed by block number (4 bytes per block of the span) replaces a hash index
+/// of `hash_bytes` when it is no larger, or at most this large.
+pub const DIRECT_ARRAY_MAX_BYTES: u64 = 64 << 20;
+
+/// Whether a direct array of `u32` over `span` blocks is used instead of a hash index of
+/// `hash_bytes` (see [`DIRECT_ARRAY_MAX_BYTES`]). Its pages are touched only where blocks are,
+/// so a sparse span costs less than its size.
+pub fn direct_array_pays(span: u64, hash_bytes: usize) -> bool {
+    span.saturating_mul(4) <= (hash_bytes as u64).max(DIRECT_ARRAY_MAX_BYTES)
+}
+
 /// The second-level cache of one core, in bytes, when nothing says otherwise: the smallest
 /// seen on the machines this project is measured on (AMD EPYC VMs).
 pub const L2_DEFAULT: usize = 512 << 10;

@@ -1363,7 +1363,8 @@ impl DmSmr {
     /// the survivors at their new positions.
     fn compact(&mut self) {
         let (loc, cleaned_at, bands) = (&mut self.loc, &self.cleaned_at, &self.bands);
-        loc.clear();
+        // Every indexed block has its latest copy in the log.
+        loc.clear_blocks(self.ring.iter().map(|e| e.block));
         self.ring.compact(
             |e| !e.superseded() && e.seq() >= cleaned_at[bands.band_of(e.block) as usize],
             |e, pos| loc.insert_new(e.block, pos as u32),
@@ -1503,6 +1504,17 @@ impl Drive for DmSmr {
     fn wants_write_hints(&self) -> bool {
         // A smaller PB's map stays in the CPU's caches: a hint would only cost its call.
         self.cap_slots >= LOOK_AHEAD_MIN_SLOTS
+    }
+
+    fn expect_span(&mut self, span: u64) {
+        // Only before the first write: the index is rebuilt empty.
+        let span = span.min(self.capacity_blocks);
+        let positions = self.loc.capacity();
+        if self.ring.len() == 0
+            && shingled_core::mem::direct_array_pays(span, PosIndex::hash_bytes_for(positions))
+        {
+            self.loc = PosIndex::with_span(positions, span);
+        }
     }
 
     fn read(&mut self, now: Nanos, block: BlockNo, nblocks: u32) -> Nanos {

@@ -94,6 +94,12 @@ pub trait Drive: Send {
         false
     }
 
+    /// A hint, before the first request, that every block (or nearly every) will lie below
+    /// `span`: a model may then keep per-block state in direct arrays
+    /// ([`shingled_core::mem::direct_array_pays`]). Blocks beyond it are still served alike.
+    /// Default: nothing.
+    fn expect_span(&mut self, _span: u64) {}
+
     /// Counters accumulated since creation.
     fn stats(&self) -> DriveStats;
 

@@ -541,7 +541,17 @@ fn replay(
         written_range: sizing.written_range.unwrap_or_default(),
         accessed_range: sizing.accessed_range.unwrap_or_default(),
     };
-    let drive = cfg.drive.build(&ctx)?;
+    let mut drive = cfg.drive.build(&ctx)?;
+    // Every block lies below the trace's end (checked above against the drive) and the drive's
+    // capacity; either bound lets block-keyed structures be direct arrays.
+    let span = [stats.map(|s| s.max_end), capacity.map(|c| c.0)]
+        .into_iter()
+        .flatten()
+        .min()
+        .map(|end| end.div_ceil(shingled_core::BLOCK_SIZE));
+    if let Some(span) = span {
+        drive.expect_span(span);
+    }
     let ssd = cfg.ssd.build()?;
     let cache = match &cfg.cache {
         None => None,
@@ -555,13 +565,6 @@ fn replay(
             if c.policy.needs_costs() {
                 sizing.costs = Some(costs);
             }
-            // Every block lies below the trace's end (checked above against the drive) and the
-            // drive's capacity; either bound lets block-keyed structures be direct arrays.
-            let span = [stats.map(|s| s.max_end), capacity.map(|c| c.0)]
-                .into_iter()
-                .flatten()
-                .min()
-                .map(|end| end.div_ceil(shingled_core::BLOCK_SIZE));
             let pctx = PolicyContext {
                 block_span: span,
                 capacity_blocks: sizing.cache_blocks as u32,

@@ -15,6 +15,11 @@
 //! top bits (and the next bucket a mask away: no division, no wrap branch); the hash is an odd
 //! multiplication (a bijection), so distinct blocks share a tag with probability 2⁻³² per
 //! comparison. The same design as the cache's block index, for positions instead of slots.
+//!
+//! When the drive is told the span its blocks lie in ([`PosIndex::with_span`]) and a direct
+//! array over it is small enough, a block below the span has its position + 1 (or 0) in that
+//! array, indexed by the block number: one access, no probing, no key to check. Blocks beyond the
+//! span use the hash table, which is then allocated at the first such block.
 
 use shingled_core::BlockNo;
 
@@ -47,6 +52,11 @@ pub(super) struct PosIndex {
     /// cyclically.
     touch_from: usize,
     touch_last: usize,
+    /// Position + 1 (0: none) of each block below its length; those blocks never enter the
+    /// buckets. Removals here do not count in `removals`: they change no bucket.
+    dense: Vec<u32>,
+    /// Whether `buckets` has its full size (it starts at 8 when `dense` is there).
+    hash_sized: bool,
 }
 
 /// Where [`PosIndex::probe`] found a key, or the empty bucket where it would go: reusable by
@@ -57,6 +67,7 @@ pub(super) struct Probe {
     /// The tag of the key's hash.
     tag: u64,
     /// The key's home bucket, and the distance from it to `bucket`: the path read.
+    /// `usize::MAX` for a key in the dense array (`bucket` is then the block number).
     home: usize,
     steps: usize,
     /// The position found, if the key is there.
@@ -69,10 +80,15 @@ impl PosIndex {
     /// An index for up to `capacity` entries (positions below `capacity`): 2 to 4 buckets each
     /// (twice the capacity, rounded up to a power of two), so at most half of them are used.
     pub(super) fn with_capacity(capacity: u32) -> Self {
+        Self::with_span(capacity, 0)
+    }
+
+    /// An index for up to `capacity` entries whose blocks below `dense_span` are kept in a
+    /// direct array (0: none are).
+    pub(super) fn with_span(capacity: u32, dense_span: u64) -> Self {
         assert!(capacity < u32::MAX, "index capacity out of range");
-        let n = (2 * capacity as usize).max(8).next_power_of_two();
-        // A home never reaches below the tag's 32 bits into the position's.
-        assert!(n <= 1 << 32, "index capacity out of range");
+        let dense = dense_span as usize;
+        let n = if dense > 0 { 8 } else { Self::buckets_for(capacity) };
         PosIndex {
             buckets: vec![0; n],
             shift: 64 - n.trailing_zeros(),
@@ -81,7 +97,45 @@ impl PosIndex {
             removals: 0,
             touch_from: 0,
             touch_last: 0,
+            dense: vec![0; dense],
+            hash_sized: dense == 0,
         }
+    }
+
+    /// The hash table's bucket count for `capacity` entries.
+    fn buckets_for(capacity: u32) -> usize {
+        let n = (2 * capacity as usize).max(8).next_power_of_two();
+        // A home never reaches below the tag's 32 bits into the position's.
+        assert!(n <= 1 << 32, "index capacity out of range");
+        n
+    }
+
+    /// Bytes of the hash table an index of `capacity` entries has without a dense array.
+    pub(super) fn hash_bytes_for(capacity: u32) -> usize {
+        Self::buckets_for(capacity) * std::mem::size_of::<u64>()
+    }
+
+    /// Sizes the hash table fully before its first entry (no entry is in it yet).
+    #[inline]
+    fn hash_room(&mut self) {
+        if !self.hash_sized {
+            let n = Self::buckets_for(self.capacity);
+            self.buckets = vec![0; n];
+            self.shift = 64 - n.trailing_zeros();
+            self.removals += 2;
+            self.hash_sized = true;
+        }
+    }
+
+    /// Whether `block` is kept in the dense array.
+    #[inline]
+    fn is_dense(&self, block: BlockNo) -> bool {
+        block < self.dense.len() as u64
+    }
+
+    /// Entries it can hold.
+    pub(super) fn capacity(&self) -> u32 {
+        self.capacity
     }
 
     /// Entries held.
@@ -92,7 +146,7 @@ impl PosIndex {
 
     /// Heap bytes of the table.
     pub(super) fn heap_bytes(&self) -> usize {
-        self.buckets.len() * std::mem::size_of::<u64>()
+        self.buckets.len() * std::mem::size_of::<u64>() + self.dense.len() * 4
     }
 
     #[inline]
@@ -114,13 +168,20 @@ impl PosIndex {
     /// Prefetches the bucket line where `block`'s probe starts (changes nothing).
     #[inline]
     pub(super) fn prefetch(&self, block: BlockNo) {
-        shingled_core::mem::prefetch(&self.buckets, self.home(hash(block)));
+        if self.is_dense(block) {
+            shingled_core::mem::prefetch(&self.dense, block as usize);
+        } else {
+            shingled_core::mem::prefetch(&self.buckets, self.home(hash(block)));
+        }
     }
 
     /// The position stored for `block`; `is_key(p)` tells whether position `p` holds `block` (it
     /// is asked only for positions whose tag matches).
     #[inline]
     pub(super) fn find(&self, block: BlockNo, is_key: impl Fn(u32) -> bool) -> Option<u32> {
+        if self.is_dense(block) {
+            return self.dense[block as usize].checked_sub(1);
+        }
         let h = hash(block);
         let t = tag(h);
         let mut i = self.home(h);
@@ -143,6 +204,11 @@ impl PosIndex {
     /// [`PosIndex::set`].
     #[inline]
     pub(super) fn probe(&self, block: BlockNo, is_key: impl Fn(u32) -> bool) -> Probe {
+        if self.is_dense(block) {
+            let found = self.dense[block as usize].checked_sub(1);
+            let (bucket, removals) = (block as usize, self.removals);
+            return Probe { bucket, tag: 0, home: usize::MAX, steps: 0, found, removals };
+        }
         let h = hash(block);
         let t = tag(h);
         let home = self.home(h);
@@ -171,6 +237,13 @@ impl PosIndex {
     /// meet: neither starts inside the other). The caller inserts no other key in between.
     #[inline]
     pub(super) fn still(&self, probe: &Probe) -> bool {
+        if probe.home == usize::MAX {
+            return self.dense[probe.bucket].checked_sub(1) == probe.found;
+        }
+        if !self.hash_sized {
+            // Taken on the placeholder table: the key goes through `upsert`, which sizes it.
+            return false;
+        }
         match self.removals - probe.removals {
             0 => true,
             1 => {
@@ -196,7 +269,11 @@ impl PosIndex {
             assert!(self.len < self.capacity, "index full ({} entries)", self.capacity);
             self.len += 1;
         }
-        self.buckets[probe.bucket] = probe.tag | (pos as u64 + 1);
+        if probe.home == usize::MAX {
+            self.dense[probe.bucket] = pos + 1;
+        } else {
+            self.buckets[probe.bucket] = probe.tag | (pos as u64 + 1);
+        }
         probe.found
     }
 
@@ -208,6 +285,16 @@ impl PosIndex {
     #[inline]
     pub(super) fn upsert(&mut self, block: BlockNo, pos: u32, is_key: impl Fn(u32) -> bool) -> Option<u32> {
         assert!(pos < self.capacity, "index position out of range");
+        if self.is_dense(block) {
+            let old = self.dense[block as usize].checked_sub(1);
+            if old.is_none() {
+                assert!(self.len < self.capacity, "index full ({} entries)", self.capacity);
+                self.len += 1;
+            }
+            self.dense[block as usize] = pos + 1;
+            return old;
+        }
+        self.hash_room();
         let h = hash(block);
         let t = tag(h);
         let mut i = self.home(h);
@@ -235,6 +322,13 @@ impl PosIndex {
     pub(super) fn insert_new(&mut self, block: BlockNo, pos: u32) {
         assert!(pos < self.capacity, "index position out of range");
         assert!(self.len < self.capacity, "index full ({} entries)", self.capacity);
+        if self.is_dense(block) {
+            debug_assert_eq!(self.dense[block as usize], 0, "block {block} indexed twice");
+            self.dense[block as usize] = pos + 1;
+            self.len += 1;
+            return;
+        }
+        self.hash_room();
         let h = hash(block);
         let mut i = self.home(h);
         while self.buckets[i] != 0 {
@@ -247,6 +341,15 @@ impl PosIndex {
     /// Removes the entry of `block` at position `pos`; `false` if there is none.
     #[inline]
     pub(super) fn remove(&mut self, block: BlockNo, pos: u32) -> bool {
+        if self.is_dense(block) {
+            let v = &mut self.dense[block as usize];
+            if *v != pos + 1 {
+                return false;
+            }
+            *v = 0;
+            self.len -= 1;
+            return true;
+        }
         let h = hash(block);
         let want = tag(h) | (pos as u64 + 1);
         let mut hole = self.home(h);
@@ -294,8 +397,17 @@ impl PosIndex {
         true
     }
 
-    /// Removes every entry.
-    pub(super) fn clear(&mut self) {
+    /// Removes every entry, given every block that may have one (a superset): only their dense
+    /// entries are cleared, not the whole array.
+    pub(super) fn clear_blocks(&mut self, blocks: impl Iterator<Item = BlockNo>) {
+        if !self.dense.is_empty() {
+            for b in blocks {
+                if let Some(v) = self.dense.get_mut(b as usize) {
+                    *v = 0;
+                }
+            }
+            debug_assert!(self.dense.iter().all(|&v| v == 0), "a block with a dense entry was not named");
+        }
         self.buckets.fill(0);
         self.len = 0;
         self.removals += 2;
@@ -418,6 +530,11 @@ impl<T: Copy> Ring<T> {
         pos
     }
 
+    /// The entries, oldest first.
+    pub(super) fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        (0..self.len).map(move |i| self.slots[self.wrap(self.head + i)])
+    }
+
     /// Drops the oldest entry.
     #[inline]
     pub(super) fn pop_front(&mut self) -> Option<T> {
@@ -489,7 +606,7 @@ mod tests {
         assert_eq!(ix.find(keys[0], |x| keys[x as usize] == keys[0]), None);
         ix.insert_new(keys[0], 0);
         assert_eq!(ix.find(keys[0], |x| keys[x as usize] == keys[0]), Some(0));
-        ix.clear();
+        ix.clear_blocks(keys.iter().copied());
         assert_eq!(ix.len(), 0);
         assert_eq!(ix.find(keys[1], |x| keys[x as usize] == keys[1]), None);
     }
@@ -537,10 +654,14 @@ mod tests {
         /// (the popped copy leaves the index if it was its block's latest) and compactions
         /// agree with a `VecDeque` and a `HashMap`, across wrap-arounds.
         #[test]
-        fn ring_and_index_match_a_model(ops in proptest::collection::vec((0u8..10, 0u64..40), 0..600)) {
+        fn ring_and_index_match_a_model(
+            span in prop_oneof![Just(0u64), Just(20u64), Just(1u64 << 16)],
+            ops in proptest::collection::vec((0u8..10, 0u64..40), 0..600),
+        ) {
             const SIZE: usize = 16;
             let mut ring: Ring<(u64, bool)> = Ring::new(SIZE); // (block, superseded)
-            let mut ix = PosIndex::with_capacity(SIZE as u32);
+            // Blocks below `span` (some of the small ones, or all small ones) in the direct array.
+            let mut ix = PosIndex::with_span(SIZE as u32, span);
             let mut model_ring: VecDeque<(u64, bool)> = VecDeque::new();
             let mut model_latest: HashMap<u64, usize> = HashMap::new(); // block -> index in model_ring
             for (op, k) in ops {
@@ -605,7 +726,7 @@ mod tests {
                     8 => {
                         // drop superseded entries and every third block's latest copy
                         let drop_latest = |b: u64| b.is_multiple_of(3);
-                        ix.clear();
+                        ix.clear_blocks(ring.iter().map(|e| e.0));
                         ring.compact(|e| !e.1 && !drop_latest(e.0), |e, p| ix.insert_new(e.0, p as u32));
                         model_ring.retain(|e| !e.1 && !drop_latest(e.0));
                         model_latest = model_ring.iter().enumerate().map(|(i, e)| (e.0, i)).collect();

@@ -177,6 +177,7 @@ proptest! {
         cap in 1u64..9,
         universe in 8u64..80,
         bands in band_config(),
+        span in prop_oneof![Just(None), (0u64..90).prop_map(Some)],
         ops in ops(80),
     ) {
         let (flavour, free) = ALL_MODES[mode];
@@ -189,6 +190,10 @@ proptest! {
             ..DmSmrConfig::default()
         };
         let mut d = cfg.build(&BuildContext::default()).unwrap();
+        // Blocks below the span are indexed in a direct array, the others hashed.
+        if let Some(s) = span {
+            d.expect_span(s);
+        }
         let map = BandMap::build(&bands, ByteSize(universe * BLOCK_SIZE)).unwrap();
         let mut r = Reference::new(cap as usize, flavour, free, map);
         let mut now = Nanos(0);
