@@ -109,8 +109,18 @@ impl Cache {
     /// core's own caches, where the look-ahead's second lookup of every block only costs time
     /// (docs/benchmarks.md: on the Intel VM, 2 MiB of L2, LRU on a 2.3 MB table took a fifth
     /// more CPU with it; on the AMD VM a 5 MB one took a third less).
+    ///
+    /// A table with a direct block array ([`crate::BlockTable::dense_pays`]) looks ahead only when
+    /// its structures outgrow the last-level cache, where that size is known: its lookups are
+    /// one line each, mostly served from there (on the Intel VM, 260 MiB of L3, LRU took 6–12%
+    /// less CPU without the look-ahead on synth:hm, synth:prn and prn3s at 1 GiB, 11 to 70 MB of
+    /// structures, and 8% more at a 32 GiB cache, 430 MB).
     pub fn looks_ahead_at_requests(&self) -> bool {
-        self.heap_bytes() > REQUESTS_AHEAD_L2_MULTIPLE * shingled_core::mem::l2_cache_bytes()
+        let bytes = self.heap_bytes();
+        match shingled_core::mem::l3_cache_bytes() {
+            Some(l3) if self.table.is_dense() => bytes > l3,
+            _ => bytes > REQUESTS_AHEAD_L2_MULTIPLE * shingled_core::mem::l2_cache_bytes(),
+        }
     }
 
     /// Turns looking ahead at the next victims on or off (by default on from

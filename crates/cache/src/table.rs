@@ -97,6 +97,12 @@ impl BlockTable {
         BlockIndex::heap_bytes_for(capacity) + meta
     }
 
+    /// Whether blocks below a span are found in a direct array ([`BlockTable::dense_pays`]).
+    #[inline]
+    pub fn is_dense(&self) -> bool {
+        !self.dense.is_empty()
+    }
+
     /// Heap bytes of this table.
     pub fn heap_bytes(&self) -> usize {
         let cap = self.capacity as usize;

@@ -113,19 +113,28 @@ pub const L2_DEFAULT: usize = 512 << 10;
 /// lookups miss.
 pub fn l2_cache_bytes() -> usize {
     static L2: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *L2.get_or_init(|| read_l2("/sys/devices/system/cpu/cpu0/cache").unwrap_or(L2_DEFAULT))
+    *L2.get_or_init(|| read_level(SYS_CACHE, "2").unwrap_or(L2_DEFAULT))
 }
 
-/// The level-2 data (or unified) cache size listed under `dir` (sysfs's `cache` directory of a
-/// CPU), if one is.
-fn read_l2(dir: &str) -> Option<usize> {
+/// The size of the last-level (third-level) cache CPU 0 shares with others, read once from
+/// sysfs like [`l2_cache_bytes`]; `None` where there is none or it is unreadable.
+pub fn l3_cache_bytes() -> Option<usize> {
+    static L3: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *L3.get_or_init(|| read_level(SYS_CACHE, "3"))
+}
+
+const SYS_CACHE: &str = "/sys/devices/system/cpu/cpu0/cache";
+
+/// The data (or unified) cache size of `level` listed under `dir` (sysfs's `cache` directory
+/// of a CPU), if one is.
+fn read_level(dir: &str, level: &str) -> Option<usize> {
     let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let d = entry.path();
         if !d.file_name()?.to_str()?.starts_with("index") {
             continue;
         }
-        if read(d.join("level")).as_deref() != Some("2") {
+        if read(d.join("level")).as_deref() != Some(level) {
             continue;
         }
         if !matches!(read(d.join("type")).as_deref(), Some("Data" | "Unified")) {
@@ -183,11 +192,12 @@ mod tests {
             std::fs::write(d.join("type"), format!("{kind}\n")).unwrap();
             std::fs::write(d.join("size"), format!("{size}\n")).unwrap();
         }
-        assert_eq!(read_l2(dir.to_str().unwrap()), Some(2 << 20));
+        assert_eq!(read_level(dir.to_str().unwrap(), "2"), Some(2 << 20));
+        assert_eq!(read_level(dir.to_str().unwrap(), "3"), Some(260 << 20));
         std::fs::remove_dir_all(dir.join("index2")).unwrap();
-        assert_eq!(read_l2(dir.to_str().unwrap()), None);
+        assert_eq!(read_level(dir.to_str().unwrap(), "2"), None);
         std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(read_l2("/nonexistent/cache"), None);
+        assert_eq!(read_level("/nonexistent/cache", "2"), None);
     }
 
     #[test]
