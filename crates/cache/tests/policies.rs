@@ -180,24 +180,29 @@ fn lru_by_hand() {
     assert_eq!(c.table().dirty_len(), 1, "only 7 is dirty");
 }
 
+/// Eight times `capacity` accesses: mostly a hot set in clusters of 64 blocks (bands see
+/// several blocks each), plus a cold sweep, so that batches, band targets and both clean and dirty
+/// victims all occur.
+fn churn(capacity: u32, seed: u64) -> Vec<(BlockNo, bool)> {
+    use rand_pcg::rand_core::{RngCore, SeedableRng};
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+    (0..8 * capacity as u64)
+        .map(|i| {
+            let r = rng.next_u64();
+            let b = if r % 4 == 0 { 10 * capacity as u64 + i } else { (r >> 8) % (2 * capacity as u64) };
+            (b, (r >> 4) % 3 != 0)
+        })
+        .collect()
+}
+
 /// Looking ahead at the next victims (on by default from `LOOK_AHEAD_MIN_SLOTS` slots: the
 /// victims' metas, index lines and policy state prefetched, SAC's walk along its next batch's
 /// list) only prefetches: every registered policy evicts the same blocks in the same order with
 /// it on and off, over a stream that evicts several times the capacity, writes included.
 #[test]
 fn looking_ahead_changes_no_eviction() {
-    use rand_pcg::rand_core::{RngCore, SeedableRng};
     let capacity = shingled_cache::LOOK_AHEAD_MIN_SLOTS;
-    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(0x100c);
-    // Mostly a hot set in clusters of 64 blocks (bands see several blocks each), plus a cold
-    // sweep, so that batches, band targets and both clean and dirty victims all occur.
-    let ops: Vec<(BlockNo, bool)> = (0..8 * capacity as u64)
-        .map(|i| {
-            let r = rng.next_u64();
-            let b = if r % 4 == 0 { 10 * capacity as u64 + i } else { (r >> 8) % (2 * capacity as u64) };
-            (b, (r >> 4) % 3 != 0)
-        })
-        .collect();
+    let ops = churn(capacity, 0x100c);
     for &name in PolicyConfig::NAMES {
         let mut on = cache_for(name, capacity);
         let mut off = cache_for(name, capacity);
@@ -271,16 +276,8 @@ proptest! {
 /// several times the capacity, with a span covering half the blocks.
 #[test]
 fn a_block_span_changes_no_eviction_with_look_ahead() {
-    use rand_pcg::rand_core::{RngCore, SeedableRng};
     let capacity = shingled_cache::LOOK_AHEAD_MIN_SLOTS;
-    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(0x5ba1);
-    let ops: Vec<(BlockNo, bool)> = (0..8 * capacity as u64)
-        .map(|i| {
-            let r = rng.next_u64();
-            let b = if r % 4 == 0 { 10 * capacity as u64 + i } else { (r >> 8) % (2 * capacity as u64) };
-            (b, (r >> 4) % 3 != 0)
-        })
-        .collect();
+    let ops = churn(capacity, 0x5ba1);
     for &name in PolicyConfig::NAMES {
         let mut hashed = cache_for(name, capacity);
         let mut dense = cache_with_span(name, capacity, capacity as u64);
