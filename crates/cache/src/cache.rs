@@ -259,6 +259,19 @@ fn insert_with<P: Policy + ?Sized>(
     evicted: &mut Vec<BlockMeta>,
 ) {
     if table.is_full() {
+        if let Some(s) = policy.single_victim(table, block) {
+            // One victim: its slot takes the new block in place.
+            if !table.is_used(s) {
+                bad_victim(policy.name(), s);
+            }
+            policy.on_remove(table, s);
+            evicted.push(table.replace(s, block, dirty));
+            if table.look_ahead() {
+                look_ahead_at_victims(table, policy, next_victim);
+            }
+            policy.on_insert(table, s);
+            return;
+        }
         evict_with(table, policy, victims, next_victim, block, evicted);
     }
     let slot = table.insert(block, dirty);
@@ -317,18 +330,23 @@ fn evict_with<P: Policy + ?Sized>(
         evicted.push(table.remove(s));
     }
     if look_ahead {
-        // The next victim's index entry is touched now and the one after's meta is
-        // prefetched, so that the coldest blocks' cache misses overlap with the requests
-        // served until then instead of stalling the next eviction.
-        let mut ahead = [0; 2];
-        let n = policy.peek_victims(table, &mut ahead);
-        *next_victim = if n >= 1 { ahead[0] } else { NIL };
-        if n >= 2 {
-            table.prefetch_meta(ahead[1]);
-        }
-        if n >= 1 {
-            table.warm_remove(ahead[0]);
-        }
+        look_ahead_at_victims(table, policy, next_victim);
+    }
+}
+
+/// After an eviction: the next victim's index entry is touched now and the one after's meta is
+/// prefetched, so that the coldest blocks' cache misses overlap with the requests served until
+/// then instead of stalling the next eviction.
+#[inline(always)]
+fn look_ahead_at_victims<P: Policy + ?Sized>(table: &BlockTable, policy: &P, next_victim: &mut Slot) {
+    let mut ahead = [0; 2];
+    let n = policy.peek_victims(table, &mut ahead);
+    *next_victim = if n >= 1 { ahead[0] } else { NIL };
+    if n >= 2 {
+        table.prefetch_meta(ahead[1]);
+    }
+    if n >= 1 {
+        table.warm_remove(ahead[0]);
     }
 }
 

@@ -247,6 +247,31 @@ impl BlockTable {
         self.clock += 1;
         debug_assert!(self.slot_of(block).is_none(), "block {block} inserted twice");
         self.meta[slot as usize] = BlockMeta { block, last_access: self.clock, hits: 1, dirty };
+        self.index_at(block, slot);
+        self.dirty += dirty as u32;
+        slot
+    }
+
+    /// Puts `block` into the used `slot` in place of its block, returning that block's final
+    /// state: [`BlockTable::remove`] then [`BlockTable::insert`] (which would take the slot just
+    /// freed), without the free list. `block` must not be in the table.
+    #[inline]
+    pub(crate) fn replace(&mut self, slot: Slot, block: BlockNo, dirty: bool) -> BlockMeta {
+        assert!(block != FREE, "block number {block} out of range");
+        let old = self.meta[slot as usize];
+        debug_assert!(old.block != FREE, "replacing in a free slot {slot}");
+        debug_assert!(self.slot_of(block).is_none(), "block {block} inserted twice");
+        self.unindex(old.block, slot);
+        self.clock += 1;
+        self.meta[slot as usize] = BlockMeta { block, last_access: self.clock, hits: 1, dirty };
+        self.index_at(block, slot);
+        self.dirty = self.dirty - old.dirty as u32 + dirty as u32;
+        old
+    }
+
+    /// Indexes `block` (not indexed) at `slot`.
+    #[inline]
+    fn index_at(&mut self, block: BlockNo, slot: Slot) {
         match self.dense.get_mut(block as usize) {
             Some(v) => *v = slot + 1,
             None => {
@@ -256,8 +281,17 @@ impl BlockTable {
                 self.index.insert(block, slot)
             }
         }
-        self.dirty += dirty as u32;
-        slot
+    }
+
+    /// Drops `block`'s index entry (at `slot`).
+    #[inline]
+    fn unindex(&mut self, block: BlockNo, slot: Slot) {
+        match self.dense.get_mut(block as usize) {
+            Some(v) => *v = 0,
+            None => {
+                self.index.remove(block, slot);
+            }
+        }
     }
 
     /// Frees `slot`, returning its final state.
@@ -265,12 +299,7 @@ impl BlockTable {
     pub(crate) fn remove(&mut self, slot: Slot) -> BlockMeta {
         let m = self.meta[slot as usize];
         debug_assert!(m.block != FREE, "removing a free slot {slot}");
-        match self.dense.get_mut(m.block as usize) {
-            Some(v) => *v = 0,
-            None => {
-                self.index.remove(m.block, slot);
-            }
-        }
+        self.unindex(m.block, slot);
         self.meta[slot as usize].block = FREE;
         self.dirty -= m.dirty as u32;
         self.free.push(slot);

@@ -38,6 +38,9 @@ impl<P: Policy + 'static> Policy for Shared<P> {
     fn select_victims(&mut self, t: &BlockTable, incoming: BlockNo, v: &mut Vec<Slot>) {
         self.0.lock().unwrap().select_victims(t, incoming, v)
     }
+    fn single_victim(&mut self, t: &BlockTable, incoming: BlockNo) -> Option<Slot> {
+        self.0.lock().unwrap().single_victim(t, incoming)
+    }
     fn on_remove(&mut self, t: &BlockTable, s: Slot) {
         self.0.lock().unwrap().on_remove(t, s)
     }

@@ -173,39 +173,12 @@ impl ArcPolicy {
         }
         false
     }
-}
 
-impl Policy for ArcPolicy {
-    fn name(&self) -> &'static str {
-        "arc"
-    }
-
-    fn on_insert(&mut self, table: &BlockTable, slot: Slot) {
-        let block = table.meta(slot).block;
-        let to_t2 = match self.incoming.take() {
-            Some((b, ghost_hit)) if b == block => ghost_hit,
-            _ => self.admit_into_free_slot(block),
-        };
-        if to_t2 {
-            self.links.push_front(&mut self.t2, slot);
-        } else {
-            self.links.push_front(&mut self.t1, slot);
-        }
-        self.set_in_t2(slot, to_t2);
-    }
-
-    /// Case I: move to the MRU end of T2.
-    fn on_hit(&mut self, _: &BlockTable, slot: Slot, _: bool) {
-        if self.is_in_t2(slot) {
-            self.links.move_to_front(&mut self.t2, slot);
-        } else {
-            self.links.remove(&mut self.t1, slot);
-            self.links.push_front(&mut self.t2, slot);
-            self.set_in_t2(slot, true);
-        }
-    }
-
-    fn select_victims(&mut self, _: &BlockTable, incoming: BlockNo, victims: &mut Vec<Slot>) {
+    /// The victim of an eviction for `incoming` (Megiddo and Modha's cases II–IV), with the
+    /// ghost it leaves and the adaptation of `p`, remembered for [`Policy::on_remove`] and
+    /// [`Policy::on_insert`].
+    #[inline]
+    fn choose(&mut self, _: &BlockTable, incoming: BlockNo) -> Slot {
         debug_assert_eq!(
             self.t1.len() + self.t2.len(),
             self.c,
@@ -243,9 +216,50 @@ impl Policy for ArcPolicy {
                 (v, Some(g), false)
             }
         };
-        victims.push(victim);
         self.victim = Some((victim, ghost));
         self.incoming = Some((incoming, ghost_hit));
+        victim
+    }
+}
+
+impl Policy for ArcPolicy {
+    fn name(&self) -> &'static str {
+        "arc"
+    }
+
+    fn on_insert(&mut self, table: &BlockTable, slot: Slot) {
+        let block = table.meta(slot).block;
+        let to_t2 = match self.incoming.take() {
+            Some((b, ghost_hit)) if b == block => ghost_hit,
+            _ => self.admit_into_free_slot(block),
+        };
+        if to_t2 {
+            self.links.push_front(&mut self.t2, slot);
+        } else {
+            self.links.push_front(&mut self.t1, slot);
+        }
+        self.set_in_t2(slot, to_t2);
+    }
+
+    /// Case I: move to the MRU end of T2.
+    fn on_hit(&mut self, _: &BlockTable, slot: Slot, _: bool) {
+        if self.is_in_t2(slot) {
+            self.links.move_to_front(&mut self.t2, slot);
+        } else {
+            self.links.remove(&mut self.t1, slot);
+            self.links.push_front(&mut self.t2, slot);
+            self.set_in_t2(slot, true);
+        }
+    }
+
+    fn select_victims(&mut self, table: &BlockTable, incoming: BlockNo, victims: &mut Vec<Slot>) {
+        let v = self.choose(table, incoming);
+        victims.push(v);
+    }
+
+    #[inline]
+    fn single_victim(&mut self, table: &BlockTable, incoming: BlockNo) -> Option<Slot> {
+        Some(self.choose(table, incoming))
     }
 
     fn on_remove(&mut self, table: &BlockTable, slot: Slot) {

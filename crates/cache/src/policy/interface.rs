@@ -123,6 +123,14 @@ pub trait Policy: Send + IntoAny {
     /// Chooses at least one victim among the used slots (the cache is full; `incoming` is the
     /// block about to be inserted).
     fn select_victims(&mut self, table: &BlockTable, incoming: BlockNo, victims: &mut Vec<Slot>);
+    /// The one victim of this eviction, for a policy that evicts exactly one block here and can
+    /// name it without the victims vector: the slot [`Policy::select_victims`] would choose, with
+    /// the same effects on the policy's state. The cache then reuses the slot for `incoming` in
+    /// place. `None`: the cache asks [`Policy::select_victims`]. Default: `None`.
+    #[inline]
+    fn single_victim(&mut self, _table: &BlockTable, _incoming: BlockNo) -> Option<Slot> {
+        None
+    }
     /// `slot` is about to be freed.
     fn on_remove(&mut self, table: &BlockTable, slot: Slot);
     /// The dirty block in `slot` is about to be marked clean by the caller, who wrote it to the

@@ -79,6 +79,14 @@ impl Policy for Lru {
         }
     }
     #[inline]
+    fn single_victim(&mut self, _: &BlockTable, _incoming: shingled_core::BlockNo) -> Option<Slot> {
+        if self.batch == 1 {
+            self.queue.back()
+        } else {
+            None
+        }
+    }
+    #[inline]
     fn on_remove(&mut self, _: &BlockTable, slot: Slot) {
         self.links.remove(&mut self.queue, slot);
     }
