@@ -255,7 +255,7 @@ impl BlockTable {
     /// Puts `block` into the used `slot` in place of its block, returning that block's final
     /// state: [`BlockTable::remove`] then [`BlockTable::insert`] (which would take the slot just
     /// freed), without the free list. `block` must not be in the table.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn replace(&mut self, slot: Slot, block: BlockNo, dirty: bool) -> BlockMeta {
         assert!(block != FREE, "block number {block} out of range");
         let old = self.meta[slot as usize];
@@ -270,21 +270,28 @@ impl BlockTable {
     }
 
     /// Indexes `block` (not indexed) at `slot`.
-    #[inline]
+    #[inline(always)]
     fn index_at(&mut self, block: BlockNo, slot: Slot) {
         match self.dense.get_mut(block as usize) {
             Some(v) => *v = slot + 1,
             None => {
                 if self.index.capacity() < self.capacity {
-                    self.index = BlockIndex::with_capacity(self.capacity);
+                    self.size_index();
                 }
                 self.index.insert(block, slot)
             }
         }
     }
 
+    /// The hash index at its full size, before its first entry (a block beyond the span).
+    #[cold]
+    #[inline(never)]
+    fn size_index(&mut self) {
+        self.index = BlockIndex::with_capacity(self.capacity);
+    }
+
     /// Drops `block`'s index entry (at `slot`).
-    #[inline]
+    #[inline(always)]
     fn unindex(&mut self, block: BlockNo, slot: Slot) {
         match self.dense.get_mut(block as usize) {
             Some(v) => *v = 0,

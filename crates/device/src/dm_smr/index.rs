@@ -339,7 +339,7 @@ impl PosIndex {
     }
 
     /// Removes the entry of `block` at position `pos`; `false` if there is none.
-    #[inline]
+    #[inline(always)]
     pub(super) fn remove(&mut self, block: BlockNo, pos: u32) -> bool {
         if self.is_dense(block) {
             let v = &mut self.dense[block as usize];
@@ -350,6 +350,13 @@ impl PosIndex {
             self.len -= 1;
             return true;
         }
+        self.remove_hashed(block, pos)
+    }
+
+    /// [`PosIndex::remove`] of a block in the hash table (kept out of line: the array's removal
+    /// above is what a direct index inlines).
+    #[inline(never)]
+    fn remove_hashed(&mut self, block: BlockNo, pos: u32) -> bool {
         let h = hash(block);
         let want = tag(h) | (pos as u64 + 1);
         let mut hole = self.home(h);
