@@ -112,9 +112,9 @@ impl BlockTable {
 
     /// Whether a direct array over `span` blocks is used for a table of `capacity` slots: when
     /// it takes no more memory than the hash index would (4 bytes per block of the span against
-    /// 24 per slot), or at most 64 MiB ([`shingled_core::mem::direct_array_pays`]). Measured on synth:hm at 2% (an array 50 times
-    /// the slots): LRU above the DM-SMR model took 20% less CPU, ARC 31% less
-    /// (docs/benchmarks.md, "A direct block index").
+    /// 24 per slot), or at most 64 MiB ([`shingled_core::mem::direct_array_pays`]). Measured on
+    /// synth:hm at 2% (an array 50 times the slots): LRU above the DM-SMR model took 31% less
+    /// CPU, ARC 30% less (docs/benchmarks.md, "A direct block index").
     pub fn dense_pays(capacity: u32, span: u64) -> bool {
         shingled_core::mem::direct_array_pays(span, BlockIndex::heap_bytes_for(capacity))
     }
@@ -157,7 +157,7 @@ impl BlockTable {
     /// The slot caching `block`, if cached.
     #[inline]
     pub fn slot_of(&self, block: BlockNo) -> Option<Slot> {
-        if let Some(&v) = self.dense.get(block as usize) {
+        if let Some(&v) = self.dense_entry(block) {
             return v.checked_sub(1);
         }
         let meta = &self.meta;
@@ -207,7 +207,7 @@ impl BlockTable {
     /// without reading the meta), for look-ahead; `None` if it is not cached.
     #[inline]
     pub(crate) fn likely_slot(&self, block: BlockNo) -> Option<Slot> {
-        if let Some(&v) = self.dense.get(block as usize) {
+        if let Some(&v) = self.dense_entry(block) {
             return v.checked_sub(1);
         }
         self.index.find_tag(block)
@@ -216,7 +216,7 @@ impl BlockTable {
     /// Prefetches the index line a lookup of `block` reads first (look-ahead; changes nothing).
     #[inline]
     pub fn prefetch_lookup(&self, block: BlockNo) {
-        if (block as usize) < self.dense.len() {
+        if block < self.dense.len() as u64 {
             shingled_core::mem::prefetch(&self.dense, block as usize);
         } else {
             self.index.prefetch(block);
@@ -269,10 +269,21 @@ impl BlockTable {
         old
     }
 
+    /// `block`'s entry in the direct array, if it lies below the span.
+    #[inline(always)]
+    fn dense_entry(&self, block: BlockNo) -> Option<&u32> {
+        usize::try_from(block).ok().and_then(|i| self.dense.get(i))
+    }
+
+    #[inline(always)]
+    fn dense_entry_mut(&mut self, block: BlockNo) -> Option<&mut u32> {
+        usize::try_from(block).ok().and_then(|i| self.dense.get_mut(i))
+    }
+
     /// Indexes `block` (not indexed) at `slot`.
     #[inline(always)]
     fn index_at(&mut self, block: BlockNo, slot: Slot) {
-        match self.dense.get_mut(block as usize) {
+        match self.dense_entry_mut(block) {
             Some(v) => *v = slot + 1,
             None => {
                 if self.index.capacity() < self.capacity {
@@ -293,7 +304,7 @@ impl BlockTable {
     /// Drops `block`'s index entry (at `slot`).
     #[inline(always)]
     fn unindex(&mut self, block: BlockNo, slot: Slot) {
-        match self.dense.get_mut(block as usize) {
+        match self.dense_entry_mut(block) {
             Some(v) => *v = 0,
             None => {
                 self.index.remove(block, slot);
