@@ -183,7 +183,7 @@ impl Cache {
 
     /// Accesses `block`: on a hit updates its state (a write makes it dirty), tells the policy,
     /// and returns whether it was dirty before this access. `None` on a miss (nothing changes).
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, block: BlockNo, write: bool) -> Option<bool> {
         let slot = self.table.slot_of(block)?;
         let was_dirty = self.table.meta(slot).dirty;
@@ -201,9 +201,24 @@ impl Cache {
     /// If the policy returns no victim, or a free or repeated slot, for a full cache: that is a
     /// policy bug, not an input error.
     pub fn insert(&mut self, block: BlockNo, dirty: bool, evicted: &mut Vec<BlockMeta>) {
+        if let Some(v) = self.insert_one(block, dirty, evicted) {
+            evicted.push(v);
+        }
+    }
+
+    /// [`Cache::insert`], except that when the policy evicts exactly one block
+    /// ([`Policy::single_victim`]) its final state is returned instead of appended to `evicted`
+    /// (which is then left as it was): the replay's common case, without the vector.
+    #[inline]
+    pub fn insert_one(
+        &mut self,
+        block: BlockNo,
+        dirty: bool,
+        evicted: &mut Vec<BlockMeta>,
+    ) -> Option<BlockMeta> {
         debug_assert!(self.table.slot_of(block).is_none(), "block {block} already cached");
         let Cache { table, policy, victims, next_victim } = self;
-        with_policy!(policy, p => insert_with(table, &mut **p, victims, next_victim, block, dirty, evicted));
+        with_policy!(policy, p => insert_with(table, &mut **p, victims, next_victim, block, dirty, evicted))
     }
 
     /// The state of the block the policy named, at the latest eviction, as its next victim
@@ -257,7 +272,7 @@ fn insert_with<P: Policy + ?Sized>(
     block: BlockNo,
     dirty: bool,
     evicted: &mut Vec<BlockMeta>,
-) {
+) -> Option<BlockMeta> {
     if table.is_full() {
         if let Some(s) = policy.single_victim(table, block) {
             // One victim: its slot takes the new block in place.
@@ -265,17 +280,18 @@ fn insert_with<P: Policy + ?Sized>(
                 bad_victim(policy.name(), s);
             }
             policy.on_remove(table, s);
-            evicted.push(table.replace(s, block, dirty));
+            let old = table.replace(s, block, dirty);
             if table.look_ahead() {
                 look_ahead_at_victims(table, policy, next_victim);
             }
             policy.on_insert(table, s);
-            return;
+            return Some(old);
         }
         evict_with(table, policy, victims, next_victim, block, evicted);
     }
     let slot = table.insert(block, dirty);
     policy.on_insert(table, slot);
+    None
 }
 
 /// Asks the policy for victims and removes them.

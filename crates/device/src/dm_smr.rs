@@ -1044,6 +1044,20 @@ impl DmSmr {
         }
     }
 
+    /// [`DmSmr::flush_run`] at the end of a host write: a PB write into the volatile write cache
+    /// (every write-back's, with the cache on) inlined. A cache means no flash PB, so there is
+    /// no flash wait to count.
+    #[inline(always)]
+    fn flush_write_run(&mut self) {
+        if self.run.bytes != 0 && self.run.is_write && self.run.in_pb && self.cache.is_some() {
+            let r = Run { start: self.run.start, bytes: self.run.bytes, is_write: true, in_pb: true };
+            self.run.bytes = 0;
+            self.cached_write(r);
+        } else {
+            self.flush_run();
+        }
+    }
+
     #[inline(never)]
     fn issue_run(&mut self) {
         // Field by field, as `push_run` wrote them (a copy of the whole run would wait for those
@@ -1099,35 +1113,67 @@ impl DmSmr {
     /// oldest cached runs first while it does not fit), a read of cached bytes is served from it;
     /// either costs the command overhead plus the interface transfer.
     fn cached(&mut self, r: Run) {
-        let c = self.cache.as_mut().expect("cache on");
-        let start = self.now.0.max(c.host_free);
+        if r.is_write {
+            return self.cached_write(r);
+        }
+        let start = self.interface_start();
+        self.stats.cache_read_hits += 1;
+        self.cache_transfer(start, r.bytes);
+    }
+
+    /// When the interface can take the request's next transfer (counting the request's wait
+    /// for it at its first).
+    #[inline(always)]
+    fn interface_start(&mut self) -> u64 {
+        let start = self.now.0.max(self.cache.as_ref().expect("cache on").host_free);
         if self.waiting & WAIT_IFACE != 0 {
             // The interface still busy with an earlier request's transfer.
             self.waiting &= !WAIT_IFACE;
             self.stats.time.host_wait += Nanos(start.saturating_sub(self.wait_since));
         }
-        let mut ready = start;
-        if !r.is_write {
-            self.stats.cache_read_hits += 1;
-        } else if c.holds(r.start, r.bytes) {
+        start
+    }
+
+    /// [`DmSmr::cached`] for a write.
+    #[inline(always)]
+    fn cached_write(&mut self, r: Run) {
+        let mut ready = self.interface_start();
+        if self.cache.as_ref().expect("cache on").holds(r.start, r.bytes) {
             self.stats.cache_write_hits += 1;
         } else {
-            loop {
-                let c = self.cache.as_ref().expect("cache on");
-                let extends = c.extents.back().is_some_and(|&(o, b)| o + b == r.start);
-                let room = c.bytes + r.bytes <= c.capacity.max(r.bytes)
-                    && (extends || c.extents.len() < c.max_extents);
-                if room {
-                    break;
-                }
-                let at = Nanos(ready.max(self.now.0));
-                self.destage_oldest(at);
-                ready = ready.max(self.mech.busy_until().0);
+            if !self.cache_has_room(r) {
+                ready = self.destage_for(r, ready);
             }
             self.cache.as_mut().expect("cache on").take(r.start, r.bytes);
         }
+        self.cache_transfer(ready, r.bytes);
+    }
+
+    /// Whether the write cache takes write run `r` without destaging.
+    #[inline(always)]
+    fn cache_has_room(&self, r: Run) -> bool {
+        let c = self.cache.as_ref().expect("cache on");
+        let extends = c.extents.back().is_some_and(|&(o, b)| o + b == r.start);
+        c.bytes + r.bytes <= c.capacity.max(r.bytes) && (extends || c.extents.len() < c.max_extents)
+    }
+
+    /// Destages the oldest cached runs until write run `r` fits; returns when the interface
+    /// can take it (`ready` or later).
+    #[inline(never)]
+    fn destage_for(&mut self, r: Run, mut ready: u64) -> u64 {
+        while !self.cache_has_room(r) {
+            let at = Nanos(ready.max(self.now.0));
+            self.destage_oldest(at);
+            ready = ready.max(self.mech.busy_until().0);
+        }
+        ready
+    }
+
+    /// The interface transfer of a cached run of `bytes`, ready at `ready`.
+    #[inline(always)]
+    fn cache_transfer(&mut self, ready: u64, bytes: u64) {
         let c = self.cache.as_mut().expect("cache on");
-        let done = c.transfer_done(ready, r.bytes);
+        let done = c.transfer_done(ready, bytes);
         c.host_free = done;
         self.stats.time.cache += Nanos(done - ready);
         self.req_done = self.req_done.max(done);
@@ -1573,7 +1619,7 @@ impl Drive for DmSmr {
                 }
                 self.write_block(b, band as usize);
             }
-            self.flush_run();
+            self.flush_write_run();
             self.served();
             if self.stats.stl.gc_ondemand > gcs_before {
                 self.stats.stl.writes_triggering_gc += 1;

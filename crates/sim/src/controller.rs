@@ -218,12 +218,32 @@ impl Controller {
     fn insert<I: Io>(&mut self, b: BlockNo, dirty: bool, io: &mut I) {
         let Controller { cache, evicted, .. } = self;
         evicted.clear();
-        cache.as_mut().expect("cached path without a cache").insert(b, dirty, evicted);
-        if evicted.is_empty() {
-            return;
-        }
-        io.barrier();
+        let one = cache.as_mut().expect("cached path without a cache").insert_one(b, dirty, evicted);
         let hints = io.wants_write_hints();
+        if let Some(v) = one {
+            // One victim (LRU, ARC, …): no vector.
+            io.barrier();
+            write_back(io, &v);
+            io.barrier();
+        } else if evicted.is_empty() {
+            return;
+        } else {
+            self.write_back_all(io, hints);
+        }
+        if hints {
+            if let Some(next) = self.cache.as_ref().and_then(|c| c.next_victim()) {
+                if next.dirty {
+                    io.next_write_back(next.block);
+                }
+            }
+        }
+    }
+
+    /// Writes back the victims of one eviction in `evicted`, in order, hinting the drive at
+    /// the dirty ones [`WRITE_BACK_AHEAD`] ahead when it wants hints.
+    fn write_back_all<I: Io>(&self, io: &mut I, hints: bool) {
+        let evicted = &self.evicted;
+        io.barrier();
         if hints && evicted.len() > 1 {
             // A batch of victims (SAC, MOST, …): the drive is told of the dirty ones a few
             // write-backs ahead, so that the misses on its state for them overlap.
@@ -246,13 +266,6 @@ impl Controller {
             }
         }
         io.barrier();
-        if hints {
-            if let Some(next) = cache.as_ref().and_then(|c| c.next_victim()) {
-                if next.dirty {
-                    io.next_write_back(next.block);
-                }
-            }
-        }
     }
 }
 

@@ -394,7 +394,7 @@ impl Timing {
 
     /// Issues the pending run (its fields read one by one, as they were written: a copy of the
     /// whole run would wait for the stores that just wrote them).
-    #[inline(never)]
+    #[inline]
     fn issue(&mut self) {
         let (write, start, len) = (self.pending.write, self.pending.start, self.pending.len);
         self.pending.len = 0;
