@@ -279,12 +279,17 @@ fn insert_with<P: Policy + ?Sized>(
             if !table.is_used(s) {
                 bad_victim(policy.name(), s);
             }
-            policy.on_remove(table, s);
+            let replaced = policy.replace_victim(table, s);
+            if !replaced {
+                policy.on_remove(table, s);
+            }
             let old = table.replace(s, block, dirty);
             if table.look_ahead() {
                 look_ahead_at_victims(table, policy, next_victim);
             }
-            policy.on_insert(table, s);
+            if !replaced {
+                policy.on_insert(table, s);
+            }
             return Some(old);
         }
         evict_with(table, policy, victims, next_victim, block, evicted);

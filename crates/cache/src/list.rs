@@ -135,6 +135,21 @@ impl Links {
         }
     }
 
+    /// Moves `s`, the back of `l`, to its front: [`Links::remove`] then [`Links::push_front`].
+    #[inline]
+    pub fn back_to_front(&mut self, l: &mut List, s: Slot) {
+        debug_assert_eq!(l.tail, s, "slot not at the back of this list");
+        if l.head == s {
+            return;
+        }
+        let p = self.links[s as usize][PREV];
+        self.links[p as usize][NEXT] = NIL;
+        l.tail = p;
+        self.links[s as usize] = [NIL, l.head];
+        self.links[l.head as usize][PREV] = s;
+        l.head = s;
+    }
+
     /// Removes and returns the back slot.
     #[inline]
     pub fn pop_back(&mut self, l: &mut List) -> Option<Slot> {
@@ -186,7 +201,7 @@ mod tests {
     proptest! {
         /// The list behaves like a VecDeque under any sequence of operations.
         #[test]
-        fn matches_vecdeque(ops in proptest::collection::vec((0u8..5, 0u32..16), 0..200)) {
+        fn matches_vecdeque(ops in proptest::collection::vec((0u8..6, 0u32..16), 0..200)) {
             let mut links = Links::with_capacity(16);
             let mut l = List::default();
             let mut model: VecDeque<u32> = VecDeque::new();
@@ -198,6 +213,12 @@ mod tests {
                     2 if present => { links.remove(&mut l, s); model.retain(|&x| x != s); }
                     3 if present => { links.move_to_front(&mut l, s); model.retain(|&x| x != s); model.push_front(s); }
                     4 => { prop_assert_eq!(links.pop_back(&mut l), model.pop_back()); }
+                    5 if !model.is_empty() => {
+                        let b = *model.back().unwrap();
+                        links.back_to_front(&mut l, b);
+                        model.pop_back();
+                        model.push_front(b);
+                    }
                     _ => {}
                 }
                 prop_assert_eq!(l.len() as usize, model.len());

@@ -41,6 +41,9 @@ impl<P: Policy + 'static> Policy for Shared<P> {
     fn single_victim(&mut self, t: &BlockTable, incoming: BlockNo) -> Option<Slot> {
         self.0.lock().unwrap().single_victim(t, incoming)
     }
+    fn replace_victim(&mut self, t: &BlockTable, s: Slot) -> bool {
+        self.0.lock().unwrap().replace_victim(t, s)
+    }
     fn on_remove(&mut self, t: &BlockTable, s: Slot) {
         self.0.lock().unwrap().on_remove(t, s)
     }

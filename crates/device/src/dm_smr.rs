@@ -1044,12 +1044,17 @@ impl DmSmr {
         }
     }
 
-    /// [`DmSmr::flush_run`] at the end of a host write: a PB write into the volatile write cache
-    /// (every write-back's, with the cache on) inlined. A cache means no flash PB, so there is
-    /// no flash wait to count.
+    /// [`DmSmr::flush_run`] at the end of a host write, whose last block went to the PB (every
+    /// block does, appended or rewritten in place, and a cleaning issues the run before it):
+    /// the write into the volatile write cache (every write-back's, with the cache on) inlined.
+    /// A cache means no flash PB, so there is no flash wait to count.
     #[inline(always)]
     fn flush_write_run(&mut self) {
-        if self.run.bytes != 0 && self.run.is_write && self.run.in_pb && self.cache.is_some() {
+        debug_assert!(
+            self.run.bytes != 0 && self.run.is_write && self.run.in_pb,
+            "a host write left no PB run"
+        );
+        if self.cache.is_some() {
             let r = Run { start: self.run.start, bytes: self.run.bytes, is_write: true, in_pb: true };
             self.run.bytes = 0;
             self.cached_write(r);

@@ -131,6 +131,16 @@ pub trait Policy: Send + IntoAny {
     fn single_victim(&mut self, _table: &BlockTable, _incoming: BlockNo) -> Option<Slot> {
         None
     }
+    /// The victim [`Policy::single_victim`] named, `slot`, is about to take the incoming block in
+    /// place: a policy whose [`Policy::on_remove`] of it and [`Policy::on_insert`] of the new
+    /// block depend on neither block may do both here, in one step, and return `true` (the
+    /// cache then calls neither). Default: `false` (the cache calls `on_remove` now and
+    /// `on_insert` once the table holds the new block).
+    #[inline]
+    fn replace_victim(&mut self, table: &BlockTable, slot: Slot) -> bool {
+        let _ = (table, slot);
+        false
+    }
     /// `slot` is about to be freed.
     fn on_remove(&mut self, table: &BlockTable, slot: Slot);
     /// The dirty block in `slot` is about to be marked clean by the caller, who wrote it to the

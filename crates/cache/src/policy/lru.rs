@@ -87,6 +87,13 @@ impl Policy for Lru {
         }
     }
     #[inline]
+    fn replace_victim(&mut self, _: &BlockTable, slot: Slot) -> bool {
+        // The back slot (the only victim `single_victim` names) to the front: its removal and
+        // the new block's insertion at once.
+        self.links.back_to_front(&mut self.queue, slot);
+        true
+    }
+    #[inline]
     fn on_remove(&mut self, _: &BlockTable, slot: Slot) {
         self.links.remove(&mut self.queue, slot);
     }
