@@ -262,6 +262,7 @@ impl Engine {
     }
 
     /// Replays one request.
+    #[inline]
     pub fn process(&mut self, req: &Request) {
         let write = req.op == Op::Write;
         let t = &mut self.t;
