@@ -735,6 +735,27 @@ impl PbCache {
             && self.extents.iter().any(|&(o, b)| o <= start && start + bytes <= o + b)
     }
 
+    /// [`PbCache::take`] if the run fits without destaging (what `DmSmr::cache_has_room`
+    /// checks); `false`, with nothing changed, if it does not.
+    #[inline(always)]
+    fn take_if_room(&mut self, start: u64, bytes: u64) -> bool {
+        if self.bytes + bytes > self.capacity.max(bytes) {
+            return false;
+        }
+        match self.extents.back_mut() {
+            Some(last) if last.0 + last.1 == start => last.1 += bytes,
+            _ => {
+                if self.extents.len() >= self.max_extents {
+                    return false;
+                }
+                self.extents.push_back((start, bytes));
+            }
+        }
+        self.bytes += bytes;
+        self.max_end = self.max_end.max(start + bytes);
+        true
+    }
+
     /// Takes the run `[start, start + bytes)` in, extending the newest extent if it continues it.
     #[inline]
     fn take(&mut self, start: u64, bytes: u64) {
@@ -1143,12 +1164,11 @@ impl DmSmr {
     #[inline(always)]
     fn cached_write(&mut self, r: Run) {
         let mut ready = self.interface_start();
-        if self.cache.as_ref().expect("cache on").holds(r.start, r.bytes) {
+        let c = self.cache.as_mut().expect("cache on");
+        if c.holds(r.start, r.bytes) {
             self.stats.cache_write_hits += 1;
-        } else {
-            if !self.cache_has_room(r) {
-                ready = self.destage_for(r, ready);
-            }
+        } else if !c.take_if_room(r.start, r.bytes) {
+            ready = self.destage_for(r, ready);
             self.cache.as_mut().expect("cache on").take(r.start, r.bytes);
         }
         self.cache_transfer(ready, r.bytes);
@@ -1611,18 +1631,19 @@ impl Drive for DmSmr {
             // The band is looked up once and followed across band boundaries (the request is in
             // range, and the bands tile it).
             let mut band = self.bands.band_of(block);
-            let mut band_end = if n > 1 {
-                let (start, len) = self.bands.band_range(band);
-                start + len
+            if n == 1 {
+                // Every write-back of a cache: one block.
+                self.write_block(block, band as usize);
             } else {
-                BlockNo::MAX
-            };
-            for b in block..block + n {
-                if b == band_end {
-                    band += 1;
-                    band_end += self.bands.band_range(band).1;
+                let (start, len) = self.bands.band_range(band);
+                let mut band_end = start + len;
+                for b in block..block + n {
+                    if b == band_end {
+                        band += 1;
+                        band_end += self.bands.band_range(band).1;
+                    }
+                    self.write_block(b, band as usize);
                 }
-                self.write_block(b, band as usize);
             }
             self.flush_write_run();
             self.served();

@@ -110,6 +110,49 @@ fn a_full_write_cache_destages_its_oldest_run_as_one_sequential_pb_write() {
     assert_eq!(d.stats().time.destage, destage.total + drained.total);
 }
 
+/// The extent limit: an in-place PB (a rewrite goes to its block's slot) with the cache holding
+/// 4 runs at most. 256 appends fill the cache by bytes (one extent, slots 0..255), the 257th
+/// destages it and is cached alone (slot 256); rewrites of blocks 10, 20 and 30 (slots 10, 20,
+/// 30) each open an extent (4 in all, 16 KiB), and the rewrite of block 40 finds no extent free:
+/// the oldest (slot 256, which continues the first destage's run) goes to the PB first.
+#[test]
+fn a_write_cache_at_its_extent_limit_destages_its_oldest_run() {
+    let mut mechanism = HddConfig::archive_5900_5tb();
+    mechanism.write_cache.enabled = true;
+    mechanism.write_cache.capacity = ByteSize::mib(1);
+    mechanism.write_cache.max_extents = 4;
+    let mut d = DmSmrConfig {
+        capacity: ByteSize((1 << 20) * BLOCK_SIZE),
+        pb_size: SizeSpec::Absolute(ByteSize(1024 * BLOCK_SIZE)),
+        pb_flavour: PbFlavour::InPlace,
+        pb_free: PbFree::AtHead,
+        bands: fixed(256),
+        mechanism,
+        ..DmSmrConfig::default()
+    }
+    .build(&BuildContext::default())
+    .unwrap();
+    let mut m = replica();
+    let mut now = Nanos(0);
+    for b in 0..256 {
+        now += d.write(now, b, 1);
+    }
+    let t = d.write(now, 256, 1);
+    assert_eq!(t, m.access_timed(now, 0, 256 * BLOCK_SIZE, true).total + Nanos(CACHED_4K_NS));
+    now += t;
+    for b in [10, 20, 30] {
+        let t = d.write(now, b, 1);
+        assert_eq!(t, Nanos(CACHED_4K_NS), "rewrite of block {b}: a new extent, no destage");
+        now += t;
+    }
+    assert_eq!((d.stats().cache_destages, d.stats().pb_rewrites_in_place), (1, 3));
+    let t = d.write(now, 40, 1);
+    let destage = m.access_timed(now, 256 * BLOCK_SIZE, BLOCK_SIZE, true);
+    assert!(destage.sequential, "slot 256 continues the first destage");
+    assert_eq!(t, destage.total + Nanos(CACHED_4K_NS));
+    assert_eq!(d.stats().cache_destages, 2);
+}
+
 /// A cleaning the write waits for. PB of 2 slots, bands of 4 blocks (16 KiB):
 ///
 /// ```text
