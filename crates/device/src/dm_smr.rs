@@ -1450,7 +1450,7 @@ impl DmSmr {
     }
 
     /// Writes `block`, of `band`, to the PB.
-    #[inline]
+    #[inline(always)]
     fn write_block(&mut self, block: BlockNo, band: usize) {
         if self.slot_first {
             // Every write takes a slot whatever the lookup finds, so the slot comes first and the
