@@ -735,8 +735,9 @@ impl PbCache {
             && self.extents.iter().any(|&(o, b)| o <= start && start + bytes <= o + b)
     }
 
-    /// [`PbCache::take`] if the run fits without destaging (what `DmSmr::cache_has_room`
-    /// checks); `false`, with nothing changed, if it does not.
+    /// Takes the run `[start, start + bytes)` in, extending the newest extent if it continues it,
+    /// if it fits without destaging (within the byte capacity, a run larger than it alone, and
+    /// within the extent limit unless it extends the newest); `false`, with nothing changed, if not.
     #[inline(always)]
     fn take_if_room(&mut self, start: u64, bytes: u64) -> bool {
         if self.bytes + bytes > self.capacity.max(bytes) {
@@ -754,17 +755,6 @@ impl PbCache {
         self.bytes += bytes;
         self.max_end = self.max_end.max(start + bytes);
         true
-    }
-
-    /// Takes the run `[start, start + bytes)` in, extending the newest extent if it continues it.
-    #[inline]
-    fn take(&mut self, start: u64, bytes: u64) {
-        match self.extents.back_mut() {
-            Some(last) if last.0 + last.1 == start => last.1 += bytes,
-            _ => self.extents.push_back((start, bytes)),
-        }
-        self.bytes += bytes;
-        self.max_end = self.max_end.max(start + bytes);
     }
 
     /// Removes the oldest extent.
@@ -1169,24 +1159,15 @@ impl DmSmr {
             self.stats.cache_write_hits += 1;
         } else if !c.take_if_room(r.start, r.bytes) {
             ready = self.destage_for(r, ready);
-            self.cache.as_mut().expect("cache on").take(r.start, r.bytes);
         }
         self.cache_transfer(ready, r.bytes);
     }
 
-    /// Whether the write cache takes write run `r` without destaging.
-    #[inline(always)]
-    fn cache_has_room(&self, r: Run) -> bool {
-        let c = self.cache.as_ref().expect("cache on");
-        let extends = c.extents.back().is_some_and(|&(o, b)| o + b == r.start);
-        c.bytes + r.bytes <= c.capacity.max(r.bytes) && (extends || c.extents.len() < c.max_extents)
-    }
-
-    /// Destages the oldest cached runs until write run `r` fits; returns when the interface
-    /// can take it (`ready` or later).
+    /// Destages the oldest cached runs until write run `r` fits, and takes it in; returns when
+    /// the interface can take its transfer (`ready` or later).
     #[inline(never)]
     fn destage_for(&mut self, r: Run, mut ready: u64) -> u64 {
-        while !self.cache_has_room(r) {
+        while !self.cache.as_mut().expect("cache on").take_if_room(r.start, r.bytes) {
             let at = Nanos(ready.max(self.now.0));
             self.destage_oldest(at);
             ready = ready.max(self.mech.busy_until().0);
